@@ -1,0 +1,8 @@
+//! Configuration: the TOML schema ([`schema`]) and its validation into the
+//! typed parameters a run uses ([`Setup`]). Every error names the file, the key
+//! (or the TOML line) and what is allowed, and is raised before step 0.
+
+pub mod schema;
+mod validate;
+
+pub use validate::{LawTable, Material, OutputSettings, Setup, FIELD_NAMES};

@@ -1,0 +1,398 @@
+//! The TOML schema: serde structs that mirror the config file one to one.
+//!
+//! Every struct denies unknown keys, so a misspelt key is an error that names
+//! the key and the line. Units are SI unless a config chooses reduced units
+//! consistently. Validation beyond types produces a [`super::Setup`].
+
+use serde::Deserialize;
+
+/// A whole config file.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    /// `[run]`: time stepping, seed, gravity.
+    pub run: RunConfig,
+    /// `[domain]`: the box and its periodicity.
+    pub domain: DomainConfig,
+    /// `[parallel]`: ranks and threads.
+    #[serde(default)]
+    pub parallel: ParallelConfig,
+    /// `[[material]]`: named materials.
+    #[serde(default)]
+    pub material: Vec<MaterialConfig>,
+    /// `[contact]`: the contact law for every pair, with per-pair overrides.
+    pub contact: ContactConfig,
+    /// `[[wall]]`: planes and cylinders.
+    #[serde(default)]
+    pub wall: Vec<WallConfig>,
+    /// `[[particles]]`: insertion blocks.
+    #[serde(default)]
+    pub particles: Vec<ParticleBlock>,
+    /// `[output]`: frames, thermo, checkpoints.
+    #[serde(default)]
+    pub output: OutputConfig,
+}
+
+/// `dt = 1e-5` or `dt = "auto"`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum DtSpec {
+    /// A fixed time step in seconds.
+    Fixed(f64),
+    /// The string `"auto"`: a safe fraction of the collision/Rayleigh time.
+    Word(String),
+}
+
+/// `[run]`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunConfig {
+    /// Output file stem.
+    pub name: String,
+    /// Time step.
+    pub dt: DtSpec,
+    /// Number of steps (or give `time`).
+    pub steps: Option<u64>,
+    /// Simulated time in seconds (alternative to `steps`).
+    pub time: Option<f64>,
+    /// Seed for random insertion and stochastic friction.
+    #[serde(default = "default_seed")]
+    pub seed: u64,
+    /// Gravitational acceleration.
+    #[serde(default)]
+    pub gravity: [f64; 3],
+    /// Run even if `dt` exceeds the stable limit (a warning is printed).
+    #[serde(default)]
+    pub allow_large_dt: bool,
+}
+
+fn default_seed() -> u64 {
+    1
+}
+
+/// `[domain]`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DomainConfig {
+    /// Lower corner.
+    pub lo: [f64; 3],
+    /// Upper corner.
+    pub hi: [f64; 3],
+    /// Periodicity per axis.
+    #[serde(default)]
+    pub periodic: [bool; 3],
+    /// Neighbour-list skin (length). Default: 10 % of the largest diameter.
+    pub skin: Option<f64>,
+}
+
+/// `[parallel]`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ParallelConfig {
+    /// Ranks per axis (used by MPI runs).
+    pub grid: Option<[u32; 3]>,
+    /// Rayon threads per rank; 0 = all available.
+    #[serde(default)]
+    pub threads: usize,
+}
+
+/// `[[material]]`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MaterialConfig {
+    /// Name referenced by particles, walls and pair overrides.
+    pub name: String,
+    /// Density (kg/m³).
+    pub density: f64,
+    /// Young's modulus (Pa); needed by Hertz and Mindlin.
+    pub youngs_modulus: Option<f64>,
+    /// Poisson's ratio; needed by Hertz and Mindlin.
+    pub poisson_ratio: Option<f64>,
+}
+
+/// `[contact]`: one slot per sub-model kind.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ContactConfig {
+    /// Normal force model.
+    pub normal: NormalSpec,
+    /// Tangential force model (default none).
+    #[serde(default)]
+    pub tangential: TangentialSpec,
+    /// Per-material-pair overrides.
+    #[serde(default)]
+    pub pair: Vec<PairOverride>,
+}
+
+/// `[[contact.pair]]`: override sub-models for one pair of materials.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PairOverride {
+    /// The two material names.
+    pub materials: [String; 2],
+    /// Normal model for this pair.
+    pub normal: Option<NormalSpec>,
+    /// Tangential model for this pair.
+    pub tangential: Option<TangentialSpec>,
+}
+
+/// Normal force models, chosen by `model = "..."`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(tag = "model", rename_all = "snake_case", deny_unknown_fields)]
+pub enum NormalSpec {
+    /// Linear spring-dashpot.
+    Hooke {
+        /// Spring constant k_n (N/m).
+        stiffness: f64,
+        /// Coefficient of restitution (gives γ_n = 2β sqrt(k_n m*)).
+        restitution: Option<f64>,
+        /// γ_n / m* (1/s), as LAMMPS writes it.
+        damping_rate: Option<f64>,
+        /// Clamp the total normal force at zero (no attraction).
+        #[serde(default)]
+        no_tension: bool,
+    },
+    /// Hertz with restitution-based damping, from the materials' E and ν.
+    Hertz {
+        /// Coefficient of restitution.
+        restitution: f64,
+        /// Clamp the total normal force at zero (no attraction).
+        #[serde(default)]
+        no_tension: bool,
+    },
+    /// Weeks–Chandler–Andersen repulsion (colloids).
+    Wca {
+        /// Energy scale ε.
+        epsilon: f64,
+        /// Length scale σ.
+        sigma: f64,
+    },
+}
+
+/// Tangential force models, chosen by `model = "..."`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(tag = "model", rename_all = "snake_case", deny_unknown_fields)]
+pub enum TangentialSpec {
+    /// No tangential force.
+    #[default]
+    None,
+    /// DEMLab dashpot-slider (no history).
+    DashpotSlider {
+        /// Coulomb friction coefficient μ.
+        friction: f64,
+        /// Dashpot coefficient η_t (N s/m).
+        damping: f64,
+    },
+    /// Cundall–Strack spring-slider with history.
+    SpringSlider {
+        /// Coulomb friction coefficient μ.
+        friction: f64,
+        /// Linear tangential stiffness k_t = ratio · k_n.
+        stiffness_ratio: Option<f64>,
+        /// Mindlin stiffness k_t = 8 G* sqrt(R* δ) (needs E and ν).
+        #[serde(default)]
+        mindlin: bool,
+        /// Tangential damping γ_t = ratio · γ_n (default 0).
+        #[serde(default)]
+        damping_ratio: f64,
+    },
+}
+
+/// A radius: a number, or `{ min, max }` drawn uniformly in radius.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum RadiusSpec {
+    /// Every particle has this radius.
+    Fixed(f64),
+    /// Uniform in `[min, max]`.
+    Range {
+        /// Smallest radius.
+        min: f64,
+        /// Largest radius.
+        max: f64,
+    },
+}
+
+/// An axis-aligned region.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RegionConfig {
+    /// Lower corner.
+    pub lo: [f64; 3],
+    /// Upper corner.
+    pub hi: [f64; 3],
+}
+
+/// `[[wall]]`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum WallConfig {
+    /// An infinite plane; particles live on the side the normal points to.
+    Plane {
+        /// A point on the plane.
+        point: [f64; 3],
+        /// Normal pointing into the particles' side.
+        normal: [f64; 3],
+        /// Material name.
+        material: String,
+    },
+    /// An infinite circular cylinder, optionally rotating about its axis.
+    Cylinder {
+        /// A point on the axis.
+        axis_point: [f64; 3],
+        /// Axis direction.
+        axis: [f64; 3],
+        /// Radius.
+        radius: f64,
+        /// Particles inside (a drum, default) or outside (a post).
+        #[serde(default = "default_true")]
+        inside: bool,
+        /// Angular velocity about `axis` (rad/s, right-handed).
+        #[serde(default)]
+        angular_velocity: f64,
+        /// Material name.
+        material: String,
+    },
+}
+
+fn default_true() -> bool {
+    true
+}
+
+/// `[[particles]]`: an insertion block.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum ParticleBlock {
+    /// A simple cubic lattice filling a region.
+    Lattice {
+        /// Material name.
+        material: String,
+        /// Radius.
+        radius: f64,
+        /// Region to fill.
+        region: RegionConfig,
+        /// Lattice spacing (default: the diameter times 1.0001).
+        spacing: Option<f64>,
+        /// At most this many particles (default: fill the region).
+        count: Option<u64>,
+        /// Initial velocity.
+        #[serde(default)]
+        velocity: [f64; 3],
+        /// Fixed particles that take part in contacts.
+        #[serde(default)]
+        frozen: bool,
+    },
+    /// Random non-overlapping positions in a region.
+    Random {
+        /// Material name.
+        material: String,
+        /// Radius or range.
+        radius: RadiusSpec,
+        /// How many.
+        count: u64,
+        /// Region the particles lie inside (whole spheres).
+        region: RegionConfig,
+        /// Initial velocity.
+        #[serde(default)]
+        velocity: [f64; 3],
+        /// Fixed particles that take part in contacts.
+        #[serde(default)]
+        frozen: bool,
+    },
+    /// Pouring: particles inserted at a rate from a region.
+    Pour {
+        /// Material name.
+        material: String,
+        /// Radius or range.
+        radius: RadiusSpec,
+        /// Particles per second.
+        rate: f64,
+        /// Stop inserting at this time (s).
+        until: f64,
+        /// Stop after this many (default unlimited until `until`).
+        count: Option<u64>,
+        /// Region the particles appear in.
+        region: RegionConfig,
+        /// Initial velocity.
+        #[serde(default)]
+        velocity: [f64; 3],
+        /// Steps between insertion attempts (default 50).
+        interval: Option<u64>,
+    },
+    /// Explicit particles.
+    List {
+        /// Material name.
+        material: String,
+        /// One radius for all, or one per particle.
+        radius: ListRadius,
+        /// Positions.
+        position: Vec<[f64; 3]>,
+        /// Velocities (default zero).
+        velocity: Option<Vec<[f64; 3]>>,
+        /// Angular velocities (default zero).
+        omega: Option<Vec<[f64; 3]>>,
+        /// Fixed particles that take part in contacts.
+        #[serde(default)]
+        frozen: bool,
+    },
+    /// A CSV file with columns `id, frozen, x, y, z, radius, density, vx, vy, vz, wx, wy, wz`.
+    File {
+        /// Path, relative to the config file.
+        path: String,
+        /// Material name (contact properties; mass comes from the density column).
+        material: String,
+    },
+}
+
+/// Radius of a `list` block: one for all or one per particle.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum ListRadius {
+    /// Same radius for every particle.
+    One(f64),
+    /// One radius per position.
+    Each(Vec<f64>),
+}
+
+/// `[output]`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OutputConfig {
+    /// Output directory (relative to the working directory).
+    #[serde(default = "default_out_dir")]
+    pub dir: String,
+    /// Steps between frames (0 = no frames but the last).
+    #[serde(default = "default_every")]
+    pub every: u64,
+    /// Extra per-particle fields: velocity, omega, force, torque.
+    #[serde(default)]
+    pub fields: Vec<String>,
+    /// Steps between thermo rows.
+    #[serde(default = "default_thermo_every")]
+    pub thermo_every: u64,
+    /// Steps between checkpoints (0 = none).
+    #[serde(default)]
+    pub checkpoint_every: u64,
+}
+
+impl Default for OutputConfig {
+    fn default() -> Self {
+        Self {
+            dir: default_out_dir(),
+            every: default_every(),
+            fields: Vec::new(),
+            thermo_every: default_thermo_every(),
+            checkpoint_every: 0,
+        }
+    }
+}
+
+fn default_out_dir() -> String {
+    "out".into()
+}
+fn default_every() -> u64 {
+    1000
+}
+fn default_thermo_every() -> u64 {
+    100
+}

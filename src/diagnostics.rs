@@ -1,0 +1,113 @@
+//! Global diagnostics (thermo columns). They never feed back into the
+//! trajectory, so their sums may run in any order.
+
+use crate::comm::Comm;
+use crate::config::LawTable;
+use crate::neighbor::NeighborList;
+use crate::particles::Particles;
+use crate::walls::Wall;
+use glam::DVec3;
+
+/// Names of the thermo columns, in the order of [`Thermo::row`].
+pub const THERMO_COLUMNS: [&str; 9] = [
+    "step",
+    "time",
+    "particles",
+    "kinetic_energy",
+    "rotational_energy",
+    "potential_energy",
+    "elastic_energy",
+    "contacts",
+    "max_overlap",
+];
+
+/// One thermo row.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Thermo {
+    /// Step.
+    pub step: u64,
+    /// Time.
+    pub time: f64,
+    /// Particle count.
+    pub particles: f64,
+    /// Translational kinetic energy `Σ ½ m v²`.
+    pub kinetic_energy: f64,
+    /// Rotational kinetic energy `Σ ½ I ω²`.
+    pub rotational_energy: f64,
+    /// Gravitational potential energy `−Σ m g·x`.
+    pub potential_energy: f64,
+    /// Elastic energy stored in the normal springs of contacts.
+    pub elastic_energy: f64,
+    /// Number of contacts (pairs and walls), each counted once.
+    pub contacts: f64,
+    /// Largest overlap relative to the effective radius, `max δ/R*`.
+    pub max_overlap: f64,
+}
+
+impl Thermo {
+    /// The row as numbers, in [`THERMO_COLUMNS`] order.
+    pub fn row(&self) -> [f64; 9] {
+        [
+            self.step as f64,
+            self.time,
+            self.particles,
+            self.kinetic_energy,
+            self.rotational_energy,
+            self.potential_energy,
+            self.elastic_energy,
+            self.contacts,
+            self.max_overlap,
+        ]
+    }
+}
+
+/// Measure the thermo quantities over all ranks.
+pub fn measure(
+    p: &Particles,
+    nl: &NeighborList,
+    laws: &LawTable,
+    walls: &[Wall],
+    gravity: DVec3,
+    comm: &dyn Comm,
+) -> [f64; 7] {
+    let mut sums = [0.0; 7];
+    let mut max_overlap: f64 = 0.0;
+    for k in 0..p.n_owned {
+        sums[0] += 1.0;
+        sums[1] += 0.5 * p.mass[k] * p.v[k].length_squared();
+        if p.inv_inertia[k] > 0.0 {
+            sums[2] += 0.5 / p.inv_inertia[k] * p.omega[k].length_squared();
+        }
+        sums[3] -= p.mass[k] * gravity.dot(p.x[k]);
+        for e in nl.offsets[k]..nl.offsets[k + 1] {
+            let q = nl.partner[e] as usize;
+            if p.id[k] > p.id[q] {
+                continue;
+            }
+            let d = (p.x[q] - p.x[k]) + (p.shift[q] - p.shift[k]);
+            let law = laws.get(p.material[k], p.material[q]);
+            let r = d.length();
+            if r < law.normal.range(p.radius[k], p.radius[q]) {
+                let delta = p.radius[k] + p.radius[q] - r;
+                let r_eff = p.radius[k] * p.radius[q] / (p.radius[k] + p.radius[q]);
+                sums[4] += law.normal.energy(delta, r, r_eff);
+                sums[5] += 1.0;
+                max_overlap = max_overlap.max(delta / r_eff);
+            }
+        }
+        for w in walls {
+            if let Some(t) = w.touch(p.x[k], p.radius[k], 0.0) {
+                let delta = p.radius[k] - t.dist;
+                sums[4] +=
+                    laws.get(p.material[k], w.material)
+                        .normal
+                        .energy(delta, t.dist, p.radius[k]);
+                sums[5] += 1.0;
+                max_overlap = max_overlap.max(delta / p.radius[k]);
+            }
+        }
+    }
+    comm.sum_f64(&mut sums[..6]);
+    sums[6] = comm.max_f64(max_overlap);
+    sums
+}

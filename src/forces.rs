@@ -1,0 +1,211 @@
+//! The force stage: contact, wall and body forces on every owned particle.
+//!
+//! Each owned particle sums, in this fixed order, its pair contacts (by
+//! partner id, the order of its neighbour list), then its wall contacts (by
+//! wall index), then gravity. Pairs are evaluated in canonical orientation,
+//! so both particles of a contact compute the same bits and Newton's third law
+//! holds exactly; the result does not depend on threads, ranks or local order.
+
+use crate::config::LawTable;
+use crate::contact::{Body, Kinematics};
+use crate::neighbor::{NeighborList, BLOCK};
+use crate::particles::Particles;
+use crate::walls::Wall;
+use glam::DVec3;
+use rayon::prelude::*;
+
+/// Run-constant inputs of the force stage.
+#[derive(Debug, Clone, Copy)]
+pub struct ForceParams<'a> {
+    /// Contact laws.
+    pub laws: &'a LawTable,
+    /// Walls.
+    pub walls: &'a [Wall],
+    /// Gravity.
+    pub gravity: DVec3,
+    /// Time step (for history updates).
+    pub dt: f64,
+    /// Interaction range beyond `R_i + R_j` of the longest-ranged law (WCA), else 0.
+    pub range_pad: f64,
+}
+
+/// Split `data` into consecutive mutable chunks of the given lengths.
+pub fn split_chunks<T>(mut data: &mut [T], lens: impl Iterator<Item = usize>) -> Vec<&mut [T]> {
+    let mut out = Vec::new();
+    for len in lens {
+        let (head, tail) = data.split_at_mut(len);
+        out.push(head);
+        data = tail;
+    }
+    out
+}
+
+#[inline]
+fn body(p: &Particles, k: usize) -> Body {
+    Body {
+        x: p.x[k],
+        v: p.v[k],
+        omega: p.omega[k],
+        radius: p.radius[k],
+        inv_mass: p.inv_mass[k],
+    }
+}
+
+/// Compute `force` and `torque` of every owned particle, updating the contact
+/// history in `nl` and the wall-contact history `wall_history`
+/// (`walls.len() · history_len` values per owned particle).
+pub fn compute(
+    p: &mut Particles,
+    nl: &mut NeighborList,
+    wall_history: &mut [f64],
+    fp: &ForceParams,
+) {
+    let n = p.n_owned;
+    let h = nl.history_len;
+    let wh = fp.walls.len() * h;
+    let mut force = std::mem::take(&mut p.force);
+    let mut torque = std::mem::take(&mut p.torque);
+    let n_blocks = n.div_ceil(BLOCK);
+    let block = |b: usize| (b * BLOCK, ((b + 1) * BLOCK).min(n));
+    let offsets = &nl.offsets;
+    let hist = split_chunks(
+        &mut nl.history,
+        (0..n_blocks).map(|b| (offsets[block(b).1] - offsets[block(b).0]) * h),
+    );
+    let whist = split_chunks(
+        wall_history,
+        (0..n_blocks).map(|b| (block(b).1 - block(b).0) * wh),
+    );
+    let parts: &Particles = p;
+    let partner = &nl.partner;
+    force
+        .par_chunks_mut(BLOCK)
+        .zip(torque.par_chunks_mut(BLOCK))
+        .zip(hist.into_par_iter().zip(whist))
+        .enumerate()
+        .for_each(|(b, ((fo, to), (hrow, wrow)))| {
+            let (first, last) = block(b);
+            let base = offsets[first];
+            for k in first..last {
+                let (f, t) = if parts.frozen[k] {
+                    (DVec3::ZERO, DVec3::ZERO)
+                } else {
+                    let (s, e) = (offsets[k] - base, offsets[k + 1] - base);
+                    let (mut f, mut t) = pair_forces(
+                        parts,
+                        k,
+                        &partner[offsets[k]..offsets[k + 1]],
+                        &mut hrow[s * h..e * h],
+                        h,
+                        fp,
+                    );
+                    let (fw, tw) = wall_forces(
+                        parts,
+                        k,
+                        &mut wrow[(k - first) * wh..(k - first + 1) * wh],
+                        h,
+                        fp,
+                    );
+                    f += fw;
+                    t += tw;
+                    f += parts.mass[k] * fp.gravity;
+                    (f, t)
+                };
+                fo[k - first] = f;
+                to[k - first] = t;
+            }
+        });
+    p.force = force;
+    p.torque = torque;
+}
+
+#[inline(never)]
+fn pair_forces(
+    p: &Particles,
+    k: usize,
+    partners: &[u32],
+    hist: &mut [f64],
+    h: usize,
+    fp: &ForceParams,
+) -> (DVec3, DVec3) {
+    let mut f = DVec3::ZERO;
+    let mut t = DVec3::ZERO;
+    let (idk, xk, sk) = (p.id[k], p.x[k], p.shift[k]);
+    let pk = p.packed[k];
+    for (e, &q) in partners.iter().enumerate() {
+        let q = q as usize;
+        let rec = &mut hist[e * h..(e + 1) * h];
+        // Cheap filter on the packed image positions (a superset of the contacts).
+        let pq = p.packed[q];
+        let reach = (pk.w + pq.w + fp.range_pad) * (1.0 + 1e-9);
+        if (pq - pk).truncate().length_squared() >= reach * reach {
+            clear(rec);
+            continue;
+        }
+        // Exact separation seen from k. IEEE subtraction is exactly
+        // antisymmetric (a − b = −(b − a)), so the canonical
+        // d = (x_j − x_i) + (s_j − s_i) is exactly ±d_kq.
+        let d_kq = (p.x[q] - xk) + (p.shift[q] - sk);
+        let r2 = d_kq.length_squared();
+        let lower = idk < p.id[q];
+        let (i, j, d) = if lower { (k, q, d_kq) } else { (q, k, -d_kq) };
+        let law = fp.laws.get(p.material[i], p.material[j]);
+        let range = law.normal.range(p.radius[i], p.radius[j]);
+        if r2 >= range * range {
+            clear(rec);
+            continue;
+        }
+        let kin = Kinematics::pair(&body(p, i), &body(p, j), d, r2.sqrt());
+        let pf = law.evaluate(&kin, fp.dt, rec);
+        if lower {
+            f += pf.force_i;
+            t += pf.torque_i;
+        } else {
+            f -= pf.force_i;
+            t += pf.torque_j;
+        }
+    }
+    (f, t)
+}
+
+/// Reset a contact record that has opened (only touching memory that holds something).
+#[inline]
+fn clear(rec: &mut [f64]) {
+    for v in rec {
+        if *v != 0.0 {
+            *v = 0.0;
+        }
+    }
+}
+
+#[inline]
+fn wall_forces(
+    p: &Particles,
+    k: usize,
+    hist: &mut [f64],
+    h: usize,
+    fp: &ForceParams,
+) -> (DVec3, DVec3) {
+    let mut f = DVec3::ZERO;
+    let mut t = DVec3::ZERO;
+    for (w, wall) in fp.walls.iter().enumerate() {
+        let rec = &mut hist[w * h..(w + 1) * h];
+        match wall.touch(p.x[k], p.radius[k], 0.0) {
+            Some(touch) => {
+                let kin = Kinematics::wall(
+                    &body(p, k),
+                    touch.n,
+                    touch.dist,
+                    touch.velocity,
+                    touch.omega,
+                );
+                let law = fp.laws.get(p.material[k], wall.material);
+                let pf = law.evaluate(&kin, fp.dt, rec);
+                f += pf.force_i;
+                t += pf.torque_i;
+            }
+            None => clear(rec),
+        }
+    }
+    (f, t)
+}

@@ -1,0 +1,89 @@
+//! Velocity Verlet for translation and rotation.
+//!
+//! Per step: `v += ½Δt F/m`, `ω += ½Δt τ/I`, `x += Δt v` ([`kick_drift`]);
+//! forces at the new positions, evaluated with the half-step velocities
+//! `v(t+½Δt)`, `ω(t+½Δt)` (as LAMMPS' `nve/sphere` does); then
+//! `v += ½Δt F/m`, `ω += ½Δt τ/I` ([`kick`]). Frozen particles never move.
+
+use crate::domain::Domain;
+use crate::particles::Particles;
+use glam::DVec3;
+use rayon::prelude::*;
+
+/// What the first half step saw.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct DriftScan {
+    /// Largest squared displacement since the last neighbour-list build.
+    pub max_disp2: f64,
+    /// The lowest-id particle with a non-finite state or outside the domain
+    /// along a non-periodic axis: `(local index, id)`.
+    pub bad: Option<(usize, u64)>,
+}
+
+/// First half kick and drift of the owned, mobile particles; measures the
+/// displacement from `x_ref` and flags particles that went bad.
+pub fn kick_drift(p: &mut Particles, dt: f64, x_ref: &[DVec3], domain: &Domain) -> DriftScan {
+    let n = p.n_owned;
+    let half = 0.5 * dt;
+    let (x, v, w) = (&mut p.x[..n], &mut p.v[..n], &mut p.omega[..n]);
+    let (f, t) = (&p.force[..n], &p.torque[..n]);
+    let (im, ii, frozen, id) = (
+        &p.inv_mass[..n],
+        &p.inv_inertia[..n],
+        &p.frozen[..n],
+        &p.id[..n],
+    );
+    x.par_iter_mut()
+        .zip(v.par_iter_mut())
+        .zip(w.par_iter_mut())
+        .enumerate()
+        .map(|(k, ((x, v), w))| {
+            if !frozen[k] {
+                *v += (half * im[k]) * f[k];
+                *w += (half * ii[k]) * t[k];
+                *x += dt * *v;
+            }
+            let ok = x.is_finite()
+                && v.is_finite()
+                && w.is_finite()
+                && domain.outside_axis(*x).is_none();
+            DriftScan {
+                max_disp2: (*x - x_ref[k]).length_squared(),
+                bad: (!ok).then_some((k, id[k])),
+            }
+        })
+        .reduce(
+            || DriftScan {
+                max_disp2: 0.0,
+                bad: None,
+            },
+            |a, b| DriftScan {
+                max_disp2: a.max_disp2.max(b.max_disp2),
+                bad: match (a.bad, b.bad) {
+                    (Some(x), Some(y)) => Some(if x.1 <= y.1 { x } else { y }),
+                    (x, None) => x,
+                    (None, y) => y,
+                },
+            },
+        )
+}
+
+/// Second half kick of the owned, mobile particles.
+pub fn kick(p: &mut Particles, dt: f64) {
+    let n = p.n_owned;
+    let half = 0.5 * dt;
+    let (v, w) = (&mut p.v[..n], &mut p.omega[..n]);
+    let (f, t, im, ii) = (
+        &p.force[..n],
+        &p.torque[..n],
+        &p.inv_mass[..n],
+        &p.inv_inertia[..n],
+    );
+    v.par_iter_mut()
+        .zip(w.par_iter_mut())
+        .enumerate()
+        .for_each(|(k, (v, w))| {
+            *v += (half * im[k]) * f[k];
+            *w += (half * ii[k]) * t[k];
+        });
+}

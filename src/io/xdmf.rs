@@ -1,0 +1,296 @@
+//! The XDMF 3 sidecar: a small XML file, next to the HDF5 output, that describes the
+//! frames so that ParaView (or VisIt) opens them as a time series of points.
+//!
+//! Each frame becomes a `Uniform` grid inside a `Temporal` collection: a `Polyvertex`
+//! topology with one vertex per particle, `XYZ` geometry from
+//! `<h5>:/frames/<step>/position`, and the node-centred attributes `radius`, `id`,
+//! `material` (scalars) and every field (vectors). The vertex connectivity (`0..N`)
+//! is a hyperslab of the shared dataset [`VERTEX_INDEX`]
+//! in the HDF5 file, which [`OutputFile`](super::h5out::OutputFile) keeps as long as
+//! the largest frame: readers that build no default connectivity (ParaView's
+//! `Xdmf3Reader*`) then still get one vertex cell per particle. Frames without
+//! particles are left out of the sidecar, since readers reject zero-sized arrays.
+
+use std::borrow::Cow;
+use std::fmt::Write as _;
+use std::fs;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+
+use super::h5out::{frame_path, ID, MATERIAL, POSITION, RADIUS, VERTEX_INDEX};
+use super::{Context, IoResult};
+
+/// What the sidecar needs to know about one frame: step, time (s), particle count and
+/// the names of the vector fields it holds, in the order they should be listed.
+pub type XdmfFrame = (u64, f64, usize, Vec<String>);
+
+/// An element type as XDMF spells it.
+#[derive(Clone, Copy)]
+enum Num {
+    F64,
+    U64,
+    U32,
+    I64,
+}
+
+impl Num {
+    /// `NumberType` and `Precision` (bytes).
+    fn xdmf(self) -> (&'static str, u8) {
+        match self {
+            Num::F64 => ("Float", 8),
+            Num::U64 => ("UInt", 8),
+            Num::U32 => ("UInt", 4),
+            Num::I64 => ("Int", 8),
+        }
+    }
+}
+
+/// Writes the XDMF sidecar `xdmf_path` listing `frames` (in step order, whatever order
+/// they are given in) whose data live in the HDF5 file `h5_file_name`, a name relative
+/// to the sidecar's folder. Frames without particles are left out: XDMF readers fail
+/// on zero-sized arrays.
+///
+/// The file is written atomically: to a temporary file in the same folder that is then
+/// renamed over `xdmf_path`, so a reader never sees half a file.
+///
+/// # Errors
+/// If the temporary file cannot be written or renamed.
+pub fn write_xdmf(xdmf_path: &Path, h5_file_name: &str, frames: &[XdmfFrame]) -> IoResult<()> {
+    write_atomically(xdmf_path, &render(h5_file_name, frames))
+}
+
+/// The whole XDMF document.
+fn render(h5_file_name: &str, frames: &[XdmfFrame]) -> String {
+    let h5 = escape(h5_file_name);
+    // Readers fail on zero-sized arrays, so frames without particles are left out.
+    let mut listed: Vec<&XdmfFrame> = frames.iter().filter(|f| f.2 > 0).collect();
+    listed.sort_by_key(|f| f.0);
+    let vertex_count = listed.iter().map(|f| f.2).max().unwrap_or(0);
+
+    let mut out = String::new();
+    out.push_str("<?xml version=\"1.0\" encoding=\"utf-8\"?>\n");
+    out.push_str("<Xdmf Version=\"3.0\" xmlns:xi=\"http://www.w3.org/2001/XInclude\">\n");
+    out.push_str("  <Domain>\n");
+    out.push_str(
+        "    <Grid Name=\"particles\" GridType=\"Collection\" CollectionType=\"Temporal\">\n",
+    );
+    for frame in listed {
+        render_frame(&mut out, &h5, vertex_count, frame);
+    }
+    out.push_str("    </Grid>\n  </Domain>\n</Xdmf>\n");
+    out
+}
+
+/// One `Uniform` grid: time, topology, geometry and attributes of a frame.
+fn render_frame(out: &mut String, h5: &str, vertex_count: usize, frame: &XdmfFrame) {
+    let (step, time, n, fields) = frame;
+    let group = frame_path(*step);
+    let data = |name: &str| format!("{h5}:{group}/{}", escape(name));
+    let (scalar, vector) = (n.to_string(), format!("{n} 3"));
+    let _ = writeln!(
+        out,
+        "      <Grid Name=\"step {step}\" GridType=\"Uniform\">"
+    );
+    // `{}` on f64 prints the shortest text that reads back to the same value.
+    let _ = writeln!(out, "        <Time Value=\"{time}\"/>");
+    render_topology(out, h5, *n, vertex_count);
+    out.push_str("        <Geometry GeometryType=\"XYZ\">\n");
+    data_item(out, 10, &vector, Num::F64, &data(POSITION));
+    out.push_str("        </Geometry>\n");
+    for (name, num) in [(RADIUS, Num::F64), (ID, Num::U64), (MATERIAL, Num::U32)] {
+        attribute(out, name, "Scalar", &scalar, num, &data(name));
+    }
+    for name in fields {
+        attribute(out, name, "Vector", &vector, Num::F64, &data(name));
+    }
+    out.push_str("      </Grid>\n");
+}
+
+/// A `Polyvertex` topology whose connectivity is the first `n` entries of the shared
+/// vertex index (`vertex_count` long): a hyperslab with start 0, stride 1, count `n`.
+fn render_topology(out: &mut String, h5: &str, n: usize, vertex_count: usize) {
+    let _ = writeln!(
+        out,
+        "        <Topology TopologyType=\"Polyvertex\" NumberOfElements=\"{n}\" \
+         NodesPerElement=\"1\">"
+    );
+    let _ = writeln!(
+        out,
+        "          <DataItem ItemType=\"HyperSlab\" Dimensions=\"{n}\" Type=\"HyperSlab\">"
+    );
+    let _ = writeln!(
+        out,
+        "            <DataItem Dimensions=\"3 1\" NumberType=\"Int\" Format=\"XML\">\
+         0 1 {n}</DataItem>"
+    );
+    let index = format!("{h5}:/{VERTEX_INDEX}");
+    data_item(out, 12, &vertex_count.to_string(), Num::I64, &index);
+    out.push_str("          </DataItem>\n");
+    out.push_str("        </Topology>\n");
+}
+
+/// A node-centred `Attribute` read from one HDF5 dataset.
+fn attribute(out: &mut String, name: &str, kind: &str, dims: &str, num: Num, source: &str) {
+    let _ = writeln!(
+        out,
+        "        <Attribute Name=\"{}\" AttributeType=\"{kind}\" Center=\"Node\">",
+        escape(name)
+    );
+    data_item(out, 10, dims, num, source);
+    out.push_str("        </Attribute>\n");
+}
+
+/// A `DataItem` read from the HDF5 dataset `source` (`file:/path`, already escaped).
+fn data_item(out: &mut String, indent: usize, dims: &str, num: Num, source: &str) {
+    let (number_type, precision) = num.xdmf();
+    let _ = writeln!(
+        out,
+        "{:indent$}<DataItem Dimensions=\"{dims}\" NumberType=\"{number_type}\" \
+         Precision=\"{precision}\" Format=\"HDF\">{source}</DataItem>",
+        ""
+    );
+}
+
+/// `text` with the five XML special characters replaced by entities.
+fn escape(text: &str) -> Cow<'_, str> {
+    if !text.contains(['&', '<', '>', '"', '\'']) {
+        return Cow::Borrowed(text);
+    }
+    let mut escaped = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        match c {
+            '&' => escaped.push_str("&amp;"),
+            '<' => escaped.push_str("&lt;"),
+            '>' => escaped.push_str("&gt;"),
+            '"' => escaped.push_str("&quot;"),
+            '\'' => escaped.push_str("&apos;"),
+            _ => escaped.push(c),
+        }
+    }
+    Cow::Owned(escaped)
+}
+
+/// Writes `contents` to a temporary file beside `path`, then renames it over `path`.
+fn write_atomically(path: &Path, contents: &str) -> IoResult<()> {
+    let tmp = temporary_path(path);
+    let result = (|| {
+        let mut file = fs::File::create(&tmp)?;
+        file.write_all(contents.as_bytes())?;
+        file.sync_all()?;
+        fs::rename(&tmp, path)
+    })();
+    if result.is_err() {
+        // Best effort: the temporary file is useless now, and the error that matters
+        // is the one returned below.
+        let _ = fs::remove_file(&tmp);
+    }
+    result.at(path, "writing the XDMF sidecar")
+}
+
+/// `<dir>/.<name>.tmp`: hidden, and in the same folder so the rename is atomic.
+fn temporary_path(path: &Path) -> PathBuf {
+    let name = path
+        .file_name()
+        .map_or_else(|| "xdmf".into(), |name| name.to_string_lossy().into_owned());
+    path.with_file_name(format!(".{name}.tmp"))
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use quick_xml::events::Event;
+    use quick_xml::Reader;
+
+    /// Parses `xml` completely (quick-xml checks that end tags match start tags) and
+    /// returns the names of the elements in document order.
+    pub(crate) fn element_names(xml: &str) -> Vec<String> {
+        let mut reader = Reader::from_str(xml);
+        let mut names = Vec::new();
+        let mut depth = 0usize;
+        loop {
+            match reader.read_event().expect("well-formed XML") {
+                Event::Start(e) => {
+                    depth += 1;
+                    names.push(String::from_utf8_lossy(e.name().as_ref()).into_owned());
+                }
+                Event::Empty(e) => {
+                    names.push(String::from_utf8_lossy(e.name().as_ref()).into_owned())
+                }
+                Event::End(_) => depth -= 1,
+                Event::Eof => break,
+                _ => {}
+            }
+        }
+        assert_eq!(depth, 0, "unbalanced tags");
+        names
+    }
+
+    fn frames() -> Vec<XdmfFrame> {
+        vec![
+            (200, 0.002, 5, vec!["velocity".into(), "omega".into()]),
+            (100, 0.001, 4, vec!["velocity".into()]),
+            (0, 0.0, 0, vec![]),
+        ]
+    }
+
+    #[test]
+    fn document_is_well_formed_and_ordered_by_step() {
+        let xml = render("run&co.h5", &frames());
+        let names = element_names(&xml);
+        assert_eq!(names.iter().filter(|n| *n == "Grid").count(), 3);
+        assert_eq!(
+            names.iter().filter(|n| *n == "Attribute").count(),
+            (3 + 2) + (3 + 1)
+        );
+        let first = xml.find("/frames/000000100/position").unwrap();
+        let second = xml.find("/frames/000000200/position").unwrap();
+        assert!(first < second);
+        assert!(xml.contains("run&amp;co.h5:/frames/000000200/omega"));
+        assert!(xml.contains("<Time Value=\"0.001\"/>"));
+        assert!(!xml.contains("000000000"), "the empty frame is left out");
+    }
+
+    #[test]
+    fn number_types_match_the_datasets() {
+        let xml = render("run.h5", &frames());
+        let item = |name: &str| {
+            let start = xml.find(&format!("Attribute Name=\"{name}\"")).unwrap();
+            xml[start..].lines().nth(1).unwrap().to_owned()
+        };
+        assert!(item("id").contains("NumberType=\"UInt\" Precision=\"8\""));
+        assert!(item("material").contains("NumberType=\"UInt\" Precision=\"4\""));
+        assert!(item("radius").contains("NumberType=\"Float\" Precision=\"8\""));
+        assert!(
+            item("velocity").contains("Dimensions=\"4 3\""),
+            "first frame listed is step 100"
+        );
+        // The connectivity hyperslab reads from an index as long as the largest frame.
+        assert!(xml.contains("Dimensions=\"5\" NumberType=\"Int\" Precision=\"8\""));
+    }
+
+    #[test]
+    fn escape_replaces_special_characters_only() {
+        assert!(matches!(escape("plain"), Cow::Borrowed("plain")));
+        assert_eq!(escape("a<b>&\"c'"), "a&lt;b&gt;&amp;&quot;c&apos;");
+    }
+
+    #[test]
+    fn write_replaces_the_file_and_leaves_no_temporary() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("run.xdmf");
+        write_xdmf(&path, "run.h5", &frames()[..1]).unwrap();
+        write_xdmf(&path, "run.h5", &frames()).unwrap();
+        let text = fs::read_to_string(&path).unwrap();
+        assert!(text.contains("000000100") && text.contains("000000200"));
+        let entries: Vec<_> = fs::read_dir(dir.path()).unwrap().collect();
+        assert_eq!(entries.len(), 1, "temporary file left behind");
+    }
+
+    #[test]
+    fn write_into_missing_folder_names_the_path() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("missing").join("run.xdmf");
+        let err = write_xdmf(&path, "run.h5", &frames()).unwrap_err();
+        assert!(err.to_string().contains(&*path.to_string_lossy()), "{err}");
+    }
+}

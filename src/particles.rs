@@ -1,0 +1,190 @@
+//! Structure-of-arrays particle store: owned particles first, then ghosts.
+//!
+//! Every particle carries a global `u64` id that never changes; all sums that
+//! affect the trajectory are ordered by id, never by local index, so the local
+//! order is free to change (it is re-sorted spatially at every neighbour-list
+//! rebuild for cache locality).
+
+use glam::{DVec3, DVec4};
+
+/// A particle's full state, used to insert, migrate and restart particles.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ParticleRecord {
+    /// Global id.
+    pub id: u64,
+    /// Position.
+    pub x: DVec3,
+    /// Velocity.
+    pub v: DVec3,
+    /// Angular velocity.
+    pub omega: DVec3,
+    /// Radius.
+    pub radius: f64,
+    /// Mass.
+    pub mass: f64,
+    /// Material index.
+    pub material: u32,
+    /// Fixed in place (takes part in contacts, never moves).
+    pub frozen: bool,
+}
+
+impl ParticleRecord {
+    /// Mass of a solid sphere of this radius and density.
+    pub fn sphere_mass(radius: f64, density: f64) -> f64 {
+        density * 4.0 / 3.0 * std::f64::consts::PI * radius * radius * radius
+    }
+}
+
+/// The particle arrays of one rank: `0..n_owned` owned, `n_owned..len()` ghosts.
+#[derive(Debug, Clone, Default)]
+pub struct Particles {
+    /// Global ids.
+    pub id: Vec<u64>,
+    /// Positions (raw: ghosts keep their owner's coordinates; see [`Self::shift`]).
+    pub x: Vec<DVec3>,
+    /// Velocities.
+    pub v: Vec<DVec3>,
+    /// Angular velocities.
+    pub omega: Vec<DVec3>,
+    /// Radii.
+    pub radius: Vec<f64>,
+    /// Masses.
+    pub mass: Vec<f64>,
+    /// Inverse masses (0 for frozen particles).
+    pub inv_mass: Vec<f64>,
+    /// Inverse moments of inertia `1/(0.4 m R²)` (0 for frozen particles).
+    pub inv_inertia: Vec<f64>,
+    /// Material indices.
+    pub material: Vec<u32>,
+    /// Frozen flags.
+    pub frozen: Vec<bool>,
+    /// Periodic image shift `s·L` of each entry: zero for owned particles; a
+    /// ghost's image sits at `x + shift`, but separations are always computed
+    /// as `(x_j − x_i) + (shift_j − shift_i)` so every rank gets the same bits.
+    pub shift: Vec<DVec3>,
+    /// Image position `x + shift` and radius of every entry, packed for the
+    /// neighbour-candidate test of the force loop (refreshed by [`Self::refresh_packed`]).
+    /// Only a filter: contact decisions use the exact canonical separation.
+    pub packed: Vec<DVec4>,
+    /// Total force on owned particles.
+    pub force: Vec<DVec3>,
+    /// Total torque on owned particles.
+    pub torque: Vec<DVec3>,
+    /// Number of owned particles.
+    pub n_owned: usize,
+}
+
+impl Particles {
+    /// Number of entries, owned and ghost.
+    pub fn len(&self) -> usize {
+        self.id.len()
+    }
+
+    /// Whether there are no particles at all.
+    pub fn is_empty(&self) -> bool {
+        self.id.is_empty()
+    }
+
+    /// Append an owned particle (only valid while there are no ghosts).
+    pub fn push_owned(&mut self, r: &ParticleRecord) {
+        assert_eq!(
+            self.n_owned,
+            self.len(),
+            "ghosts must be dropped before adding owned particles"
+        );
+        self.push_entry(r, DVec3::ZERO);
+        self.force.push(DVec3::ZERO);
+        self.torque.push(DVec3::ZERO);
+        self.n_owned += 1;
+    }
+
+    /// Append a ghost: a copy of `r` seen through the image shift `shift`.
+    pub fn push_ghost(&mut self, r: &ParticleRecord, shift: DVec3) {
+        self.push_entry(r, shift);
+    }
+
+    fn push_entry(&mut self, r: &ParticleRecord, shift: DVec3) {
+        let inertia = 0.4 * r.mass * r.radius * r.radius;
+        self.id.push(r.id);
+        self.x.push(r.x);
+        self.v.push(r.v);
+        self.omega.push(r.omega);
+        self.radius.push(r.radius);
+        self.mass.push(r.mass);
+        self.inv_mass
+            .push(if r.frozen { 0.0 } else { 1.0 / r.mass });
+        self.inv_inertia
+            .push(if r.frozen { 0.0 } else { 1.0 / inertia });
+        self.material.push(r.material);
+        self.frozen.push(r.frozen);
+        self.shift.push(shift);
+    }
+
+    /// The record of entry `k`.
+    pub fn record(&self, k: usize) -> ParticleRecord {
+        ParticleRecord {
+            id: self.id[k],
+            x: self.x[k],
+            v: self.v[k],
+            omega: self.omega[k],
+            radius: self.radius[k],
+            mass: self.mass[k],
+            material: self.material[k],
+            frozen: self.frozen[k],
+        }
+    }
+
+    /// Drop every ghost entry.
+    pub fn truncate_ghosts(&mut self) {
+        let n = self.n_owned;
+        self.id.truncate(n);
+        self.x.truncate(n);
+        self.v.truncate(n);
+        self.omega.truncate(n);
+        self.radius.truncate(n);
+        self.mass.truncate(n);
+        self.inv_mass.truncate(n);
+        self.inv_inertia.truncate(n);
+        self.material.truncate(n);
+        self.frozen.truncate(n);
+        self.shift.truncate(n);
+    }
+
+    /// Reorder the owned particles: new entry `k` is old entry `perm[k]`
+    /// (ghosts must have been dropped).
+    pub fn permute_owned(&mut self, perm: &[usize]) {
+        assert_eq!(self.len(), self.n_owned);
+        assert_eq!(perm.len(), self.n_owned);
+        fn apply<T: Copy>(v: &mut Vec<T>, perm: &[usize]) {
+            let new: Vec<T> = perm.iter().map(|&k| v[k]).collect();
+            *v = new;
+        }
+        apply(&mut self.id, perm);
+        apply(&mut self.x, perm);
+        apply(&mut self.v, perm);
+        apply(&mut self.omega, perm);
+        apply(&mut self.radius, perm);
+        apply(&mut self.mass, perm);
+        apply(&mut self.inv_mass, perm);
+        apply(&mut self.inv_inertia, perm);
+        apply(&mut self.material, perm);
+        apply(&mut self.frozen, perm);
+        apply(&mut self.shift, perm);
+        apply(&mut self.force, perm);
+        apply(&mut self.torque, perm);
+    }
+
+    /// Recompute [`Self::packed`] from positions, shifts and radii.
+    pub fn refresh_packed(&mut self) {
+        let n = self.len();
+        self.packed.resize(n, DVec4::ZERO);
+        for k in 0..n {
+            self.packed[k] = (self.x[k] + self.shift[k]).extend(self.radius[k]);
+        }
+    }
+
+    /// Largest radius among all entries (0 if empty).
+    pub fn max_radius(&self) -> f64 {
+        self.radius.iter().copied().fold(0.0, f64::max)
+    }
+}

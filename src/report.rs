@@ -1,0 +1,98 @@
+//! What `gravel check` prints: the quantities a config derives.
+
+use crate::config::Setup;
+use crate::contact::NormalModel;
+use std::fmt::Write;
+
+/// A human-readable summary of a validated setup.
+pub fn check_report(s: &Setup) -> String {
+    let mut o = String::new();
+    let n = s.initial.len();
+    let frozen = s.initial.iter().filter(|p| p.frozen).count();
+    let _ = writeln!(o, "config: {}", s.config_path.display());
+    let _ = writeln!(o, "particles at step 0: {n} ({frozen} frozen)");
+    for src in &s.pours {
+        let total = ((src.rate * src.until).floor() as u64).min(src.count.unwrap_or(u64::MAX));
+        let _ = writeln!(
+            o,
+            "pouring: up to {total} particles of `{}` at {} per second until t = {} s",
+            s.materials[src.material as usize].name, src.rate, src.until
+        );
+    }
+    let (rmin, rmax) = s.initial.iter().fold((f64::INFINITY, 0.0f64), |(a, b), p| {
+        (a.min(p.radius), b.max(p.radius))
+    });
+    if n > 0 {
+        let _ = writeln!(o, "radius: {rmin:e} .. {rmax:e}");
+        let (mmin, mmax) = s.initial.iter().fold((f64::INFINITY, 0.0f64), |(a, b), p| {
+            (a.min(p.mass), b.max(p.mass))
+        });
+        let _ = writeln!(o, "mass: {mmin:e} .. {mmax:e}");
+    }
+    for m in &s.materials {
+        let _ = writeln!(o, "material `{}`: density {}", m.name, m.density);
+    }
+    for (k, l) in s.laws.laws.iter().enumerate() {
+        let (a, b) = (k / s.laws.n, k % s.laws.n);
+        if a > b {
+            continue;
+        }
+        let normal = match l.normal {
+            NormalModel::Hooke { stiffness, .. } => format!("hooke k_n = {stiffness:e}"),
+            NormalModel::Hertz { e_star, beta, .. } => {
+                format!("hertz E* = {e_star:e}, beta = {beta:.6}")
+            }
+            NormalModel::Wca { epsilon, sigma } => {
+                format!("wca epsilon = {epsilon}, sigma = {sigma}")
+            }
+        };
+        let _ = writeln!(
+            o,
+            "contact {}–{}: {normal}; tangential {:?}",
+            s.materials[a].name, s.materials[b].name, l.tangential
+        );
+    }
+    let ts = &s.time_scales;
+    let _ = writeln!(o, "{}: {:e} s", ts.kind, ts.critical);
+    let _ = writeln!(
+        o,
+        "stable time step: {:e} s (auto would choose {:e} s)",
+        ts.stable, ts.auto
+    );
+    let _ = writeln!(
+        o,
+        "chosen time step: {:e} s ({:.1}% of the stable limit)",
+        s.dt,
+        100.0 * s.dt / ts.stable
+    );
+    let _ = writeln!(
+        o,
+        "steps: {} (simulated time {:e} s)",
+        s.steps,
+        s.steps as f64 * s.dt
+    );
+    let _ = writeln!(o, "skin: {:e}; walls: {}", s.skin, s.walls.len());
+    let _ = writeln!(
+        o,
+        "decomposition: 1 rank (grid {:?}); threads per rank: {}",
+        s.grid.unwrap_or([1, 1, 1]),
+        if s.threads == 0 {
+            "all available".to_string()
+        } else {
+            s.threads.to_string()
+        }
+    );
+    let max_n = n as u64
+        + s.pours
+            .iter()
+            .map(|p| ((p.rate * p.until).floor() as u64).min(p.count.unwrap_or(u64::MAX)))
+            .sum::<u64>();
+    // ~240 B of particle arrays, ~8 neighbours × (16 B + 8 B per history value).
+    let bytes = max_n as f64 * (240.0 + 8.0 * (16.0 + 8.0 * s.laws.history_len as f64)) * 1.3;
+    let _ = writeln!(
+        o,
+        "memory estimate: {:.1} MiB for up to {max_n} particles",
+        bytes / (1024.0 * 1024.0)
+    );
+    o
+}
