@@ -25,6 +25,7 @@ pub mod io;
 pub mod neighbor;
 pub mod particles;
 pub mod report;
+pub mod rng;
 pub mod run;
 pub mod sim;
 pub mod timestep;

@@ -14,6 +14,9 @@
 
 pub mod kinematics;
 pub mod normal;
+pub mod rolling;
+pub mod spinning;
+pub mod stochastic;
 pub mod tangential;
 
 pub use kinematics::{Body, Kinematics};
