@@ -1,1 +1,269 @@
-fn main() {}
+//! Criterion benches of the hot kernels: the contact laws
+//! (`ContactLaw::evaluate`), the neighbour-list build, and one whole
+//! `Simulation::step`.
+//!
+//! `cargo bench` runs them all (about half a minute); `cargo bench -- contact`
+//! runs a subset by name.
+
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use glam::DVec3;
+use gravel::comm::SerialComm;
+use gravel::config::Setup;
+use gravel::contact::{Body, ContactLaw, Kinematics};
+use gravel::domain::{Domain, Halo};
+use gravel::neighbor::{self, NeighborList};
+use gravel::particles::{ParticleRecord, Particles};
+use gravel::sim::Simulation;
+use std::hint::black_box;
+use std::path::Path;
+use std::time::Duration;
+
+/// Contacts per iteration of the contact-law benches.
+const CONTACTS: usize = 1024;
+
+/// The law between the first material and itself of a one-sphere config with `contact`.
+fn law(contact: &str) -> ContactLaw {
+    let text = format!(
+        r#"[run]
+name = "bench"
+dt = "auto"
+steps = 1
+
+[domain]
+lo = [0.0, 0.0, 0.0]
+hi = [0.01, 0.01, 0.01]
+
+[[material]]
+name = "glass"
+density = 2500.0
+youngs_modulus = 5.0e6
+poisson_ratio = 0.3
+
+[contact]
+{contact}
+
+[[particles]]
+kind = "list"
+material = "glass"
+radius = 0.001
+position = [[0.005, 0.005, 0.005]]
+"#
+    );
+    let setup = Setup::from_str(Path::new("bench.toml"), &text).unwrap_or_else(|e| panic!("{e}"));
+    *setup.laws.get(0, 0)
+}
+
+/// `n` representative sphere–sphere contacts of 1 mm glass beads: overlaps of
+/// 0.1–2 % of the radius, approach speeds up to 0.2 m/s, sliding and spin.
+fn contacts(n: usize) -> Vec<Kinematics> {
+    let r = 0.001;
+    let inv_mass = 1.0 / ParticleRecord::sphere_mass(r, 2500.0);
+    (0..n)
+        .map(|k| {
+            let s = k as f64 / n as f64;
+            let (theta, phi) = (3.0 * s, 17.0 * s);
+            let dir = DVec3::new(
+                theta.sin() * phi.cos(),
+                theta.sin() * phi.sin(),
+                theta.cos(),
+            );
+            let dist = 2.0 * r * (1.0 - 0.0005 - 0.0095 * s);
+            let bi = Body {
+                x: DVec3::ZERO,
+                v: DVec3::new(0.05, -0.02, 0.01) * (1.0 + s),
+                omega: DVec3::new(3.0, -1.0, 2.0) * s,
+                radius: r,
+                inv_mass,
+            };
+            let bj = Body {
+                x: dist * dir,
+                v: DVec3::new(-0.1, 0.03, -0.2) * s,
+                omega: DVec3::new(-1.0, 4.0, 0.5) * (1.0 - s),
+                radius: r,
+                inv_mass,
+            };
+            Kinematics::pair(&bi, &bj, bj.x - bi.x, dist)
+        })
+        .collect()
+}
+
+fn bench_contact_laws(c: &mut Criterion) {
+    let kin = contacts(CONTACTS);
+    let laws = [
+        (
+            "hooke+spring_slider",
+            law(
+                r#"normal = { model = "hooke", stiffness = 2e3, restitution = 0.9 }
+tangential = { model = "spring_slider", friction = 0.5, stiffness_ratio = 0.2857, damping_ratio = 0.5 }"#,
+            ),
+        ),
+        (
+            "hertz+mindlin",
+            law(r#"normal = { model = "hertz", restitution = 0.5 }
+tangential = { model = "spring_slider", friction = 0.5, mindlin = true }"#),
+        ),
+    ];
+    let dt = 1e-6;
+    let mut group = c.benchmark_group("contact");
+    group.throughput(Throughput::Elements(CONTACTS as u64));
+    for (name, law) in laws {
+        let h = law.history_len();
+        assert_eq!(h, 3, "{name}: the spring-slider keeps 3 history values");
+        let mut history = vec![0.0; CONTACTS * h];
+        group.bench_function(name, |b| {
+            b.iter(|| {
+                let mut sum = DVec3::ZERO;
+                for (k, rec) in kin.iter().zip(history.chunks_exact_mut(h)) {
+                    let f = law.evaluate(black_box(k), dt, rec);
+                    sum += f.force_i + f.torque_i;
+                }
+                black_box(sum)
+            });
+        });
+    }
+    group.finish();
+}
+
+/// About 10,000 spheres (radius 0.5, 1.02 apart on a lattice jittered by
+/// ±0.01, so about six neighbours each within the skin of 0.1) in a
+/// fully periodic box, spatially sorted, with their periodic ghosts.
+fn periodic_particles() -> (Particles, f64) {
+    let (n, spacing, r) = (22usize, 1.02, 0.5);
+    let l = n as f64 * spacing;
+    let domain = Domain {
+        lo: DVec3::ZERO,
+        hi: DVec3::splat(l),
+        periodic: [true; 3],
+    };
+    let mut p = Particles::default();
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    let mut jitter = || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state >> 11) as f64 / (1u64 << 53) as f64 * 0.02 - 0.01
+    };
+    let mut id = 0;
+    for k in 0..n {
+        for j in 0..n {
+            for i in 0..n {
+                let x = DVec3::new(i as f64, j as f64, k as f64) * spacing
+                    + DVec3::splat(0.5 * spacing)
+                    + DVec3::new(jitter(), jitter(), jitter());
+                p.push_owned(&ParticleRecord {
+                    id,
+                    x,
+                    v: DVec3::ZERO,
+                    omega: DVec3::ZERO,
+                    radius: r,
+                    mass: ParticleRecord::sphere_mass(r, 1.0),
+                    material: 0,
+                    frozen: false,
+                });
+                id += 1;
+            }
+        }
+    }
+    let reach = 0.1;
+    let width = 2.0 * r + reach;
+    let perm = neighbor::spatial_order(&p, width);
+    p.permute_owned(&perm);
+    let mut halo = Halo::default();
+    halo.build(&mut p, &domain, width);
+    assert!(!halo.is_empty());
+    (p, reach)
+}
+
+fn bench_neighbor_build(c: &mut Criterion) {
+    let (p, reach) = periodic_particles();
+    let mut group = c.benchmark_group("neighbor");
+    group.throughput(Throughput::Elements(p.n_owned as u64));
+    group.bench_function("build_10k_periodic", |b| {
+        b.iter(|| NeighborList::build(black_box(&p), reach, 3, None));
+    });
+    let previous = NeighborList::build(&p, reach, 3, None);
+    assert!(previous.len() > 5 * p.n_owned, "{} entries", previous.len());
+    let same: Vec<usize> = (0..p.n_owned).collect();
+    group.bench_function("build_10k_periodic_with_history", |b| {
+        b.iter(|| NeighborList::build(black_box(&p), reach, 3, Some((&previous, &same))));
+    });
+    group.finish();
+}
+
+/// 5,000 beads stacked as a touching simple cubic lattice on a floor in a box
+/// periodic in x and y, Hertz–Mindlin, after 300 steps under gravity: every
+/// column is compressed (over 5,000 contacts), six partners per bead.
+fn settled_box() -> Simulation {
+    let text = r#"[run]
+name = "bench"
+dt = "auto"
+steps = 1000000000
+gravity = [0.0, 0.0, -9.81]
+
+[domain]
+lo = [0.0, 0.0, 0.0]
+hi = [0.0201, 0.0201, 0.03]
+periodic = [true, true, false]
+
+[[material]]
+name = "glass"
+density = 2500.0
+youngs_modulus = 5.0e6
+poisson_ratio = 0.3
+
+[contact]
+normal = { model = "hertz", restitution = 0.5 }
+tangential = { model = "spring_slider", friction = 0.5, mindlin = true }
+
+[[wall]]
+kind = "plane"
+point = [0.0, 0.0, 0.0]
+normal = [0.0, 0.0, 1.0]
+material = "glass"
+
+[[particles]]
+kind = "lattice"
+material = "glass"
+radius = 0.0005
+spacing = 0.001
+count = 5000
+region = { lo = [0.0, 0.0, 0.0], hi = [0.02, 0.02, 0.03] }
+"#;
+    let setup = Setup::from_str(Path::new("bench.toml"), text).unwrap_or_else(|e| panic!("{e}"));
+    let mut sim = Simulation::new(setup, Box::new(SerialComm)).unwrap();
+    for _ in 0..300 {
+        sim.step().unwrap();
+    }
+    assert_eq!(sim.particles.n_owned, 5000);
+    sim
+}
+
+fn bench_step(c: &mut Criterion) {
+    let mut group = c.benchmark_group("simulation");
+    group.throughput(Throughput::Elements(5000));
+    let mut sim = settled_box();
+    let contacts = sim.thermo().contacts;
+    eprintln!("step_5k_settled: {contacts} contacts among 5000 beads and the floor");
+    assert!(
+        contacts > 5000.0,
+        "the box is not settled: {contacts} contacts"
+    );
+    group.bench_function("step_5k_settled", |b| {
+        b.iter(|| sim.step().unwrap());
+    });
+    group.finish();
+}
+
+fn config() -> Criterion {
+    Criterion::default()
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(2))
+        .sample_size(20)
+}
+
+criterion_group! {
+    name = kernels;
+    config = config();
+    targets = bench_contact_laws, bench_neighbor_build, bench_step
+}
+criterion_main!(kernels);

@@ -36,8 +36,11 @@ impl TimeScales {
 
     /// Collision-time scales for a Hooke contact of effective mass `m_eff`.
     pub fn hooke(stiffness: f64, gamma: f64, m_eff: f64) -> Self {
-        let w2 = stiffness / m_eff - (gamma / (2.0 * m_eff)).powi(2);
-        let t = std::f64::consts::PI / w2.max(f64::MIN_POSITIVE).sqrt();
+        // Damped frequency; an overdamped contact has none, and then the
+        // undamped ω₀ = sqrt(k/m*) sets the explicit integrator's limit.
+        let w0_2 = stiffness / m_eff;
+        let w2 = w0_2 - (gamma / (2.0 * m_eff)).powi(2);
+        let t = std::f64::consts::PI / if w2 > 0.0 { w2 } else { w0_2 }.sqrt();
         Self {
             critical: t,
             stable: t / 10.0,

@@ -42,6 +42,9 @@ pub struct Kinematics {
     pub v_t: DVec3,
     /// `ω_i − ω_j`.
     pub omega_rel: DVec3,
+    /// Mean spin about the normal, `½(ω_i + ω_j)·n`: the rate at which a
+    /// rigidly rotating pair turns about `n` (tangential history co-rotates with it).
+    pub spin_n: f64,
     /// Effective radius `R*`.
     pub r_eff: f64,
     /// Effective mass `m*` (infinite parts excluded: a frozen body or wall counts as infinitely heavy).
@@ -67,6 +70,7 @@ impl Kinematics {
             lever_j,
             v_t: v_c - vn * n,
             omega_rel: bi.omega - bj.omega,
+            spin_n: 0.5 * (bi.omega + bj.omega).dot(n),
             r_eff: bi.radius * bj.radius / (bi.radius + bj.radius),
             m_eff: 1.0 / (bi.inv_mass + bj.inv_mass),
         }
@@ -91,6 +95,7 @@ impl Kinematics {
             lever_j: f64::INFINITY,
             v_t: v_c - vn * n,
             omega_rel: bi.omega - wall_omega,
+            spin_n: 0.5 * (bi.omega + wall_omega).dot(n),
             r_eff: bi.radius,
             m_eff: 1.0 / bi.inv_mass,
         }

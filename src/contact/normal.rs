@@ -205,6 +205,7 @@ mod tests {
                 lever_j: 0.0,
                 v_t: glam::DVec3::ZERO,
                 omega_rel: glam::DVec3::ZERO,
+                spin_n: 0.0,
                 r_eff: 0.5,
                 m_eff: 1.0,
             };

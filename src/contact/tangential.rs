@@ -41,7 +41,9 @@ pub enum TangentialModel {
     /// stored `ξ` is rotated into the current tangent plane and rescaled to
     /// its old length (Luding, Granular Matter 10 (2008) 235, eq. 17), then
     /// `ξ += v_t Δt`, `F_t = −k_t ξ − γ_t v_t`; if `|F_t| > μ|F_n|` the force
-    /// is scaled to `μ|F_n|` and `ξ = −(F_t + γ_t v_t)/k_t` (slip).
+    /// is scaled to `μ|F_n|` and `ξ = −(F_t + γ_t v_t)/k_t` (slip). Beyond
+    /// physics.md's recipe, `ξ` is also turned about `n` by the pair's mean
+    /// spin `½(ω_i + ω_j)·n Δt`, so that it co-rotates when the contact twists.
     SpringSlider {
         /// Coulomb coefficient `μ`.
         friction: f64,
@@ -93,7 +95,7 @@ impl TangentialModel {
                 };
                 let gamma_t = damping_ratio * normal.damping;
                 let old = DVec3::new(history[0], history[1], history[2]);
-                let mut xi = rotate_into_plane(old, k.n);
+                let mut xi = rotate_about_normal(rotate_into_plane(old, k.n), k.n, k.spin_n * dt);
                 xi += k.v_t * dt;
                 let mut f = -k_t * xi - gamma_t * k.v_t;
                 let limit = friction * normal.total.abs();
@@ -113,6 +115,18 @@ impl TangentialModel {
             }
         }
     }
+}
+
+/// Rotate `v` (in the plane normal to the unit vector `n`) by `angle` about
+/// `n`: the part of a rigid rotation that twists the contact, which the
+/// projection alone cannot follow.
+#[inline]
+pub fn rotate_about_normal(v: DVec3, n: DVec3, angle: f64) -> DVec3 {
+    if angle == 0.0 {
+        return v;
+    }
+    let (s, c) = angle.sin_cos();
+    c * v + s * n.cross(v)
 }
 
 /// Project `v` onto the plane normal to the unit vector `n` and rescale it to
@@ -146,6 +160,7 @@ mod tests {
             lever_j: 0.5,
             v_t,
             omega_rel: DVec3::ZERO,
+            spin_n: 0.0,
             r_eff: 0.25,
             m_eff: 1.0,
         }

@@ -1,0 +1,781 @@
+//! The command line: `gravel run`, `check` and `info`, their exit statuses, and
+//! the output layout of the interface contract (`/frames/<step>`, `/thermo`,
+//! root attributes, the XDMF sidecar).
+
+use gravel::io::h5out::{list_frames, read_frame, read_thermo};
+use std::collections::HashSet;
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+const BIN: &str = env!("CARGO_BIN_EXE_gravel");
+
+/// Time step of the small config.
+const DT: f64 = 1e-5;
+/// Box edge (x, y) of the small config; z is twice that.
+const L: f64 = 0.01;
+const RADIUS: f64 = 0.0005;
+
+const THERMO_COLUMNS: [&str; 9] = [
+    "step",
+    "time",
+    "particles",
+    "kinetic_energy",
+    "rotational_energy",
+    "potential_energy",
+    "elastic_energy",
+    "contacts",
+    "max_overlap",
+];
+
+fn gravel<I, S>(args: I, cwd: &Path) -> Output
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<OsStr>,
+{
+    Command::new(BIN)
+        .args(args)
+        .current_dir(cwd)
+        .output()
+        .expect("cannot start the gravel binary")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn describe(out: &Output) -> String {
+    format!(
+        "status {:?}\nstdout:\n{}\nstderr:\n{}",
+        out.status.code(),
+        text(&out.stdout),
+        text(&out.stderr)
+    )
+}
+
+/// 50 spheres placed at random in a closed box (six walls), falling under
+/// gravity onto the floor: frames every 50 steps, thermo every 20, 230 steps.
+fn small_config() -> String {
+    let wall = |p: [f64; 3], n: [f64; 3]| {
+        format!(
+            "[[wall]]\nkind = \"plane\"\npoint = {p:?}\nnormal = {n:?}\nmaterial = \"glass\"\n\n"
+        )
+    };
+    let walls: String = [
+        ([0.0, 0.0, 0.0], [0.0, 0.0, 1.0]),
+        ([0.0, 0.0, 2.0 * L], [0.0, 0.0, -1.0]),
+        ([0.0, 0.0, 0.0], [1.0, 0.0, 0.0]),
+        ([L, 0.0, 0.0], [-1.0, 0.0, 0.0]),
+        ([0.0, 0.0, 0.0], [0.0, 1.0, 0.0]),
+        ([0.0, L, 0.0], [0.0, -1.0, 0.0]),
+    ]
+    .iter()
+    .map(|&(p, n)| wall(p, n))
+    .collect();
+    format!(
+        r#"[run]
+name = "small"
+dt = {DT:e}
+steps = 230
+seed = 7
+gravity = [0.0, 0.0, -9.81]
+
+[domain]
+lo = [0.0, 0.0, 0.0]
+hi = [{L:?}, {L:?}, {z:?}]
+
+[[material]]
+name = "glass"
+density = 2500.0
+youngs_modulus = 5.0e6
+poisson_ratio = 0.3
+
+[contact]
+normal = {{ model = "hertz", restitution = 0.5 }}
+tangential = {{ model = "spring_slider", friction = 0.5, mindlin = true }}
+
+{walls}[[particles]]
+kind = "random"
+material = "glass"
+radius = {RADIUS:?}
+count = 50
+region = {{ lo = [0.0, 0.0, 0.0], hi = [{L:?}, {L:?}, {z:?}] }}
+
+[output]
+dir = "not_used"
+every = 50
+thermo_every = 20
+fields = ["velocity", "omega"]
+"#,
+        z = 2.0 * L
+    )
+}
+
+/// A temporary folder holding `config.toml` with `body`.
+fn setup(body: &str) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("config.toml");
+    std::fs::write(&path, body).unwrap();
+    (dir, path)
+}
+
+/// `gravel run CONFIG --out DIR/out --quiet [extra]` in DIR.
+fn run(dir: &Path, config: &Path, extra: &[&str]) -> (Output, PathBuf) {
+    let out_dir = dir.join("out");
+    let mut args: Vec<&OsStr> = vec![
+        OsStr::new("run"),
+        config.as_os_str(),
+        OsStr::new("--out"),
+        out_dir.as_os_str(),
+    ];
+    args.extend(extra.iter().map(OsStr::new));
+    (gravel(&args, dir), out_dir)
+}
+
+fn column<'a>(thermo: &'a [(String, Vec<f64>)], name: &str) -> &'a [f64] {
+    &thermo
+        .iter()
+        .find(|(n, _)| n == name)
+        .unwrap_or_else(|| panic!("no thermo column `{name}`"))
+        .1
+}
+
+#[test]
+fn run_writes_the_documented_layout() {
+    let body = small_config();
+    let (dir, config) = setup(&body);
+    let (out, out_dir) = run(dir.path(), &config, &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    // Not a terminal: a log line every 10 % of the run instead of a bar.
+    let stderr = text(&out.stderr);
+    let log: Vec<&str> = stderr.lines().filter(|l| l.starts_with("step ")).collect();
+    assert_eq!(log.len(), 10, "{stderr}");
+    assert!(log[9].starts_with("step 230/230 (100%)"), "{stderr}");
+    assert!(log.iter().all(|l| l.contains("steps/s")), "{stderr}");
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.contains("done: 230 steps of 50 particles"),
+        "{stdout}"
+    );
+    let h5 = out_dir.join("small.h5");
+    let xdmf = out_dir.join("small.xdmf");
+    assert!(h5.is_file(), "no {}", h5.display());
+    assert!(xdmf.is_file(), "no {}", xdmf.display());
+    assert!(
+        !dir.path().join("not_used").exists(),
+        "--out did not override [output] dir"
+    );
+
+    // Frames every 50 steps plus the last step.
+    let steps = list_frames(&h5).unwrap();
+    assert_eq!(steps, vec![0, 50, 100, 150, 200, 230]);
+    for &step in &steps {
+        let f = read_frame(&h5, step).unwrap();
+        assert_eq!(f.step, step);
+        assert_eq!(f.time, step as f64 * DT, "time of frame {step}");
+        assert_eq!(f.id.len(), 50, "frame {step}");
+        let ids: HashSet<u64> = f.id.iter().copied().collect();
+        assert_eq!(ids.len(), 50, "ids of frame {step} are not unique");
+        assert_eq!(ids, (0..50).collect::<HashSet<u64>>());
+        assert_eq!(f.position.len(), 50);
+        assert_eq!(f.radius, vec![RADIUS; 50]);
+        assert_eq!(f.material, vec![0; 50]);
+        for x in &f.position {
+            assert!(
+                (0..3).all(|a| x[a] > 0.0 && x[a] < if a == 2 { 2.0 * L } else { L }),
+                "frame {step}: position {x:?} outside the box"
+            );
+        }
+        let names: Vec<&str> = f.fields.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(names, ["velocity", "omega"], "fields of frame {step}");
+        for (name, v) in &f.fields {
+            assert_eq!(v.len(), 50, "{name} of frame {step}");
+            assert!(v.iter().flatten().all(|c| c.is_finite()));
+        }
+        if step == 0 {
+            assert!(f.fields[0].1.iter().flatten().all(|&c| c == 0.0));
+        } else {
+            // Falling under gravity.
+            assert!(f.fields[0].1.iter().any(|v| v[2] < 0.0));
+        }
+    }
+
+    // Thermo: the documented columns, every 20 steps plus the last.
+    let thermo = read_thermo(&h5).unwrap();
+    let names: Vec<&str> = thermo.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names, THERMO_COLUMNS);
+    let expected_steps: Vec<f64> = (0..=220)
+        .step_by(20)
+        .chain([230])
+        .map(|s| s as f64)
+        .collect();
+    assert_eq!(column(&thermo, "step"), expected_steps.as_slice());
+    for (name, values) in &thermo {
+        assert_eq!(values.len(), expected_steps.len(), "column {name}");
+        assert!(values.iter().all(|v| v.is_finite()), "column {name}");
+    }
+    let time: Vec<f64> = expected_steps.iter().map(|s| s * DT).collect();
+    assert_eq!(column(&thermo, "time"), time.as_slice());
+    assert!(column(&thermo, "particles").iter().all(|&n| n == 50.0));
+    let ke = column(&thermo, "kinetic_energy");
+    assert_eq!(ke[0], 0.0);
+    assert!(ke[1..].iter().all(|&e| e > 0.0));
+    assert!(column(&thermo, "contacts").iter().all(|&c| c >= 0.0));
+
+    // Root attributes.
+    let file = hdf5::File::open(&h5).unwrap();
+    let config: hdf5::types::VarLenUnicode = file.attr("config").unwrap().read_scalar().unwrap();
+    assert_eq!(config.as_str(), body);
+    let version: hdf5::types::VarLenUnicode = file.attr("version").unwrap().read_scalar().unwrap();
+    assert_eq!(version.as_str(), env!("CARGO_PKG_VERSION"));
+    assert_eq!(file.attr("ranks").unwrap().read_scalar::<u32>().unwrap(), 1);
+    assert!(file.attr("threads").unwrap().read_scalar::<u32>().unwrap() >= 1);
+
+    // The sidecar lists every frame of the h5 file.
+    let sidecar = std::fs::read_to_string(&xdmf).unwrap();
+    assert!(sidecar.contains("small.h5"), "{sidecar}");
+    for &step in &steps {
+        assert!(
+            sidecar.contains(&format!("/frames/{step:09}/position")),
+            "frame {step} not in the sidecar"
+        );
+    }
+
+    // `gravel info` summarises it.
+    let info = gravel([OsStr::new("info"), h5.as_os_str()], dir.path());
+    assert_eq!(info.status.code(), Some(0), "{}", describe(&info));
+    let summary = text(&info.stdout);
+    assert!(summary.contains("small.h5"), "{summary}");
+    assert!(summary.contains("frames: 6"), "{summary}");
+    assert!(summary.contains("230"), "{summary}");
+    assert!(summary.contains("thermo"), "{summary}");
+    assert!(summary.contains("kinetic_energy"), "{summary}");
+}
+
+#[test]
+fn sidecar_is_well_formed_xml() {
+    let (dir, config) = setup(&small_config());
+    let (out, out_dir) = run(dir.path(), &config, &["--steps", "60", "--quiet"]);
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    let sidecar = std::fs::read_to_string(out_dir.join("small.xdmf")).unwrap();
+    let mut reader = quick_xml::Reader::from_str(&sidecar);
+    let mut grids = 0;
+    loop {
+        match reader.read_event() {
+            Ok(quick_xml::events::Event::Eof) => break,
+            Ok(quick_xml::events::Event::Start(e)) if e.name().as_ref() == b"Grid" => {
+                grids += 1;
+            }
+            Ok(_) => {}
+            Err(e) => panic!("the sidecar is not well-formed XML: {e}\n{sidecar}"),
+        }
+    }
+    // A temporal collection holding frames 0, 50 and 60.
+    assert_eq!(grids, 4, "{sidecar}");
+}
+
+#[test]
+fn check_prints_the_stable_time_step_and_particle_count() {
+    let (dir, config) = setup(&small_config());
+    let out = gravel([OsStr::new("check"), config.as_os_str()], dir.path());
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains("particles at step 0: 50"), "{stdout}");
+    assert!(stdout.contains("stable time step:"), "{stdout}");
+    assert!(stdout.contains("chosen time step: 1e-5"), "{stdout}");
+    assert!(stdout.contains("Rayleigh"), "{stdout}");
+    assert!(stdout.contains("memory estimate"), "{stdout}");
+    // The stable step is 0.3 of the Rayleigh time of the smallest particle.
+    let g: f64 = 5.0e6 / (2.0 * 1.3);
+    let t_r = std::f64::consts::PI * RADIUS * (2500.0 / g).sqrt() / (0.1631 * 0.3 + 0.8766);
+    let line = stdout
+        .lines()
+        .find(|l| l.starts_with("stable time step:"))
+        .unwrap();
+    let value: f64 = line["stable time step:".len()..]
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(
+        (value / (0.3 * t_r) - 1.0).abs() < 1e-9,
+        "{value} vs {}",
+        0.3 * t_r
+    );
+    // check writes nothing.
+    let entries: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+    assert_eq!(entries.len(), 1);
+}
+
+#[test]
+fn steps_override() {
+    let (dir, config) = setup(&small_config());
+    let (out, out_dir) = run(dir.path(), &config, &["--steps", "30", "--quiet"]);
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    assert!(
+        text(&out.stdout).is_empty(),
+        "--quiet printed {}",
+        describe(&out)
+    );
+    let h5 = out_dir.join("small.h5");
+    assert_eq!(list_frames(&h5).unwrap(), vec![0, 30]);
+    let thermo = read_thermo(&h5).unwrap();
+    assert_eq!(column(&thermo, "step"), [0.0, 20.0, 30.0]);
+}
+
+/// A config with the `[[particles]]` blocks `particles` after a common head: no gravity, no walls, a closed
+/// (non-periodic) box `[0, 0.01]³`, Hertz, dt 1e-5.
+fn free_config(particles: &str) -> String {
+    format!(
+        r#"[run]
+name = "free"
+dt = 1e-5
+steps = 2000
+
+[domain]
+lo = [0.0, 0.0, 0.0]
+hi = [0.01, 0.01, 0.01]
+
+[[material]]
+name = "glass"
+density = 2500.0
+youngs_modulus = 5.0e6
+poisson_ratio = 0.3
+
+[contact]
+normal = {{ model = "hertz", restitution = 0.5 }}
+
+{particles}
+[output]
+every = 20
+thermo_every = 10
+"#
+    )
+}
+
+/// `on step N` in a run-failure message.
+fn failed_step(msg: &str) -> u64 {
+    let at = msg.find("step ").expect("no `step` in the message") + "step ".len();
+    msg[at..]
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect::<String>()
+        .parse()
+        .unwrap_or_else(|_| panic!("no step number in {msg}"))
+}
+
+#[test]
+fn particle_leaving_the_domain_fails_the_run() {
+    // id 0 rests; id 1 moves at 10 m/s in +z from z = 5 mm: 0.1 mm per step,
+    // it crosses z = 10 mm on step 50 or 51 (rounding).
+    let body = free_config(
+        r#"[[particles]]
+kind = "list"
+material = "glass"
+radius = 0.0005
+position = [[0.002, 0.002, 0.002], [0.005, 0.005, 0.005]]
+velocity = [[0.0, 0.0, 0.0], [0.0, 0.0, 10.0]]
+"#,
+    );
+    let (dir, config) = setup(&body);
+    let (out, out_dir) = run(dir.path(), &config, &["--quiet"]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
+    assert!(stderr.contains("particle id 1 "), "{stderr}");
+    assert!(stderr.contains("position"), "{stderr}");
+    let step = failed_step(&stderr);
+    assert!((50..=51).contains(&step), "step {step}: {stderr}");
+    assert!(stderr.contains("left the domain along z"), "{stderr}");
+    // What was written before the failure is readable.
+    let h5 = out_dir.join("free.h5");
+    assert_eq!(list_frames(&h5).unwrap(), vec![0, 20, 40]);
+    let thermo = read_thermo(&h5).unwrap();
+    assert_eq!(
+        column(&thermo, "step"),
+        &[0.0, 10.0, 20.0, 30.0, 40.0, 50.0][..((step as usize - 1) / 10 + 1).min(6)]
+    );
+}
+
+#[test]
+fn non_finite_state_fails_the_run() {
+    // Absurd Hooke stiffness, a huge dt (allowed): ids 1 and 2 approach at
+    // 1e-6 m/s each (1 cm per step), overlap by 1.95 cm on step 2, and the
+    // force of that overlap overflows their velocities to infinity.
+    let body = r#"[run]
+name = "blowup"
+dt = 1e4
+steps = 10
+allow_large_dt = true
+
+[domain]
+lo = [0.0, 0.0, 0.0]
+hi = [0.2, 0.1, 0.1]
+
+[[material]]
+name = "light"
+density = 0.01
+
+[contact]
+normal = { model = "hooke", stiffness = 1e300, restitution = 0.5 }
+
+[[particles]]
+kind = "list"
+material = "light"
+radius = 0.01
+position = [[0.15, 0.05, 0.05], [0.03, 0.05, 0.05], [0.0705, 0.05, 0.05]]
+velocity = [[0.0, 0.0, 0.0], [1e-6, 0.0, 0.0], [-1e-6, 0.0, 0.0]]
+
+[output]
+every = 0
+"#;
+    let (dir, config) = setup(body);
+    let check = gravel([OsStr::new("check"), config.as_os_str()], dir.path());
+    assert_eq!(check.status.code(), Some(0), "{}", describe(&check));
+    let (out, _) = run(dir.path(), &config, &["--quiet"]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
+    assert!(stderr.contains("particle id 1 "), "{stderr}");
+    assert!(stderr.contains("position"), "{stderr}");
+    assert!(stderr.contains("non-finite"), "{stderr}");
+    assert_eq!(failed_step(&stderr), 3, "{stderr}");
+}
+
+#[test]
+fn info_on_a_missing_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("missing.h5");
+    let out = gravel([OsStr::new("info"), path.as_os_str()], dir.path());
+    assert_ne!(out.status.code(), Some(0), "{}", describe(&out));
+    assert!(out.status.code().is_some());
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains(&*path.to_string_lossy()), "{stderr}");
+}
+
+#[test]
+fn info_on_a_file_that_is_not_hdf5() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("notes.h5");
+    std::fs::write(&path, "this is not an HDF5 file\n").unwrap();
+    let out = gravel([OsStr::new("info"), path.as_os_str()], dir.path());
+    assert_ne!(out.status.code(), Some(0), "{}", describe(&out));
+    assert!(out.status.code().is_some());
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains(&*path.to_string_lossy()), "{stderr}");
+}
+
+#[test]
+fn info_on_an_hdf5_file_that_is_not_gravel_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("other.h5");
+    hdf5::File::create(&path)
+        .unwrap()
+        .create_group("something")
+        .unwrap();
+    let out = gravel([OsStr::new("info"), path.as_os_str()], dir.path());
+    assert_ne!(out.status.code(), Some(0), "{}", describe(&out));
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains(&*path.to_string_lossy()), "{stderr}");
+    assert!(stderr.contains("not a gravel"), "{stderr}");
+}
+
+#[test]
+fn bad_arguments_exit_2() {
+    let (dir, config) = setup(&small_config());
+    let c = config.to_str().unwrap();
+    let cases: [&[&str]; 9] = [
+        &[],
+        &["frobnicate"],
+        &["run"],
+        &["check"],
+        &["info"],
+        &["run", c, "--steps", "many"],
+        &["run", c, "--steps", "-5"],
+        &["run", c, "--threads", "two"],
+        &["run", c, "--no-such-flag"],
+    ];
+    for args in cases {
+        let out = gravel(args, dir.path());
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "gravel {args:?}: {}",
+            describe(&out)
+        );
+        assert!(!out.stderr.is_empty(), "gravel {args:?}: no message");
+    }
+    assert!(
+        !dir.path().join("not_used").exists() && !dir.path().join("out").exists(),
+        "a refused command wrote output"
+    );
+}
+
+#[test]
+fn restart_is_refused_with_exit_2() {
+    let (dir, config) = setup(&small_config());
+    let (out, out_dir) = run(dir.path(), &config, &["--restart", "old.checkpoint.h5"]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
+    assert!(stderr.contains("old.checkpoint.h5"), "{stderr}");
+    assert!(stderr.contains("not implemented"), "{stderr}");
+    assert!(!out_dir.exists());
+}
+
+#[test]
+fn help_and_version_exit_0() {
+    let dir = tempfile::tempdir().unwrap();
+    let help = gravel(["--help"], dir.path());
+    assert_eq!(help.status.code(), Some(0), "{}", describe(&help));
+    let h = text(&help.stdout);
+    for cmd in ["run", "check", "info"] {
+        assert!(h.contains(cmd), "{h}");
+    }
+    let version = gravel(["--version"], dir.path());
+    assert_eq!(version.status.code(), Some(0));
+    assert!(text(&version.stdout).contains(env!("CARGO_PKG_VERSION")));
+}
+
+#[test]
+fn periodic_frames_hold_wrapped_positions() {
+    // One bead crossing the periodic x face at 5 m/s (0.05 mm per step, within
+    // half the skin): frames hold its position wrapped into [lo, hi).
+    let body = r#"[run]
+name = "wrap"
+dt = 1e-5
+steps = 60
+
+[domain]
+lo = [0.0, 0.0, 0.0]
+hi = [0.01, 0.01, 0.01]
+periodic = [true, true, true]
+
+[[material]]
+name = "glass"
+density = 2500.0
+youngs_modulus = 5.0e6
+poisson_ratio = 0.3
+
+[contact]
+normal = { model = "hertz", restitution = 0.5 }
+
+[[particles]]
+kind = "list"
+material = "glass"
+radius = 0.001
+position = [[0.0099, 0.005, 0.005]]
+velocity = [[5.0, 0.0, 0.0]]
+
+[output]
+every = 20
+fields = ["velocity"]
+"#;
+    let (dir, config) = setup(body);
+    let (out, out_dir) = run(dir.path(), &config, &["--quiet"]);
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    let h5 = out_dir.join("wrap.h5");
+    assert_eq!(list_frames(&h5).unwrap(), vec![0, 20, 40, 60]);
+    for step in [0u64, 20, 40, 60] {
+        let f = read_frame(&h5, step).unwrap();
+        let x = f.position[0];
+        assert!(
+            (0..3).all(|a| (0.0..0.01).contains(&x[a])),
+            "frame {step}: {x:?} is not wrapped into the box"
+        );
+        let expect = (0.0099 + 5.0 * step as f64 * DT) % 0.01;
+        assert!((x[0] - expect).abs() < 1e-12, "frame {step}: {x:?}");
+        assert_eq!(f.fields[0].1[0], [5.0, 0.0, 0.0]);
+    }
+}
+
+#[test]
+fn auto_dt_is_finite_for_an_overdamped_hooke_contact() {
+    // damping_rate = γn/m* = 1e7 1/s is far above critical (2 sqrt(kn/m*) ≈ 4e5 1/s):
+    // there is no collision time, but an explicit step still has a finite stable limit,
+    // below the undamped half period π sqrt(m*/kn).
+    let body = r#"[run]
+name = "overdamped"
+dt = "auto"
+steps = 10
+
+[domain]
+lo = [0.0, 0.0, 0.0]
+hi = [0.01, 0.01, 0.01]
+
+[[material]]
+name = "glass"
+density = 2500.0
+
+[contact]
+normal = { model = "hooke", stiffness = 2e5, damping_rate = 1e7 }
+
+[[particles]]
+kind = "list"
+material = "glass"
+radius = 0.001
+position = [[0.005, 0.005, 0.005]]
+"#;
+    let (dir, config) = setup(body);
+    let out = gravel([OsStr::new("check"), config.as_os_str()], dir.path());
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    let stdout = text(&out.stdout);
+    let line = stdout
+        .lines()
+        .find(|l| l.starts_with("chosen time step:"))
+        .unwrap_or_else(|| panic!("{stdout}"));
+    let dt: f64 = line["chosen time step:".len()..]
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let m_eff = 0.5 * 2500.0 * 4.0 / 3.0 * std::f64::consts::PI * 1e-9;
+    let half_period = std::f64::consts::PI * (m_eff / 2e5).sqrt();
+    assert!(
+        dt.is_finite() && dt < half_period,
+        "dt = \"auto\" chose {dt:e} s for an over-damped Hooke contact (undamped half period {half_period:e} s)\n{stdout}"
+    );
+}
+
+/// A box with one big sphere (from `big`, a `list` or `file` block) and a
+/// `random` block of 40 small ones around it, `steps = 0`.
+fn big_and_random(big: &str, seed: u64) -> String {
+    format!(
+        r#"[run]
+name = "mixed"
+dt = 1e-5
+steps = 0
+seed = {seed}
+
+[domain]
+lo = [0.0, 0.0, 0.0]
+hi = [0.01, 0.01, 0.01]
+
+[[material]]
+name = "glass"
+density = 2500.0
+youngs_modulus = 5.0e6
+poisson_ratio = 0.3
+
+[contact]
+normal = {{ model = "hertz", restitution = 0.5 }}
+
+{big}
+[[particles]]
+kind = "random"
+material = "glass"
+radius = 0.001
+count = 40
+region = {{ lo = [0.0, 0.0, 0.0], hi = [0.01, 0.01, 0.01] }}
+"#
+    )
+}
+
+/// Run `body` for 0 steps and return the thermo row of step 0 (`contacts`, `max_overlap`).
+fn initial_contacts(dir: &Path, body: &str) -> (f64, f64) {
+    let config = dir.join("config.toml");
+    std::fs::write(&config, body).unwrap();
+    let (out, out_dir) = run(dir, &config, &["--quiet"]);
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    let thermo = read_thermo(&out_dir.join("mixed.h5")).unwrap();
+    (
+        column(&thermo, "contacts")[0],
+        column(&thermo, "max_overlap")[0],
+    )
+}
+
+/// README: `random` places "non-overlapping" spheres; that includes the
+/// particles of `list` blocks given before it.
+#[test]
+#[ignore = "known bug: random blocks do not avoid list/file particles (Placer lacks them)"]
+fn random_block_avoids_list_particles() {
+    let dir = tempfile::tempdir().unwrap();
+    let big = "[[particles]]\nkind = \"list\"\nmaterial = \"glass\"\nradius = 0.002\nposition = [[0.005, 0.005, 0.005]]\n";
+    for seed in 1..=3 {
+        let (contacts, overlap) = initial_contacts(dir.path(), &big_and_random(big, seed));
+        assert_eq!((contacts, overlap), (0.0, 0.0), "seed {seed}");
+    }
+}
+
+/// ... and the particles read from a `file` block.
+#[test]
+#[ignore = "known bug: random blocks do not avoid list/file particles (Placer lacks them)"]
+fn random_block_avoids_file_particles() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("big.csv"),
+        "id,frozen,x,y,z,radius,density,vx,vy,vz,wx,wy,wz\n100,0,0.005,0.005,0.005,0.002,2500,0,0,0,0,0,0\n",
+    )
+    .unwrap();
+    let big = "[[particles]]\nkind = \"file\"\npath = \"big.csv\"\nmaterial = \"glass\"\n";
+    for seed in 1..=3 {
+        let (contacts, overlap) = initial_contacts(dir.path(), &big_and_random(big, seed));
+        assert_eq!(
+            (contacts, overlap),
+            (0.0, 0.0),
+            "seed {seed}: random spheres overlap the file's sphere"
+        );
+    }
+}
+
+/// `time = T` runs the whole number of steps that covers T: `T/dt` rounded up,
+/// but a ratio that is whole up to rounding (2e-3 / 1e-6 = 2000.0000000000002
+/// in floating point) is that whole number, not one more.
+#[test]
+#[ignore = "known bug: steps = ceil(time/dt) rounds 2000.0000000000002 up"]
+fn time_gives_the_steps_that_cover_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases = [
+        ("1e-5", "4.5e-4", 45),
+        ("1e-5", "1.05e-4", 11),
+        ("1e-6", "2e-3", 2000),
+        ("1e-6", "3e-5", 30),
+    ];
+    let mut wrong = Vec::new();
+    for (dt, time, steps) in cases {
+        let body = format!(
+            "[run]\nname = \"t\"\ndt = {dt}\ntime = {time}\n\n[domain]\nlo = [0.0, 0.0, 0.0]\nhi = [0.01, 0.01, 0.01]\n\n\
+             [[material]]\nname = \"glass\"\ndensity = 2500.0\nyoungs_modulus = 5.0e6\npoisson_ratio = 0.3\n\n\
+             [contact]\nnormal = {{ model = \"hertz\", restitution = 0.5 }}\n\n\
+             [[particles]]\nkind = \"list\"\nmaterial = \"glass\"\nradius = 0.001\nposition = [[0.005, 0.005, 0.005]]\n"
+        );
+        let config = dir.path().join("time.toml");
+        std::fs::write(&config, body).unwrap();
+        let out = gravel([OsStr::new("check"), config.as_os_str()], dir.path());
+        assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+        let stdout = text(&out.stdout);
+        if !stdout.contains(&format!("steps: {steps} ")) {
+            let line = stdout
+                .lines()
+                .find(|l| l.starts_with("steps:"))
+                .unwrap_or("");
+            wrong.push(format!(
+                "dt = {dt}, time = {time}: expected {steps} steps, got `{line}`"
+            ));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+#[test]
+fn unwritable_output_directory_fails_with_exit_1() {
+    let (dir, config) = setup(&small_config());
+    let blocker = dir.path().join("a_file");
+    std::fs::write(&blocker, "").unwrap();
+    let out_dir = blocker.join("out");
+    let out = gravel(
+        [
+            OsStr::new("run"),
+            config.as_os_str(),
+            OsStr::new("--out"),
+            out_dir.as_os_str(),
+            OsStr::new("--quiet"),
+        ],
+        dir.path(),
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
+    assert!(
+        text(&out.stderr).contains(&*out_dir.to_string_lossy()),
+        "{}",
+        describe(&out)
+    );
+}

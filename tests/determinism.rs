@@ -1,0 +1,376 @@
+//! The promise of the README: the same trajectory to the last bit on any number
+//! of threads. Runs with friction (Hertz + Mindlin spring-slider, so contact
+//! history matters) are compared bit for bit — positions, velocities, angular
+//! velocities and every contact-history record — between 1, 2 and 4 rayon
+//! threads, and between two runs on the same thread count.
+
+use gravel::comm::SerialComm;
+use gravel::config::Setup;
+use gravel::io::h5out::{list_frames, read_frame, read_thermo, FrameOwned};
+use gravel::sim::{HistoryPartner, Simulation};
+use std::collections::BTreeMap;
+use std::ffi::OsStr;
+use std::path::Path;
+use std::process::Command;
+
+const MATERIAL_AND_CONTACT: &str = r#"
+[[material]]
+name = "glass"
+density = 2500.0
+youngs_modulus = 5.0e6
+poisson_ratio = 0.3
+
+[contact]
+normal = { model = "hertz", restitution = 0.5 }
+tangential = { model = "spring_slider", friction = 0.5, mindlin = true }
+"#;
+
+fn plane(point: [f64; 3], normal: [f64; 3]) -> String {
+    format!(
+        "\n[[wall]]\nkind = \"plane\"\npoint = {point:?}\nnormal = {normal:?}\nmaterial = \"glass\"\n"
+    )
+}
+
+/// About 600 polydisperse beads poured at 1 m/s into a walled box
+/// (12 × 12 mm, 30 mm high), 1500 steps of 10 µs: the first ones land and
+/// pile up, so there are lasting particle–particle and particle–wall contacts.
+fn pour_config(steps: u64) -> String {
+    let walls: String = [
+        ([0.0, 0.0, 0.0], [0.0, 0.0, 1.0]),
+        ([0.0, 0.0, 0.0], [1.0, 0.0, 0.0]),
+        ([0.012, 0.0, 0.0], [-1.0, 0.0, 0.0]),
+        ([0.0, 0.0, 0.0], [0.0, 1.0, 0.0]),
+        ([0.0, 0.012, 0.0], [0.0, -1.0, 0.0]),
+    ]
+    .iter()
+    .map(|&(p, n)| plane(p, n))
+    .collect();
+    format!(
+        r#"[run]
+name = "pour"
+dt = 1e-5
+steps = {steps}
+seed = 3
+gravity = [0.0, 0.0, -9.81]
+
+[domain]
+lo = [0.0, 0.0, 0.0]
+hi = [0.012, 0.012, 0.03]
+{MATERIAL_AND_CONTACT}{walls}
+[[particles]]
+kind = "pour"
+material = "glass"
+radius = {{ min = 0.0005, max = 0.0007 }}
+rate = 60000.0
+until = 0.01
+region = {{ lo = [0.0, 0.0, 0.003], hi = [0.012, 0.012, 0.03] }}
+velocity = [0.0, 0.0, -1.0]
+interval = 20
+
+[output]
+every = 0
+fields = ["velocity", "omega"]
+"#
+    )
+}
+
+/// Periodic in x and y (16 mm), a floor, gravity tilted along x: two `random`
+/// blocks of 600 beads each, moving at ±(1, 0.5, 0) m/s, so they collide at
+/// once, across the periodic faces too (through the ghosts), and settle.
+const PERIODIC_L: f64 = 0.016;
+
+fn periodic_config(steps: u64) -> String {
+    let block = |v: [f64; 3]| {
+        format!(
+            r#"
+[[particles]]
+kind = "random"
+material = "glass"
+radius = {{ min = 0.0004, max = 0.0006 }}
+count = 600
+region = {{ lo = [0.0, 0.0, 0.0], hi = [{PERIODIC_L:?}, {PERIODIC_L:?}, 0.012] }}
+velocity = {v:?}
+"#
+        )
+    };
+    format!(
+        r#"[run]
+name = "periodic"
+dt = 1e-5
+steps = {steps}
+seed = 11
+gravity = [3.0, 0.0, -30.0]
+
+[domain]
+lo = [0.0, 0.0, 0.0]
+hi = [{PERIODIC_L:?}, {PERIODIC_L:?}, 0.02]
+periodic = [true, true, false]
+{MATERIAL_AND_CONTACT}{floor}{ceiling}{a}{b}
+[output]
+every = 0
+fields = ["velocity", "omega"]
+"#,
+        floor = plane([0.0, 0.0, 0.0], [0.0, 0.0, 1.0]),
+        ceiling = plane([0.0, 0.0, 0.02], [0.0, 0.0, -1.0]),
+        a = block([1.0, 0.5, 0.0]),
+        b = block([-1.0, -0.5, 0.0]),
+    )
+}
+
+/// Particle state as bits: `(id, x, v, ω)`.
+type StateBits = Vec<(u64, [u64; 3], [u64; 3], [u64; 3])>;
+/// History records as bits.
+type HistoryBits = Vec<(u64, HistoryPartner, Vec<u64>)>;
+
+#[derive(PartialEq)]
+struct Snapshot {
+    step: u64,
+    state: StateBits,
+    history: HistoryBits,
+}
+
+/// What a run went through, to show that the comparison could fail.
+#[derive(Debug, Default)]
+struct Activity {
+    particles: usize,
+    /// Largest number of pair and wall history records with a non-zero value seen at a snapshot.
+    max_pair_records: usize,
+    max_wall_records: usize,
+    /// Pair records whose two particles lie on opposite sides of a periodic face.
+    cross_boundary_records: usize,
+    rebuilds: u64,
+}
+
+fn bits(v: glam::DVec3) -> [u64; 3] {
+    [v.x.to_bits(), v.y.to_bits(), v.z.to_bits()]
+}
+
+fn snapshot(sim: &Simulation) -> Snapshot {
+    Snapshot {
+        step: sim.step,
+        state: sim
+            .state_by_id()
+            .into_iter()
+            .map(|(id, x, v, w)| (id, bits(x), bits(v), bits(w)))
+            .collect(),
+        history: sim
+            .history_records()
+            .into_iter()
+            .map(|(a, b, h)| (a, b, h.iter().map(|x| x.to_bits()).collect()))
+            .collect(),
+    }
+}
+
+fn record_activity(sim: &Simulation, act: &mut Activity) {
+    let records = sim.history_records();
+    let pairs = records
+        .iter()
+        .filter(|r| matches!(r.1, HistoryPartner::Particle(_)))
+        .count();
+    act.max_pair_records = act.max_pair_records.max(pairs);
+    act.max_wall_records = act.max_wall_records.max(records.len() - pairs);
+    let d = sim.setup.domain;
+    let x: BTreeMap<u64, glam::DVec3> = sim
+        .state_by_id()
+        .into_iter()
+        .map(|(id, x, _, _)| (id, d.wrap(x)))
+        .collect();
+    let l = d.length();
+    act.cross_boundary_records += records
+        .iter()
+        .filter(|r| match r.1 {
+            HistoryPartner::Particle(b) => {
+                let dx = x[&r.0] - x[&b];
+                (0..3).any(|a| d.periodic[a] && dx[a].abs() > 0.5 * l[a])
+            }
+            HistoryPartner::Wall(_) => false,
+        })
+        .count();
+}
+
+/// Run `config` on a pool of `threads` rayon threads, snapshotting every `every` steps.
+fn simulate(config: &str, threads: usize, every: u64) -> (Vec<Snapshot>, Activity) {
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .unwrap();
+    pool.install(|| {
+        assert_eq!(rayon::current_num_threads(), threads);
+        let setup = Setup::from_str(Path::new("determinism.toml"), config)
+            .unwrap_or_else(|e| panic!("{e}"));
+        let steps = setup.steps;
+        let mut sim = Simulation::new(setup, Box::new(SerialComm)).unwrap();
+        let mut snaps = vec![snapshot(&sim)];
+        let mut act = Activity::default();
+        while sim.step < steps {
+            sim.step().unwrap_or_else(|e| panic!("{e}"));
+            if sim.step % every == 0 || sim.step == steps {
+                snaps.push(snapshot(&sim));
+                record_activity(&sim, &mut act);
+            }
+        }
+        act.particles = sim.particles.n_owned;
+        act.rebuilds = sim.timers.rebuilds;
+        (snaps, act)
+    })
+}
+
+/// Assert two runs identical, naming the first step and particle that differ.
+fn assert_identical(a: &[Snapshot], b: &[Snapshot], what: &str) {
+    assert_eq!(a.len(), b.len(), "{what}: different numbers of snapshots");
+    for (sa, sb) in a.iter().zip(b) {
+        assert_eq!(sa.step, sb.step);
+        if sa == sb {
+            continue;
+        }
+        assert_eq!(
+            sa.state.len(),
+            sb.state.len(),
+            "{what}: particle counts differ at step {}",
+            sa.step
+        );
+        if let Some((pa, pb)) = sa.state.iter().zip(&sb.state).find(|(p, q)| p != q) {
+            panic!(
+                "{what}: first difference at step {}: particle {} (x, v, ω bits) {:?} vs particle {} {:?}",
+                sa.step, pa.0, pa, pb.0, pb
+            );
+        }
+        assert_eq!(
+            sa.history.len(),
+            sb.history.len(),
+            "{what}: numbers of history records differ at step {}",
+            sa.step
+        );
+        let (ha, hb) = sa
+            .history
+            .iter()
+            .zip(&sb.history)
+            .find(|(p, q)| p != q)
+            .unwrap();
+        panic!(
+            "{what}: first history difference at step {}: {ha:?} vs {hb:?}",
+            sa.step
+        );
+    }
+}
+
+fn check_threads(config: &str, every: u64) -> Activity {
+    let (one, act) = simulate(config, 1, every);
+    for k in [2, 4] {
+        let (many, _) = simulate(config, k, every);
+        assert_identical(&one, &many, &format!("1 vs {k} threads"));
+    }
+    act
+}
+
+#[test]
+fn pour_is_bitwise_identical_on_1_2_and_4_threads() {
+    let act = check_threads(&pour_config(2000), 100);
+    eprintln!("pour: {act:?}");
+    assert!(act.particles >= 500, "{act:?}");
+    assert!(act.max_pair_records >= 50, "too few pair contacts: {act:?}");
+    assert!(act.max_wall_records >= 20, "too few wall contacts: {act:?}");
+    assert!(act.rebuilds >= 10, "{act:?}");
+}
+
+#[test]
+fn periodic_random_is_bitwise_identical_on_1_2_and_4_threads() {
+    let act = check_threads(&periodic_config(2000), 100);
+    eprintln!("periodic: {act:?}");
+    assert_eq!(act.particles, 1200);
+    assert!(act.max_pair_records >= 50, "too few pair contacts: {act:?}");
+    assert!(
+        act.cross_boundary_records >= 5,
+        "no contacts across the periodic faces: {act:?}"
+    );
+    assert!(act.rebuilds >= 10, "{act:?}");
+}
+
+#[test]
+fn same_config_twice_gives_the_same_bits() {
+    let config = periodic_config(600);
+    let (a, _) = simulate(&config, 2, 100);
+    let (b, _) = simulate(&config, 2, 100);
+    assert_identical(&a, &b, "run 1 vs run 2");
+    let config = pour_config(800);
+    let (a, _) = simulate(&config, 2, 100);
+    let (b, _) = simulate(&config, 2, 100);
+    assert_identical(&a, &b, "run 1 vs run 2");
+}
+
+/// The comparison sees a difference where there is one: another seed changes the bits.
+#[test]
+fn a_different_seed_changes_the_bits() {
+    let config = periodic_config(200);
+    let other = config.replace("seed = 11", "seed = 12");
+    assert_ne!(config, other);
+    let (a, _) = simulate(&config, 1, 100);
+    let (b, _) = simulate(&other, 1, 100);
+    assert!(a.last().unwrap() != b.last().unwrap());
+}
+
+/// The binary: `gravel run --threads 1` and `--threads 2` write the same final frame.
+#[test]
+fn binary_threads_1_and_2_write_the_same_final_frame() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("pour.toml");
+    std::fs::write(&config, pour_config(700)).unwrap();
+    let run = |threads: &str| -> (FrameOwned, Vec<(String, Vec<f64>)>) {
+        let out_dir = dir.path().join(format!("out{threads}"));
+        let out = Command::new(env!("CARGO_BIN_EXE_gravel"))
+            .args([
+                OsStr::new("run"),
+                config.as_os_str(),
+                OsStr::new("--threads"),
+                OsStr::new(threads),
+                OsStr::new("--quiet"),
+                OsStr::new("--out"),
+                out_dir.as_os_str(),
+            ])
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let h5 = out_dir.join("pour.h5");
+        let file = hdf5::File::open(&h5).unwrap();
+        let t: u32 = file.attr("threads").unwrap().read_scalar().unwrap();
+        assert_eq!(t.to_string(), threads);
+        assert_eq!(list_frames(&h5).unwrap(), vec![700]);
+        (read_frame(&h5, 700).unwrap(), read_thermo(&h5).unwrap())
+    };
+    let (f1, t1) = run("1");
+    let (f2, t2) = run("2");
+    let by_id = |f: &FrameOwned| -> BTreeMap<u64, Vec<u64>> {
+        let mut m = BTreeMap::new();
+        for (k, &id) in f.id.iter().enumerate() {
+            let mut row: Vec<u64> = f.position[k].iter().map(|x| x.to_bits()).collect();
+            row.push(f.radius[k].to_bits());
+            row.push(u64::from(f.material[k]));
+            for (_, v) in &f.fields {
+                row.extend(v[k].iter().map(|x| x.to_bits()));
+            }
+            m.insert(id, row);
+        }
+        m
+    };
+    assert!(f1.id.len() >= 300, "only {} particles", f1.id.len());
+    assert_eq!(f1.fields.len(), 2);
+    let (m1, m2) = (by_id(&f1), by_id(&f2));
+    assert_eq!(m1.len(), f1.id.len(), "ids not unique");
+    if let Some((id, row)) = m1.iter().find(|(id, row)| m2.get(id) != Some(row)) {
+        panic!(
+            "particle {id} differs: {row:?} vs {:?}",
+            m2.get(id).map(|r| r.as_slice())
+        );
+    }
+    assert_eq!(m1.len(), m2.len());
+    // Integer thermo columns agree exactly too (the energies are sums in any order).
+    for name in ["step", "particles", "contacts"] {
+        let col = |t: &[(String, Vec<f64>)]| t.iter().find(|c| c.0 == name).unwrap().1.clone();
+        assert_eq!(col(&t1), col(&t2), "thermo column {name}");
+    }
+}
