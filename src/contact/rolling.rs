@@ -360,7 +360,7 @@ pub fn rolling_torque(p: &RollingParams, inp: &RollingInput, history: &mut [f64;
     let stored = if p.torsion_torque {
         stored
     } else {
-        into_tangent_plane(stored, n)
+        super::tangential::rotate_into_plane(stored, n)
     };
     let mut spring = stored - (k_r * inp.dt) * omega_r;
     let len2 = spring.length_squared();
@@ -378,23 +378,6 @@ pub fn rolling_torque(p: &RollingParams, inp: &RollingInput, history: &mut [f64;
         1.0
     };
     spring - (factor * c_r) * omega_r
-}
-
-/// Project `v` onto the plane normal to the unit vector `n` and restore its
-/// length; a vector exactly along `n` (no tangential direction left) becomes
-/// zero.
-#[inline]
-fn into_tangent_plane(v: DVec3, n: DVec3) -> DVec3 {
-    let old2 = v.length_squared();
-    if old2 == 0.0 {
-        return v;
-    }
-    let p = v - v.dot(n) * n;
-    let new2 = p.length_squared();
-    if new2 == 0.0 {
-        return DVec3::ZERO;
-    }
-    p * (old2 / new2).sqrt()
 }
 
 #[cfg(test)]
