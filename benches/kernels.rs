@@ -8,8 +8,10 @@
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use glam::DVec3;
 use gravel::comm::SerialComm;
+use gravel::comm::SerialComm;
 use gravel::config::Setup;
 use gravel::contact::{Body, ContactLaw, Kinematics};
+use gravel::decomp::Decomposition;
 use gravel::domain::{Domain, Halo};
 use gravel::neighbor::{self, NeighborList};
 use gravel::particles::{ParticleRecord, Particles};
@@ -169,7 +171,13 @@ fn periodic_particles() -> (Particles, f64) {
     let perm = neighbor::spatial_order(&p, width);
     p.permute_owned(&perm);
     let mut halo = Halo::default();
-    halo.build(&mut p, &domain, width);
+    halo.build(
+        &mut p,
+        &domain,
+        &Decomposition::single(&domain),
+        &SerialComm,
+        width,
+    );
     assert!(!halo.is_empty());
     (p, reach)
 }

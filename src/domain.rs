@@ -1,11 +1,17 @@
 //! The simulation box, periodic wrapping, and the ghost halo.
 //!
-//! On one rank the halo holds the periodic images of owned particles near a
-//! periodic face; with MPI it will also hold copies of neighbouring ranks'
-//! particles. Ghosts are created when the neighbour list is rebuilt and their
-//! positions and velocities refreshed every step ([`Halo::update`]).
+//! The halo holds, behind the owned particles, copies ("ghosts") of every
+//! particle within one interaction range of this rank's subdomain: periodic
+//! images of its own particles and particles of the adjacent ranks (and
+//! their periodic images). Both kinds go through the same code: a ghost is a
+//! particle record plus an integer image shift `s·L`, sent to whichever rank
+//! (this one included) needs it. Ghosts are created when the neighbour list
+//! is rebuilt ([`Halo::build`]) and their positions, velocities and angular
+//! velocities refreshed every step ([`Halo::update`]).
 
-use crate::particles::Particles;
+use crate::comm::{Comm, Pack, Unpack};
+use crate::decomp::Decomposition;
+use crate::particles::{ParticleRecord, Particles};
 use glam::DVec3;
 
 /// An axis-aligned box with per-axis periodicity.
@@ -50,75 +56,205 @@ impl Domain {
     }
 }
 
-/// Ghost copies of owned particles, with the index each one copies.
+/// Serialise a particle record.
+pub fn pack_record(r: &ParticleRecord, buf: &mut Vec<u8>) {
+    buf.put_u64(r.id);
+    buf.put_vec3(r.x);
+    buf.put_vec3(r.v);
+    buf.put_vec3(r.omega);
+    buf.put_f64(r.radius);
+    buf.put_f64(r.mass);
+    buf.put_u64(r.material as u64 | (r.frozen as u64) << 32);
+}
+
+/// Read a record written by [`pack_record`].
+pub fn unpack_record(u: &mut Unpack) -> ParticleRecord {
+    let id = u.u64();
+    let (x, v, omega) = (u.vec3(), u.vec3(), u.vec3());
+    let (radius, mass) = (u.f64(), u.f64());
+    let tag = u.u64();
+    ParticleRecord {
+        id,
+        x,
+        v,
+        omega,
+        radius,
+        mass,
+        material: tag as u32,
+        frozen: (tag >> 32) != 0,
+    }
+}
+
+/// Ghost copies of particles, with where each one comes from.
 #[derive(Debug, Clone, Default)]
 pub struct Halo {
-    source: Vec<u32>,
+    /// Owned index copied by each ghost made on this rank (periodic images
+    /// of its own particles); these ghosts come first.
+    local_source: Vec<u32>,
+    /// Ranks exchanged with.
+    peers: Vec<usize>,
+    /// Per peer: the owned indices sent to it, in order.
+    send: Vec<Vec<u32>>,
+    /// Per peer: the number of ghosts received from it (they follow the local ones, peer by peer).
+    received: Vec<usize>,
 }
 
 impl Halo {
-    /// Drop the old ghosts and create the periodic images of owned particles
-    /// lying within `width` of a periodic face (edges and corners included).
-    /// Requires every periodic length to exceed `2 · width`.
-    pub fn build(&mut self, p: &mut Particles, domain: &Domain, width: f64) {
+    /// Drop the old ghosts and create the new ones: every owned particle
+    /// within `width` of a face of another subdomain (or of its own, across
+    /// a periodic boundary) is copied there with its image shift.
+    /// Requires every subdomain to be at least `width` thick and every
+    /// periodic length to exceed `2 · width`. Collective.
+    pub fn build(
+        &mut self,
+        p: &mut Particles,
+        domain: &Domain,
+        decomp: &Decomposition,
+        comm: &dyn Comm,
+        width: f64,
+    ) {
         p.truncate_ghosts();
-        self.source.clear();
+        self.local_source.clear();
+        self.peers = decomp.peers();
+        self.send = vec![Vec::new(); self.peers.len()];
+        let mut bufs: Vec<Vec<u8>> = vec![Vec::new(); self.peers.len()];
         let l = domain.length();
+        let mut local: Vec<(usize, DVec3)> = Vec::new();
         for k in 0..p.n_owned {
             let x = p.x[k];
-            let mut options: [[i32; 2]; 3] = [[0, 0]; 3];
+            // Per axis: (slab, image multiple) choices, the particle's own slab first.
+            let mut options = [[(0usize, 0i32); 3]; 3];
             let mut counts = [1usize; 3];
             for a in 0..3 {
-                if !domain.periodic[a] {
-                    continue;
+                let c = decomp.slab(a, x[a]);
+                let cuts = &decomp.cuts[a];
+                let last = decomp.dims[a] - 1;
+                options[a][0] = (c, 0);
+                if x[a] - cuts[c] < width {
+                    if c > 0 {
+                        options[a][counts[a]] = (c - 1, 0);
+                        counts[a] += 1;
+                    } else if domain.periodic[a] {
+                        options[a][counts[a]] = (last, 1);
+                        counts[a] += 1;
+                    }
                 }
-                if x[a] - domain.lo[a] < width {
-                    options[a][1] = 1;
-                    counts[a] = 2;
-                } else if domain.hi[a] - x[a] < width {
-                    options[a][1] = -1;
-                    counts[a] = 2;
+                if cuts[c + 1] - x[a] < width {
+                    if c < last {
+                        options[a][counts[a]] = (c + 1, 0);
+                        counts[a] += 1;
+                    } else if domain.periodic[a] {
+                        options[a][counts[a]] = (0, -1);
+                        counts[a] += 1;
+                    }
                 }
             }
             if counts == [1, 1, 1] {
                 continue;
             }
-            let record = p.record(k);
             for ix in 0..counts[0] {
                 for iy in 0..counts[1] {
                     for iz in 0..counts[2] {
-                        let s = [options[0][ix], options[1][iy], options[2][iz]];
-                        if s == [0, 0, 0] {
+                        if ix == 0 && iy == 0 && iz == 0 {
+                            continue;
+                        }
+                        let o = [options[0][ix], options[1][iy], options[2][iz]];
+                        let dest = decomp.rank_of([o[0].0, o[1].0, o[2].0]);
+                        let s = [o[0].1, o[1].1, o[2].1];
+                        if dest == decomp.rank && s == [0, 0, 0] {
                             continue;
                         }
                         let shift =
                             DVec3::new(s[0] as f64 * l.x, s[1] as f64 * l.y, s[2] as f64 * l.z);
-                        p.push_ghost(&record, shift);
-                        self.source.push(k as u32);
+                        if dest == decomp.rank {
+                            local.push((k, shift));
+                        } else {
+                            let q = self
+                                .peers
+                                .binary_search(&dest)
+                                .expect("ghosts go to adjacent ranks");
+                            pack_record(&p.record(k), &mut bufs[q]);
+                            bufs[q].put_vec3(shift);
+                            self.send[q].push(k as u32);
+                        }
                     }
                 }
             }
         }
+        for (k, shift) in local {
+            let r = p.record(k);
+            p.push_ghost(&r, shift);
+            self.local_source.push(k as u32);
+        }
+        let recv = comm.exchange(&self.peers, &bufs);
+        self.received = recv
+            .iter()
+            .map(|b| {
+                let mut u = Unpack::new(b);
+                let mut n = 0;
+                while !u.is_empty() {
+                    let r = unpack_record(&mut u);
+                    let shift = u.vec3();
+                    p.push_ghost(&r, shift);
+                    n += 1;
+                }
+                n
+            })
+            .collect();
     }
 
-    /// Copy positions, velocities and angular velocities from the owners.
-    pub fn update(&self, p: &mut Particles) {
+    /// Copy positions, velocities and angular velocities from the owners
+    /// (a collective call when there are peers).
+    pub fn update(&self, p: &mut Particles, comm: &dyn Comm) {
         let n = p.n_owned;
-        for (g, &s) in self.source.iter().enumerate() {
+        for (g, &s) in self.local_source.iter().enumerate() {
             let s = s as usize;
             p.x[n + g] = p.x[s];
             p.v[n + g] = p.v[s];
             p.omega[n + g] = p.omega[s];
         }
+        if self.peers.is_empty() {
+            return;
+        }
+        let bufs: Vec<Vec<u8>> = self
+            .send
+            .iter()
+            .map(|list| {
+                let mut b = Vec::with_capacity(list.len() * 72);
+                for &k in list {
+                    let k = k as usize;
+                    b.put_vec3(p.x[k]);
+                    b.put_vec3(p.v[k]);
+                    b.put_vec3(p.omega[k]);
+                }
+                b
+            })
+            .collect();
+        let recv = comm.exchange(&self.peers, &bufs);
+        let mut g = n + self.local_source.len();
+        for (b, &count) in recv.iter().zip(&self.received) {
+            let mut u = Unpack::new(b);
+            for _ in 0..count {
+                p.x[g] = u.vec3();
+                p.v[g] = u.vec3();
+                p.omega[g] = u.vec3();
+                g += 1;
+            }
+        }
     }
 
     /// Number of ghosts.
     pub fn len(&self) -> usize {
-        self.source.len()
+        self.local_source.len() + self.received.iter().sum::<usize>()
     }
 
     /// Whether there are no ghosts.
     pub fn is_empty(&self) -> bool {
-        self.source.is_empty()
+        self.len() == 0
+    }
+
+    /// Ranks this rank exchanges ghosts with.
+    pub fn peers(&self) -> &[usize] {
+        &self.peers
     }
 }

@@ -17,6 +17,9 @@ pub enum GravelError {
     Run(String),
     /// Output could not be written or read (exit 1).
     Io(String),
+    /// The run failed on another rank, which reports the cause (exit 1;
+    /// this rank prints nothing more).
+    Elsewhere(String),
 }
 
 impl GravelError {
@@ -32,7 +35,7 @@ impl GravelError {
     pub fn exit_code(&self) -> i32 {
         match self {
             GravelError::Config { .. } => 2,
-            GravelError::Run(_) | GravelError::Io(_) => 1,
+            GravelError::Run(_) | GravelError::Io(_) | GravelError::Elsewhere(_) => 1,
         }
     }
 }
@@ -43,6 +46,7 @@ impl fmt::Display for GravelError {
             GravelError::Config { file, message } => write!(f, "{}: {}", file.display(), message),
             GravelError::Run(m) => write!(f, "run failed: {m}"),
             GravelError::Io(m) => write!(f, "i/o error: {m}"),
+            GravelError::Elsewhere(m) => write!(f, "run stopped: {m}"),
         }
     }
 }

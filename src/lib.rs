@@ -15,10 +15,12 @@
 pub mod comm;
 pub mod config;
 pub mod contact;
+pub mod decomp;
 pub mod diagnostics;
 pub mod domain;
 pub mod error;
 pub mod forces;
+pub mod history;
 pub mod insert;
 pub mod integrate;
 pub mod io;

@@ -1,9 +1,13 @@
 //! `gravel`: the command-line front end (`run`, `check`, `info`).
 
 use clap::{Parser, Subcommand};
+use gravel::comm::Comm;
+#[cfg(not(feature = "mpi"))]
+use gravel::comm::SerialComm;
 use gravel::config::Setup;
+use gravel::decomp::Decomposition;
 use gravel::error::GravelError;
-use gravel::run::{run, RunOptions};
+use gravel::run::{run_with, RunOptions};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -39,11 +43,18 @@ enum Command {
         /// No progress output.
         #[arg(long)]
         quiet: bool,
+        /// Write the final state (particles and contact history, exact bits
+        /// as hex) to this text file, for comparing runs bit for bit.
+        #[arg(long, value_name = "FILE")]
+        dump_state: Option<PathBuf>,
     },
     /// Validate a config and print what it derives.
     Check {
         /// The TOML config.
         config: PathBuf,
+        /// Show the decomposition this many MPI ranks would use.
+        #[arg(long, default_value_t = 1)]
+        ranks: usize,
     },
     /// Summarise an output or checkpoint file.
     Info {
@@ -61,16 +72,59 @@ fn main() -> ExitCode {
             return ExitCode::from(code);
         }
     };
-    match dispatch(cli.command) {
+    let comm = transport();
+    let (rank, size) = (comm.rank(), comm.size());
+    match dispatch(cli.command, comm) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {e}");
+            // Config errors are the same on every rank: rank 0 speaks for all.
+            // A failure on another rank was reported there.
+            let speak = match &e {
+                GravelError::Config { .. } => rank == 0,
+                GravelError::Elsewhere(_) => false,
+                _ => true,
+            };
+            if speak {
+                eprintln!("error: {e}");
+            }
+            if size > 1 && matches!(e, GravelError::Io(_)) {
+                // I/O errors happen on one rank: the others would wait forever.
+                abort(e.exit_code());
+            }
             ExitCode::from(e.exit_code() as u8)
         }
     }
 }
 
-fn dispatch(cmd: Command) -> Result<(), GravelError> {
+/// The transport: MPI when built with it (a plain start is a 1-rank job).
+#[cfg(feature = "mpi")]
+fn transport() -> Box<dyn Comm> {
+    match gravel::comm::mpi_comm::MpiComm::init() {
+        Some(c) => Box::new(c),
+        None => {
+            eprintln!("error: MPI could not be initialised with serialised thread support");
+            std::process::exit(1);
+        }
+    }
+}
+
+#[cfg(not(feature = "mpi"))]
+fn transport() -> Box<dyn Comm> {
+    Box::new(SerialComm)
+}
+
+#[cfg(feature = "mpi")]
+fn abort(code: i32) -> ! {
+    use mpi::traits::Communicator;
+    mpi::topology::SimpleCommunicator::world().abort(code)
+}
+
+#[cfg(not(feature = "mpi"))]
+fn abort(code: i32) -> ! {
+    std::process::exit(code)
+}
+
+fn dispatch(cmd: Command, comm: Box<dyn Comm>) -> Result<(), GravelError> {
     match cmd {
         Command::Run {
             config,
@@ -79,6 +133,7 @@ fn dispatch(cmd: Command) -> Result<(), GravelError> {
             restart,
             threads,
             quiet,
+            dump_state,
         } => {
             if let Some(r) = restart {
                 return Err(GravelError::config(
@@ -92,14 +147,16 @@ fn dispatch(cmd: Command) -> Result<(), GravelError> {
                 out,
                 threads,
                 quiet,
+                dump_state,
             };
-            let s = run(setup, &opts)?;
-            if !quiet {
+            let s = run_with(setup, &opts, comm)?;
+            if !quiet && s.is_root() {
                 println!(
-                    "done: {} steps of {} particles in {:.2} s on {} thread(s): {:.3} million particle-steps/s per core",
+                    "done: {} steps of {} particles in {:.2} s on {} rank(s) x {} thread(s): {:.3} million particle-steps/s per core",
                     s.steps,
                     s.particles,
                     s.seconds,
+                    s.ranks,
                     s.threads,
                     s.particle_steps_per_second_per_core() / 1e6
                 );
@@ -110,18 +167,41 @@ fn dispatch(cmd: Command) -> Result<(), GravelError> {
                     s.timers.rebuilds,
                     s.timers.integrate.as_secs_f64()
                 );
+                if s.ranks > 1 {
+                    for (r, st) in s.per_rank.iter().enumerate() {
+                        println!(
+                            "rank {r}: {} owned, {} ghosts (ratio {:.3}), comm {:.1}% of {:.2} s, force {:.2} s",
+                            st.owned,
+                            st.ghosts,
+                            st.ghosts as f64 / (st.owned.max(1)) as f64,
+                            100.0 * st.comm_seconds / st.seconds.max(1e-12),
+                            st.seconds,
+                            st.force_seconds
+                        );
+                    }
+                }
                 if let Some(o) = &s.output {
                     println!("output: {}", o.display());
                 }
             }
             Ok(())
         }
-        Command::Check { config } => {
+        Command::Check { config, ranks } => {
             let setup = Setup::from_file(&config)?;
-            print!("{}", gravel::report::check_report(&setup));
+            let decomp = if ranks <= 1 {
+                Decomposition::single(&setup.domain)
+            } else {
+                Decomposition::choose(&setup, ranks, 0)?
+            };
+            if comm.rank() == 0 {
+                print!("{}", gravel::report::check_report(&setup, &decomp));
+            }
             Ok(())
         }
         Command::Info { file } => {
+            if comm.rank() != 0 {
+                return Ok(());
+            }
             let text = gravel::io::h5out::summarize(&file)
                 .map_err(|e| GravelError::config(&file, e.to_string()))?;
             print!("{text}");

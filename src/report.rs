@@ -2,10 +2,11 @@
 
 use crate::config::Setup;
 use crate::contact::NormalModel;
+use crate::decomp::Decomposition;
 use std::fmt::Write;
 
-/// A human-readable summary of a validated setup.
-pub fn check_report(s: &Setup) -> String {
+/// A human-readable summary of a validated setup and the decomposition it would run on.
+pub fn check_report(s: &Setup, decomp: &Decomposition) -> String {
     let mut o = String::new();
     let n = s.initial.len();
     let frozen = s.initial.iter().filter(|p| p.frozen).count();
@@ -74,8 +75,8 @@ pub fn check_report(s: &Setup) -> String {
     let _ = writeln!(o, "skin: {:e}; walls: {}", s.skin, s.walls.len());
     let _ = writeln!(
         o,
-        "decomposition: 1 rank (grid {:?}); threads per rank: {}",
-        s.grid.unwrap_or([1, 1, 1]),
+        "decomposition: {}; threads per rank: {}",
+        decomp.describe(),
         if s.threads == 0 {
             "all available".to_string()
         } else {

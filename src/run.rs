@@ -1,12 +1,11 @@
 //! The run driver: thread pool, the step loop, output cadence, progress.
 
-use crate::comm::{Comm, SerialComm};
+use crate::comm::{Comm, Pack, SerialComm, Unpack};
 use crate::config::Setup;
 use crate::diagnostics::THERMO_COLUMNS;
 use crate::error::{GravelError, Result};
 use crate::io::h5out::{Frame, OutputFile};
 use crate::sim::{Simulation, Timers};
-use glam::DVec3;
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::time::Instant;
@@ -22,6 +21,23 @@ pub struct RunOptions {
     pub threads: Option<usize>,
     /// No progress output.
     pub quiet: bool,
+    /// Write the final state with exact bits here (see [`Simulation::dump_state`]).
+    pub dump_state: Option<PathBuf>,
+}
+
+/// Load and timing figures of one rank at the end of a run.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RankStats {
+    /// Owned particles.
+    pub owned: u64,
+    /// Ghosts.
+    pub ghosts: u64,
+    /// Seconds in the step loop.
+    pub seconds: f64,
+    /// Of which waiting in communication.
+    pub comm_seconds: f64,
+    /// Of which in the force stage.
+    pub force_seconds: f64,
 }
 
 /// What a finished run reports.
@@ -33,8 +49,12 @@ pub struct RunSummary {
     pub particles: u64,
     /// Wall-clock seconds in the step loop.
     pub seconds: f64,
-    /// Rayon threads used.
+    /// Rayon threads used per rank.
     pub threads: usize,
+    /// Ranks.
+    pub ranks: usize,
+    /// Per-rank figures, on rank 0 (empty elsewhere).
+    pub per_rank: Vec<RankStats>,
     /// Stage timers.
     pub timers: Timers,
     /// Output file written, if any.
@@ -42,9 +62,16 @@ pub struct RunSummary {
 }
 
 impl RunSummary {
-    /// Particle-steps per second per core (thread).
+    /// Particle-steps per second per core (thread × rank).
     pub fn particle_steps_per_second_per_core(&self) -> f64 {
-        self.particles as f64 * self.steps as f64 / self.seconds / self.threads as f64
+        self.particles as f64 * self.steps as f64
+            / self.seconds
+            / (self.threads * self.ranks) as f64
+    }
+
+    /// Whether this process is rank 0 (the one that reports).
+    pub fn is_root(&self) -> bool {
+        !self.per_rank.is_empty()
     }
 }
 
@@ -96,11 +123,48 @@ fn drive(
     progress.finish();
     out.flush()?;
     let particles = sim.comm().sum_u64(sim.particles.n_owned as u64);
+    if let Some(path) = &opts.dump_state {
+        if let Some(text) = sim.dump_state() {
+            std::fs::write(path, text).map_err(|e| {
+                GravelError::Io(format!(
+                    "{}: cannot write the state dump: {e}",
+                    path.display()
+                ))
+            })?;
+        }
+    }
+    let mine = {
+        let mut b = Vec::new();
+        b.put_u64(sim.particles.n_owned as u64);
+        b.put_u64(sim.ghosts() as u64);
+        b.put_f64(seconds);
+        b.put_f64(sim.timers.comm.as_secs_f64());
+        b.put_f64(sim.timers.force.as_secs_f64());
+        b
+    };
+    let per_rank = sim
+        .comm()
+        .gather(&mine)
+        .unwrap_or_default()
+        .iter()
+        .map(|b| {
+            let mut u = Unpack::new(b);
+            RankStats {
+                owned: u.u64(),
+                ghosts: u.u64(),
+                seconds: u.f64(),
+                comm_seconds: u.f64(),
+                force_seconds: u.f64(),
+            }
+        })
+        .collect();
     Ok(RunSummary {
         steps: total,
         particles,
         seconds,
         threads,
+        ranks: sim.comm().size(),
+        per_rank,
         timers: sim.timers,
         output: out.path(),
     })
@@ -160,38 +224,66 @@ impl Output {
         Ok(())
     }
 
+    /// Write a frame: every rank packs its owned rows, rank 0 gathers them,
+    /// sorts them by id and writes them. Collective.
     fn frame(&mut self, sim: &Simulation) -> Result<()> {
+        let p = &sim.particles;
+        let n = p.n_owned;
+        let mut buf = Vec::with_capacity(n * (48 + 24 * self.fields.len()));
+        for k in 0..n {
+            buf.put_u64(p.id[k]);
+            buf.put_vec3(sim.setup.domain.wrap(p.x[k]));
+            buf.put_f64(p.radius[k]);
+            buf.put_u64(p.material[k] as u64);
+            for f in &self.fields {
+                buf.put_vec3(match f.as_str() {
+                    "velocity" => p.v[k],
+                    "omega" => p.omega[k],
+                    "force" => p.force[k],
+                    _ => p.torque[k],
+                });
+            }
+        }
+        let Some(parts) = sim.comm().gather(&buf) else {
+            return Ok(());
+        };
         let Some(file) = &mut self.file else {
             return Ok(());
         };
-        let p = &sim.particles;
-        let n = p.n_owned;
-        let arr = |v: &[DVec3]| -> Vec<[f64; 3]> { v[..n].iter().map(|x| x.to_array()).collect() };
-        let position: Vec<[f64; 3]> = p.x[..n]
-            .iter()
-            .map(|&x| sim.setup.domain.wrap(x).to_array())
-            .collect();
-        let data: Vec<(&str, Vec<[f64; 3]>)> = self
-            .fields
-            .iter()
-            .map(|f| {
-                let v = match f.as_str() {
-                    "velocity" => arr(&p.v),
-                    "omega" => arr(&p.omega),
-                    "force" => arr(&p.force),
-                    _ => arr(&p.torque),
-                };
-                (f.as_str(), v)
-            })
+        let nf = self.fields.len();
+        let mut rows: Vec<(u64, [f64; 3], f64, u32, Vec<[f64; 3]>)> = Vec::new();
+        for b in &parts {
+            let mut u = Unpack::new(b);
+            while !u.is_empty() {
+                let id = u.u64();
+                let x = u.vec3().to_array();
+                let r = u.f64();
+                let m = u.u64() as u32;
+                let f = (0..nf).map(|_| u.vec3().to_array()).collect();
+                rows.push((id, x, r, m, f));
+            }
+        }
+        rows.sort_by_key(|r| r.0);
+        let id: Vec<u64> = rows.iter().map(|r| r.0).collect();
+        let position: Vec<[f64; 3]> = rows.iter().map(|r| r.1).collect();
+        let radius: Vec<f64> = rows.iter().map(|r| r.2).collect();
+        let material: Vec<u32> = rows.iter().map(|r| r.3).collect();
+        let data: Vec<Vec<[f64; 3]>> = (0..nf)
+            .map(|j| rows.iter().map(|r| r.4[j]).collect())
             .collect();
         file.write_frame(&Frame {
             step: sim.step,
             time: sim.time(),
-            id: &p.id[..n],
+            id: &id,
             position: &position,
-            radius: &p.radius[..n],
-            material: &p.material[..n],
-            fields: data.iter().map(|(k, v)| (*k, v.as_slice())).collect(),
+            radius: &radius,
+            material: &material,
+            fields: self
+                .fields
+                .iter()
+                .zip(&data)
+                .map(|(k, v)| (k.as_str(), v.as_slice()))
+                .collect(),
         })?;
         Ok(())
     }

@@ -5,13 +5,21 @@
 //! displacement scan), `neighbor` (a rebuild when any particle anywhere moved
 //! more than half the skin or particles were inserted — a global decision —
 //! else a halo update), `force`, `integrate` (second half kick).
+//!
+//! A rebuild wraps positions at periodic boundaries, migrates particles that
+//! left this rank's subdomain to their new owner together with their contact
+//! history (pair records keyed by partner id, wall records), sorts the owned
+//! particles spatially, creates the ghosts and builds the neighbour list,
+//! putting every history record back by partner id.
 
-use crate::comm::Comm;
+use crate::comm::{Comm, Pack, Unpack};
 use crate::config::Setup;
+use crate::decomp::{halo_width, Decomposition};
 use crate::diagnostics::{self, Thermo};
-use crate::domain::Halo;
+use crate::domain::{pack_record, unpack_record, Halo};
 use crate::error::{GravelError, Result};
 use crate::forces::{self, ForceParams};
+use crate::history::HistoryRows;
 use crate::insert::Placer;
 use crate::integrate;
 use crate::neighbor::{self, NeighborList};
@@ -24,10 +32,12 @@ use std::time::{Duration, Instant};
 pub struct Timers {
     /// Integration (both halves).
     pub integrate: Duration,
-    /// Neighbour-list rebuilds, insertion and halo updates.
+    /// Neighbour-list rebuilds, insertion and halo updates (communication included).
     pub neighbor: Duration,
     /// Force computation.
     pub force: Duration,
+    /// Of the above, time spent waiting in communication (halo, migration, reductions).
+    pub comm: Duration,
     /// Number of neighbour-list rebuilds.
     pub rebuilds: u64,
 }
@@ -48,17 +58,27 @@ pub struct Simulation {
     pub next_id: u64,
     /// Stage timers.
     pub timers: Timers,
-    halo: Halo,
-    x_ref: Vec<DVec3>,
+    /// The grid of subdomains.
+    pub decomp: Decomposition,
+    pub(crate) halo: Halo,
+    pub(crate) x_ref: Vec<DVec3>,
     comm: Box<dyn Comm>,
 }
 
 impl Simulation {
-    /// Set up the initial state (particles of the config at step 0) and compute the forces of step 0.
+    /// Set up the initial state (this rank's particles of the config at
+    /// step 0) and compute the forces of step 0. Collective.
     pub fn new(setup: Setup, comm: Box<dyn Comm>) -> Result<Self> {
+        let decomp = if comm.size() == 1 {
+            Decomposition::single(&setup.domain)
+        } else {
+            Decomposition::choose(&setup, comm.size(), comm.rank())?
+        };
         let mut particles = Particles::default();
         for r in &setup.initial {
-            particles.push_owned(r);
+            if decomp.owner(setup.domain.wrap(r.x)) == decomp.rank {
+                particles.push_owned(r);
+            }
         }
         let h = setup.laws.history_len;
         let mut sim = Simulation {
@@ -73,6 +93,7 @@ impl Simulation {
             setup,
             step: 0,
             timers: Timers::default(),
+            decomp,
             halo: Halo::default(),
             x_ref: Vec::new(),
             comm,
@@ -93,7 +114,12 @@ impl Simulation {
         self.comm.as_ref()
     }
 
-    /// Advance one time step.
+    /// Number of ghosts on this rank.
+    pub fn ghosts(&self) -> usize {
+        self.halo.len()
+    }
+
+    /// Advance one time step. Collective.
     pub fn step(&mut self) -> Result<()> {
         let t0 = Instant::now();
         let scan = integrate::kick_drift(
@@ -102,18 +128,30 @@ impl Simulation {
             &self.x_ref,
             &self.setup.domain,
         );
-        if let Some((k, _)) = scan.bad {
-            return Err(self.particle_error(k, self.step + 1));
+        let tc = Instant::now();
+        let bad = self.comm.min_u64(scan.bad.map_or(u64::MAX, |b| b.1));
+        let max_disp2 = self.comm.max_f64(scan.max_disp2);
+        self.timers.comm += tc.elapsed();
+        if bad != u64::MAX {
+            return Err(match scan.bad {
+                Some((k, id)) if id == bad => self.particle_error(k, self.step + 1),
+                _ => GravelError::Elsewhere(format!(
+                    "particle id {bad} on another rank went bad on step {}",
+                    self.step + 1
+                )),
+            });
         }
         self.step += 1;
         let t1 = Instant::now();
         self.timers.integrate += t1 - t0;
         let half_skin = 0.5 * self.setup.skin;
         let inserted = self.insert_due()?;
-        if inserted || self.comm.max_f64(scan.max_disp2) > half_skin * half_skin {
+        if inserted || max_disp2 > half_skin * half_skin {
             self.rebuild()?;
         } else {
-            self.halo.update(&mut self.particles);
+            let tc = Instant::now();
+            self.halo.update(&mut self.particles, self.comm.as_ref());
+            self.timers.comm += tc.elapsed();
         }
         let t2 = Instant::now();
         self.timers.neighbor += t2 - t1;
@@ -139,8 +177,13 @@ impl Simulation {
                 self.setup.domain.hi[a]
             )
         };
+        let rank = if self.comm.size() > 1 {
+            format!(" (rank {})", self.comm.rank())
+        } else {
+            String::new()
+        };
         GravelError::Run(format!(
-            "particle id {} at position {:?} with velocity {:?} on step {step}: {cause}",
+            "particle id {}{rank} at position {:?} with velocity {:?} on step {step}: {cause}",
             p.id[k],
             x.to_array(),
             v.to_array()
@@ -164,7 +207,10 @@ impl Simulation {
         );
     }
 
-    /// Insert the particles the pouring sources owe at the current time. Returns whether any were inserted.
+    /// Insert the particles the pouring sources owe at the current time.
+    /// Every rank draws the same candidates against the same (gathered)
+    /// neighbourhood and keeps those it owns. Returns whether any particle
+    /// was inserted anywhere. Collective when a source is due.
     fn insert_due(&mut self) -> Result<bool> {
         if self.setup.pours.is_empty() {
             return Ok(false);
@@ -176,13 +222,29 @@ impl Simulation {
             if self.step % src.interval != 0 || src.owed(time) == 0 {
                 continue;
             }
-            let mut placer = Placer::new(self.setup.max_radius);
             let margin = DVec3::splat(2.0 * self.setup.max_radius);
             let p = &self.particles;
+            let mut near = Vec::new();
             for k in 0..p.n_owned {
                 let x = p.x[k];
                 if x.cmpge(src.lo - margin).all() && x.cmple(src.hi + margin).all() {
-                    placer.add(x, p.radius[k]);
+                    near.put_vec3(x);
+                    near.put_f64(p.radius[k]);
+                }
+            }
+            let mut placer = Placer::new(self.setup.max_radius);
+            let tc = Instant::now();
+            let all = if self.comm.size() > 1 {
+                self.comm.all_gather(&near)
+            } else {
+                vec![near]
+            };
+            self.timers.comm += tc.elapsed();
+            for b in &all {
+                let mut u = Unpack::new(b);
+                while !u.is_empty() {
+                    let x = u.vec3();
+                    placer.add(x, u.f64());
                 }
             }
             let (seed, step) = (self.setup.seed, self.step);
@@ -192,25 +254,34 @@ impl Simulation {
                 self.particles.truncate_ghosts();
                 let stride = self.setup.walls.len() * self.neighbors.history_len;
                 for r in &new {
-                    self.particles.push_owned(r);
-                    self.wall_history.extend(std::iter::repeat_n(0.0, stride));
+                    if self.decomp.owner(self.setup.domain.wrap(r.x)) == self.decomp.rank {
+                        self.particles.push_owned(r);
+                        self.wall_history.extend(std::iter::repeat_n(0.0, stride));
+                    }
                 }
             }
         }
         Ok(any)
     }
 
-    /// Wrap, sort spatially, rebuild ghosts and the neighbour list (carrying history).
+    /// Wrap, migrate, sort spatially, rebuild ghosts and the neighbour list
+    /// (carrying history). Collective.
     fn rebuild(&mut self) -> Result<()> {
         self.timers.rebuilds += 1;
-        let s = &self.setup;
+        let mut rows = HistoryRows::from_list(&self.neighbors, self.particles.n_owned);
         let p = &mut self.particles;
         p.truncate_ghosts();
         for k in 0..p.n_owned {
-            p.x[k] = s.domain.wrap(p.x[k]);
+            p.x[k] = self.setup.domain.wrap(p.x[k]);
         }
-        let reach = s.range_pad + s.skin;
-        let width = 2.0 * s.max_radius + reach;
+        if self.comm.size() > 1 {
+            let tc = Instant::now();
+            rows = self.migrate(rows)?;
+            self.timers.comm += tc.elapsed();
+        }
+        let s = &self.setup;
+        let p = &mut self.particles;
+        let width = halo_width(s);
         let perm = neighbor::spatial_order(p, width);
         p.permute_owned(&perm);
         let stride = s.walls.len() * self.neighbors.history_len;
@@ -221,20 +292,83 @@ impl Simulation {
             }
             self.wall_history = wh;
         }
-        self.halo.build(p, &s.domain, width);
-        let n_old = self.neighbors.offsets.len() - 1;
-        let old_index: Vec<usize> = perm
-            .iter()
-            .map(|&o| if o < n_old { o } else { usize::MAX })
-            .collect();
-        self.neighbors = NeighborList::build(
-            p,
-            reach,
-            s.laws.history_len,
-            Some((&self.neighbors, &old_index)),
-        );
+        let rows = rows.select(&perm);
+        let tc = Instant::now();
+        self.halo
+            .build(p, &s.domain, &self.decomp, self.comm.as_ref(), width);
+        self.timers.comm += tc.elapsed();
+        self.neighbors = NeighborList::build(p, s.range_pad + s.skin, s.laws.history_len, None);
+        rows.fill_list(&mut self.neighbors);
         self.x_ref = p.x[..p.n_owned].to_vec();
         Ok(())
+    }
+
+    /// Send every owned particle outside this rank's subdomain to its owner,
+    /// with its wall and pair history, and take in the ones arriving.
+    /// Returns the history rows of the particles now owned, in their order.
+    fn migrate(&mut self, rows: HistoryRows) -> Result<HistoryRows> {
+        let peers = self.decomp.peers();
+        let me = self.decomp.rank;
+        let stride = self.setup.walls.len() * self.neighbors.history_len;
+        let p = &mut self.particles;
+        let mut bufs: Vec<Vec<u8>> = vec![Vec::new(); peers.len()];
+        let mut keep = Vec::with_capacity(p.n_owned);
+        let mut stray: Option<(usize, usize)> = None;
+        for k in 0..p.n_owned {
+            let owner = self.decomp.owner(p.x[k]);
+            if owner == me {
+                keep.push(k);
+                continue;
+            }
+            let Ok(q) = peers.binary_search(&owner) else {
+                if stray.is_none_or(|(j, _)| p.id[k] < p.id[j]) {
+                    stray = Some((k, owner));
+                }
+                continue;
+            };
+            let b = &mut bufs[q];
+            pack_record(&p.record(k), b);
+            b.put_f64s(&self.wall_history[k * stride..(k + 1) * stride]);
+            rows.pack_row(k, b);
+        }
+        let first_stray = self.comm.min_u64(stray.map_or(u64::MAX, |(k, _)| p.id[k]));
+        if first_stray != u64::MAX {
+            return Err(match stray {
+                Some((k, owner)) if p.id[k] == first_stray => GravelError::Run(format!(
+                    "particle id {} at position {:?} on step {} moved from rank {me} to rank {owner}, which is not adjacent: it travelled farther than one subdomain between neighbour-list rebuilds",
+                    p.id[k],
+                    p.x[k].to_array(),
+                    self.step
+                )),
+                _ => GravelError::Elsewhere(format!(
+                    "particle id {first_stray} on another rank left the neighbourhood of its subdomain on step {}",
+                    self.step
+                )),
+            });
+        }
+        let recv = self.comm.exchange(&peers, &bufs);
+        let mut out = rows.select(&keep);
+        let mut records: Vec<_> = keep.iter().map(|&k| p.record(k)).collect();
+        let mut wall: Vec<f64> = Vec::with_capacity(self.wall_history.len());
+        for &k in &keep {
+            wall.extend_from_slice(&self.wall_history[k * stride..(k + 1) * stride]);
+        }
+        for b in &recv {
+            let mut u = Unpack::new(b);
+            while !u.is_empty() {
+                records.push(unpack_record(&mut u));
+                wall.extend(u.f64s());
+                out.unpack_row(&mut u);
+            }
+        }
+        let mut fresh = Particles::default();
+        for r in &records {
+            fresh.push_owned(r);
+        }
+        // Forces start at zero: they are recomputed before their next use.
+        *p = fresh;
+        self.wall_history = wall;
+        Ok(out)
     }
 
     /// The thermo row of the current state (a collective call).
@@ -298,6 +432,47 @@ impl Simulation {
         }
         out.sort_by_key(|a| (a.0, a.1));
         out
+    }
+
+    /// The whole state of every rank, on rank 0 (`None` elsewhere), as text
+    /// with exact bits: a line per particle (`p id x y z vx vy vz wx wy wz`,
+    /// floats as hexadecimal bit patterns), then a line per non-zero history
+    /// record (`h id partner values…`, the partner `p<id>` or `w<wall>`),
+    /// sorted. Bitwise-identical runs give identical dumps whatever their
+    /// rank and thread counts. Collective.
+    pub fn dump_state(&self) -> Option<String> {
+        let hex = |v: &[f64]| -> String {
+            v.iter()
+                .map(|x| format!("{:016x}", x.to_bits()))
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        let mut lines = Vec::new();
+        for (id, x, v, w) in self.state_by_id() {
+            let vals = [x.to_array(), v.to_array(), w.to_array()].concat();
+            lines.push(format!("p {id:020} {}", hex(&vals)));
+        }
+        for (id, partner, vals) in self.history_records() {
+            let who = match partner {
+                HistoryPartner::Particle(q) => format!("p{q:020}"),
+                HistoryPartner::Wall(w) => format!("w{w:010}"),
+            };
+            lines.push(format!("h {id:020} {who} {}", hex(&vals)));
+        }
+        let text = lines.join("\n");
+        let all = self.comm.gather(text.as_bytes())?;
+        let mut lines: Vec<String> = all
+            .iter()
+            .flat_map(|b| {
+                String::from_utf8_lossy(b)
+                    .lines()
+                    .map(str::to_string)
+                    .collect::<Vec<_>>()
+            })
+            .filter(|l| !l.is_empty())
+            .collect();
+        lines.sort();
+        Some(lines.join("\n") + "\n")
     }
 }
 

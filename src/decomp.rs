@@ -1,0 +1,335 @@
+//! Spatial domain decomposition: a Cartesian grid of subdomains, one per rank.
+//!
+//! The box is cut along each axis at `cuts[a][0] = lo < cuts[a][1] < … <
+//! cuts[a][p_a] = hi`; rank `(i, j, k)` owns the particles whose (wrapped)
+//! centre lies in `[cuts[0][i], cuts[0][i+1]) × …`. The grid comes from
+//! `[parallel] grid` or is chosen here from the number of ranks, the box and
+//! the particles' extent ([`Decomposition::choose`]):
+//!
+//! - dims: the factorisation `p_x p_y p_z = P` with the least internal cut
+//!   area over the particles' extent, with cuts across the gravity axis
+//!   penalised (a settled bed is thin along gravity: slicing it there puts
+//!   most particles on the bottom ranks);
+//! - interior cuts: at the quantiles of the initial particles' coordinates
+//!   along that axis, so each slab holds the same number of them; uniform
+//!   over the particles' extent when there are too few; uniform over the box
+//!   as the last resort.
+//!
+//! Every subdomain must be at least one interaction range (`2 R_max + skin`
+//! plus any range padding) thick, so that ghosts come only from the 26
+//! adjacent subdomains; a grid that cannot satisfy this is refused before
+//! step 0 with the limit in the message.
+//!
+//! The decomposition never changes the trajectory: forces are summed in
+//! partner-id order whichever rank computes them.
+
+use crate::config::Setup;
+use crate::domain::Domain;
+use crate::error::{GravelError, Result};
+use glam::DVec3;
+
+const AXES: [&str; 3] = ["x", "y", "z"];
+
+/// The grid of subdomains and this rank's place in it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Decomposition {
+    /// Ranks per axis.
+    pub dims: [usize; 3],
+    /// Cut positions per axis (`dims[a] + 1` values, from `lo` to `hi`).
+    pub cuts: [Vec<f64>; 3],
+    /// This rank's grid coordinates.
+    pub coords: [usize; 3],
+    /// This rank.
+    pub rank: usize,
+    /// Periodicity per axis.
+    pub periodic: [bool; 3],
+}
+
+impl Decomposition {
+    /// The single-rank decomposition of a box.
+    pub fn single(d: &Domain) -> Self {
+        Self {
+            dims: [1, 1, 1],
+            cuts: [
+                vec![d.lo.x, d.hi.x],
+                vec![d.lo.y, d.hi.y],
+                vec![d.lo.z, d.hi.z],
+            ],
+            coords: [0, 0, 0],
+            rank: 0,
+            periodic: d.periodic,
+        }
+    }
+
+    /// The decomposition of `setup` over `ranks` ranks, seen from `rank`
+    /// (the same grid on every rank: it depends only on global data).
+    pub fn choose(setup: &Setup, ranks: usize, rank: usize) -> Result<Self> {
+        let file = &setup.config_path;
+        let d = &setup.domain;
+        let width = halo_width(setup);
+        let (ext_lo, ext_hi) = particle_extent(setup);
+        let dims = match setup.grid {
+            Some(g) => {
+                let g = g.map(|v| v as usize);
+                if g.iter().product::<usize>() != ranks {
+                    return Err(GravelError::config(
+                        file,
+                        format!(
+                            "parallel.grid: {g:?} has {} subdomains but the run has {ranks} rank(s); the product must equal the number of ranks",
+                            g.iter().product::<usize>()
+                        ),
+                    ));
+                }
+                g
+            }
+            None => auto_dims(ranks, ext_hi - ext_lo, setup.gravity, d.length(), width)
+                .ok_or_else(|| {
+                    GravelError::config(
+                        file,
+                        format!(
+                            "parallel: {ranks} ranks cannot be arranged in a grid whose subdomains are all at least one interaction range (2 R_max + skin = {width:e}) thick in a box of {:?}; use fewer ranks",
+                            d.length().to_array()
+                        ),
+                    )
+                })?,
+        };
+        let mut cuts: [Vec<f64>; 3] = Default::default();
+        for a in 0..3 {
+            cuts[a] = axis_cuts(setup, a, dims[a], ext_lo[a], ext_hi[a], width).ok_or_else(
+                || {
+                    GravelError::config(
+                        file,
+                        format!(
+                            "parallel.grid: {} subdomains along {} would be thinner than one interaction range (2 R_max + skin = {width:e}) over a box length of {:e}; use at most {} along {}",
+                            dims[a],
+                            AXES[a],
+                            d.length()[a],
+                            ((d.length()[a] / width).floor() as usize).max(1),
+                            AXES[a]
+                        ),
+                    )
+                },
+            )?;
+        }
+        let coords = [
+            rank / (dims[1] * dims[2]),
+            (rank / dims[2]) % dims[1],
+            rank % dims[2],
+        ];
+        Ok(Self {
+            dims,
+            cuts,
+            coords,
+            rank,
+            periodic: d.periodic,
+        })
+    }
+
+    /// Number of ranks.
+    pub fn size(&self) -> usize {
+        self.dims.iter().product()
+    }
+
+    /// The rank at grid coordinates `c`.
+    pub fn rank_of(&self, c: [usize; 3]) -> usize {
+        (c[0] * self.dims[1] + c[1]) * self.dims[2] + c[2]
+    }
+
+    /// The slab along axis `a` holding coordinate `x` (clamped to the box).
+    pub fn slab(&self, a: usize, x: f64) -> usize {
+        let cuts = &self.cuts[a];
+        // Number of interior cuts at or below x.
+        cuts[1..cuts.len() - 1].partition_point(|&c| c <= x)
+    }
+
+    /// The rank owning a (wrapped) position.
+    pub fn owner(&self, x: DVec3) -> usize {
+        self.rank_of([self.slab(0, x.x), self.slab(1, x.y), self.slab(2, x.z)])
+    }
+
+    /// This rank's subdomain.
+    pub fn bounds(&self) -> (DVec3, DVec3) {
+        let c = self.coords;
+        (
+            DVec3::new(self.cuts[0][c[0]], self.cuts[1][c[1]], self.cuts[2][c[2]]),
+            DVec3::new(
+                self.cuts[0][c[0] + 1],
+                self.cuts[1][c[1] + 1],
+                self.cuts[2][c[2] + 1],
+            ),
+        )
+    }
+
+    /// The other ranks among the (up to 26) adjacent subdomains, periodic
+    /// wrap included, sorted and without repeats (a symmetric relation).
+    pub fn peers(&self) -> Vec<usize> {
+        let mut out = Vec::new();
+        for dx in -1i64..=1 {
+            for dy in -1i64..=1 {
+                for dz in -1i64..=1 {
+                    let mut c = [0usize; 3];
+                    let mut ok = true;
+                    for (a, o) in [dx, dy, dz].into_iter().enumerate() {
+                        let v = self.coords[a] as i64 + o;
+                        let p = self.dims[a] as i64;
+                        if (0..p).contains(&v) {
+                            c[a] = v as usize;
+                        } else if self.periodic[a] {
+                            c[a] = v.rem_euclid(p) as usize;
+                        } else {
+                            ok = false;
+                        }
+                    }
+                    if ok {
+                        let r = self.rank_of(c);
+                        if r != self.rank {
+                            out.push(r);
+                        }
+                    }
+                }
+            }
+        }
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+
+    /// One line describing the grid, for logs and `gravel check`.
+    pub fn describe(&self) -> String {
+        let fmt = |v: &Vec<f64>| {
+            v.iter()
+                .map(|c| format!("{c:.4e}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        format!(
+            "grid {:?} ({} rank(s)); cuts x [{}], y [{}], z [{}]",
+            self.dims,
+            self.size(),
+            fmt(&self.cuts[0]),
+            fmt(&self.cuts[1]),
+            fmt(&self.cuts[2])
+        )
+    }
+}
+
+/// Halo width: the largest distance at which two particles can interact
+/// before the next neighbour-list rebuild, `2 R_max + pad + skin`.
+pub fn halo_width(setup: &Setup) -> f64 {
+    2.0 * setup.max_radius + setup.range_pad + setup.skin
+}
+
+/// Where particles will be: the bounding box of the initial particles and
+/// the pouring regions, stretched along gravity to the box's end (poured or
+/// settling particles fall that way). Periodic axes always span the box.
+fn particle_extent(setup: &Setup) -> (DVec3, DVec3) {
+    let d = &setup.domain;
+    let mut lo = DVec3::splat(f64::INFINITY);
+    let mut hi = DVec3::splat(f64::NEG_INFINITY);
+    for p in &setup.initial {
+        lo = lo.min(p.x - p.radius);
+        hi = hi.max(p.x + p.radius);
+    }
+    for s in &setup.pours {
+        lo = lo.min(s.lo);
+        hi = hi.max(s.hi);
+    }
+    if !(lo.cmple(hi).all()) {
+        return (d.lo, d.hi);
+    }
+    for a in 0..3 {
+        if d.periodic[a] {
+            lo[a] = d.lo[a];
+            hi[a] = d.hi[a];
+        } else if setup.gravity[a] < 0.0 {
+            lo[a] = d.lo[a];
+        } else if setup.gravity[a] > 0.0 {
+            hi[a] = d.hi[a];
+        }
+    }
+    (lo.max(d.lo), hi.min(d.hi))
+}
+
+/// The factorisation of `ranks` into a grid with the least internal cut area
+/// over `extent`, cuts across gravity's main axis weighted ×10, among grids
+/// whose slabs are at least `width` thick over the box (`None` if none is).
+fn auto_dims(
+    ranks: usize,
+    extent: DVec3,
+    gravity: DVec3,
+    box_len: DVec3,
+    width: f64,
+) -> Option<[usize; 3]> {
+    let e = extent.max(DVec3::splat(width));
+    let g = gravity.abs();
+    let g_axis = (g.max_element() > 0.0).then(|| {
+        if g.x >= g.y && g.x >= g.z {
+            0
+        } else if g.y >= g.z {
+            1
+        } else {
+            2
+        }
+    });
+    let mut best: Option<(f64, [usize; 3])> = None;
+    for px in 1..=ranks {
+        if ranks % px != 0 {
+            continue;
+        }
+        for py in 1..=ranks / px {
+            if (ranks / px) % py != 0 {
+                continue;
+            }
+            let dims = [px, py, ranks / px / py];
+            if (0..3).any(|a| box_len[a] / (dims[a] as f64) < width) {
+                continue;
+            }
+            let area = [e.y * e.z, e.x * e.z, e.x * e.y];
+            let cost: f64 = (0..3)
+                .map(|a| {
+                    let w = if Some(a) == g_axis { 10.0 } else { 1.0 };
+                    w * (dims[a] - 1) as f64 * area[a]
+                })
+                .sum();
+            if best.is_none_or(|(c, _)| cost < c) {
+                best = Some((cost, dims));
+            }
+        }
+    }
+    best.map(|b| b.1)
+}
+
+/// Cut positions along axis `a` for `p` slabs, each at least `width` thick.
+fn axis_cuts(
+    setup: &Setup,
+    a: usize,
+    p: usize,
+    ext_lo: f64,
+    ext_hi: f64,
+    width: f64,
+) -> Option<Vec<f64>> {
+    let (lo, hi) = (setup.domain.lo[a], setup.domain.hi[a]);
+    let valid = |c: &Vec<f64>| c.windows(2).all(|w| w[1] - w[0] >= width);
+    let uniform = |l: f64, h: f64| -> Vec<f64> {
+        let mut c = vec![lo];
+        c.extend((1..p).map(|k| l + (h - l) * k as f64 / p as f64));
+        c.push(hi);
+        c
+    };
+    if p == 1 {
+        return Some(vec![lo, hi]);
+    }
+    let mut candidates = Vec::new();
+    let n = setup.initial.len();
+    if n >= 4 * p {
+        let mut xs: Vec<f64> = setup.initial.iter().map(|r| r.x[a]).collect();
+        xs.sort_by(f64::total_cmp);
+        let mut c = vec![lo];
+        c.extend((1..p).map(|k| xs[k * n / p]));
+        c.push(hi);
+        candidates.push(c);
+    }
+    candidates.push(uniform(ext_lo, ext_hi));
+    candidates.push(uniform(lo, hi));
+    candidates.into_iter().find(valid)
+}
