@@ -333,3 +333,101 @@ fn axis_cuts(
     candidates.push(uniform(lo, hi));
     candidates.into_iter().find(valid)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    fn setup(extra: &str, particles: &str) -> Setup {
+        let text = format!(
+            r#"
+[run]
+name = "t"
+dt = 1e-5
+steps = 1
+gravity = [0.0, 0.0, -9.81]
+[domain]
+lo = [0.0, 0.0, 0.0]
+hi = [0.04, 0.04, 0.3]
+periodic = [true, false, false]
+{extra}
+[[material]]
+name = "g"
+density = 2500.0
+youngs_modulus = 5.0e6
+poisson_ratio = 0.3
+[contact]
+normal = {{ model = "hertz", restitution = 0.5 }}
+{particles}
+"#
+        );
+        Setup::from_str(Path::new("t.toml"), &text).unwrap()
+    }
+
+    const BED: &str = r#"
+[[particles]]
+kind = "random"
+material = "g"
+radius = 0.001
+count = 2000
+region = { lo = [0.0, 0.0, 0.0], hi = [0.04, 0.04, 0.1] }
+"#;
+
+    fn shares(s: &Setup, ranks: usize) -> Vec<usize> {
+        let d = Decomposition::choose(s, ranks, 0).unwrap();
+        let mut n = vec![0; ranks];
+        for p in &s.initial {
+            n[d.owner(s.domain.wrap(p.x))] += 1;
+        }
+        n
+    }
+
+    #[test]
+    fn a_bed_in_the_bottom_third_of_a_tall_box_is_shared_evenly() {
+        let s = setup("", BED);
+        for ranks in [2, 3, 4, 6, 8] {
+            let d = Decomposition::choose(&s, ranks, 0).unwrap();
+            assert_eq!(d.dims[2], 1, "{ranks} ranks: no cut across gravity: {d:?}");
+            let n = shares(&s, ranks);
+            let (lo, hi) = (*n.iter().min().unwrap(), *n.iter().max().unwrap());
+            // Quantile cuts: every rank within 5 % of the mean share.
+            let mean = 2000.0 / ranks as f64;
+            assert!(
+                (hi as f64) < 1.05 * mean && (lo as f64) > 0.95 * mean,
+                "{ranks} ranks: shares {n:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn owner_and_bounds_agree_and_peers_are_symmetric() {
+        let s = setup("[parallel]\ngrid = [2, 3, 1]", BED);
+        let all: Vec<Decomposition> = (0..6)
+            .map(|r| Decomposition::choose(&s, 6, r).unwrap())
+            .collect();
+        for d in &all {
+            let (lo, hi) = d.bounds();
+            let centre = 0.5 * (lo + hi);
+            assert_eq!(d.owner(centre), d.rank);
+            assert_eq!(d.owner(lo), d.rank, "lower faces belong to the subdomain");
+            for &q in &d.peers() {
+                assert!(all[q].peers().contains(&d.rank), "{} -> {q}", d.rank);
+            }
+        }
+        // Periodic along x with two slabs: the left and right neighbour are one rank.
+        assert_eq!(all[0].peers().len(), 3);
+    }
+
+    #[test]
+    fn a_grid_thinner_than_the_interaction_range_is_refused() {
+        let s = setup("[parallel]\ngrid = [32, 1, 1]", BED);
+        let e = Decomposition::choose(&s, 32, 0).unwrap_err().to_string();
+        assert!(
+            e.contains("t.toml") && e.contains("parallel.grid") && e.contains("along x"),
+            "{e}"
+        );
+        let e = Decomposition::choose(&s, 4, 0).unwrap_err().to_string();
+        assert!(e.contains("32 subdomains") && e.contains("4 rank"), "{e}");
+    }
+}

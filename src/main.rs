@@ -47,6 +47,9 @@ enum Command {
         /// as hex) to this text file, for comparing runs bit for bit.
         #[arg(long, value_name = "FILE")]
         dump_state: Option<PathBuf>,
+        /// With --dump-state: also dump every N steps, to FILE.<step, 9 digits>.
+        #[arg(long, value_name = "N", default_value_t = 0, requires = "dump_state")]
+        dump_every: u64,
     },
     /// Validate a config and print what it derives.
     Check {
@@ -134,6 +137,7 @@ fn dispatch(cmd: Command, comm: Box<dyn Comm>) -> Result<(), GravelError> {
             threads,
             quiet,
             dump_state,
+            dump_every,
         } => {
             if let Some(r) = restart {
                 return Err(GravelError::config(
@@ -148,6 +152,7 @@ fn dispatch(cmd: Command, comm: Box<dyn Comm>) -> Result<(), GravelError> {
                 threads,
                 quiet,
                 dump_state,
+                dump_every,
             };
             let s = run_with(setup, &opts, comm)?;
             if !quiet && s.is_root() {

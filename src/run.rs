@@ -23,6 +23,8 @@ pub struct RunOptions {
     pub quiet: bool,
     /// Write the final state with exact bits here (see [`Simulation::dump_state`]).
     pub dump_state: Option<PathBuf>,
+    /// Also dump the state every this many steps, to `<dump_state>.<step, 9 digits>` (0: only the final state).
+    pub dump_every: u64,
 }
 
 /// Load and timing figures of one rank at the end of a run.
@@ -118,6 +120,13 @@ fn drive(
         }
         out.record(&sim, total)?;
         progress.tick(sim.step, sim.particles.n_owned);
+        if let Some(path) = &opts.dump_state {
+            if opts.dump_every > 0 && sim.step % opts.dump_every == 0 {
+                let mut name = path.clone().into_os_string();
+                name.push(format!(".{:09}", sim.step));
+                write_dump(&sim, &PathBuf::from(name))?;
+            }
+        }
     }
     let seconds = start.elapsed().as_secs_f64();
     progress.finish();
@@ -168,6 +177,19 @@ fn drive(
         timers: sim.timers,
         output: out.path(),
     })
+}
+
+/// Write [`Simulation::dump_state`] to `path` (rank 0; collective).
+fn write_dump(sim: &Simulation, path: &std::path::Path) -> Result<()> {
+    if let Some(text) = sim.dump_state() {
+        std::fs::write(path, text).map_err(|e| {
+            GravelError::Io(format!(
+                "{}: cannot write the state dump: {e}",
+                path.display()
+            ))
+        })?;
+    }
+    Ok(())
 }
 
 /// The output file of a run (rank 0 writes it) and its cadence.

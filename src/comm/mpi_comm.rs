@@ -104,6 +104,10 @@ impl Comm for MpiComm {
         })
     }
     fn gather(&self, local: &[u8]) -> Option<Vec<Vec<u8>>> {
+        // One trailing byte per rank keeps every buffer non-empty (Open MPI
+        // refuses a gather whose buffers are all empty).
+        let padded = [local, &[0u8]].concat();
+        let local = &padded[..];
         let root = self.world.process_at_rank(0);
         let count = local.len() as Count;
         if self.rank == 0 {
@@ -123,6 +127,8 @@ impl Comm for MpiComm {
         }
     }
     fn all_gather(&self, local: &[u8]) -> Vec<Vec<u8>> {
+        let padded = [local, &[0u8]].concat();
+        let local = &padded[..];
         let count = local.len() as Count;
         let mut counts = vec![0 as Count; self.size];
         self.world.all_gather_into(&count, &mut counts[..]);
@@ -154,7 +160,8 @@ fn split(buf: &[u8], counts: &[Count]) -> Vec<Vec<u8>> {
     let mut out = Vec::with_capacity(counts.len());
     let mut at = 0;
     for &c in counts {
-        out.push(buf[at..at + c as usize].to_vec());
+        // Drop the padding byte.
+        out.push(buf[at..at + c as usize - 1].to_vec());
         at += c as usize;
     }
     out
