@@ -8,7 +8,6 @@
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use glam::DVec3;
 use gravel::comm::SerialComm;
-use gravel::comm::SerialComm;
 use gravel::config::Setup;
 use gravel::contact::{Body, ContactLaw, Kinematics};
 use gravel::decomp::Decomposition;

@@ -24,6 +24,10 @@ pub trait Comm: Send + Sync {
     fn max_f64(&self, local: f64) -> f64;
     /// Global minimum.
     fn min_u64(&self, local: u64) -> u64;
+    /// Element-wise global maximum, in place (one reduction for several
+    /// decisions: a non-negative `f64` can travel as its bits, whose integer
+    /// order is its numeric order).
+    fn max_u64s(&self, values: &mut [u64]);
     /// Element-wise global sum, in place (diagnostics only: order may vary).
     fn sum_f64(&self, values: &mut [f64]);
     /// Global sum of counts.
@@ -58,6 +62,7 @@ impl Comm for SerialComm {
     fn min_u64(&self, local: u64) -> u64 {
         local
     }
+    fn max_u64s(&self, _values: &mut [u64]) {}
     fn sum_f64(&self, _values: &mut [f64]) {}
     fn sum_u64(&self, local: u64) -> u64 {
         local

@@ -128,11 +128,18 @@ impl Simulation {
             &self.x_ref,
             &self.setup.domain,
         );
+        // One reduction decides both: the lowest bad id (as MAX − id, so the
+        // maximum wins; 0 = none) and the largest displacement (its bits).
         let tc = Instant::now();
-        let bad = self.comm.min_u64(scan.bad.map_or(u64::MAX, |b| b.1));
-        let max_disp2 = self.comm.max_f64(scan.max_disp2);
+        let mut global = [
+            scan.bad.map_or(0, |b| u64::MAX - b.1),
+            scan.max_disp2.max(0.0).to_bits(),
+        ];
+        self.comm.max_u64s(&mut global);
+        let max_disp2 = f64::from_bits(global[1]);
         self.timers.comm += tc.elapsed();
-        if bad != u64::MAX {
+        if global[0] != 0 {
+            let bad = u64::MAX - global[0];
             return Err(match scan.bad {
                 Some((k, id)) if id == bad => self.particle_error(k, self.step + 1),
                 _ => GravelError::Elsewhere(format!(

@@ -70,6 +70,11 @@ impl Comm for MpiComm {
             .all_reduce_into(&local, &mut out, SystemOperation::min());
         out
     }
+    fn max_u64s(&self, values: &mut [u64]) {
+        let local = values.to_vec();
+        self.world
+            .all_reduce_into(&local[..], values, SystemOperation::max());
+    }
     fn sum_f64(&self, values: &mut [f64]) {
         let local = values.to_vec();
         self.world
