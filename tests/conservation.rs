@@ -243,7 +243,10 @@ fn isolated_cluster_with_stochastic_friction_conserves_momentum() {
             }
             eprintln!("{law}: max |ΔP|/Σm|v| = {dp:.2e}, contacts up to {max_contacts}");
             assert!(max_contacts >= 20.0, "only {max_contacts} contacts");
-            assert!(dp < 1e-12, "{law}: linear momentum drifted by {dp:e} of Σm|v|");
+            assert!(
+                dp < 1e-12,
+                "{law}: linear momentum drifted by {dp:e} of Σm|v|"
+            );
         });
     }
 }

@@ -443,7 +443,11 @@ fn stochastic_friction_is_bitwise_identical_on_1_2_and_4_threads() {
             assert_identical(&one, &many, &format!("{law}: 1 vs {threads} threads"));
         }
         let moving = |s: &Snapshot| s.state.iter().filter(|p| p.2 != [0; 3]).count();
-        assert_eq!(moving(one.last().unwrap()), 1000, "{law}: the noise moves everything");
+        assert_eq!(
+            moving(one.last().unwrap()),
+            1000,
+            "{law}: the noise moves everything"
+        );
         let (other_seed, _) = simulate(&colloid_config(steps, law, 6), 1, 50);
         assert!(one.last().unwrap() != other_seed.last().unwrap());
     }
@@ -456,5 +460,8 @@ fn stochastic_friction_is_bitwise_identical_on_1_2_and_4_threads() {
         .flat_map(|p| p.2)
         .map(|b| f64::from_bits(b).abs())
         .fold(0.0, f64::max);
-    assert!(fastest < 1e-9, "kT = 0 from rest must stay at rest: |v| up to {fastest:e}");
+    assert!(
+        fastest < 1e-9,
+        "kT = 0 from rest must stay at rest: |v| up to {fastest:e}"
+    );
 }

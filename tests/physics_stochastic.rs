@@ -188,13 +188,7 @@ fn pair_noise_does_not_depend_on_evaluation_order() {
     };
     let noise = PairNoise::new(77, Stream::StochasticFriction);
     let mut rng = SplitMix64(5);
-    let mut vec3 = |s: f64| {
-        DVec3::new(
-            rng.range(-s, s),
-            rng.range(-s, s),
-            rng.range(-s, s),
-        )
-    };
+    let mut vec3 = |s: f64| DVec3::new(rng.range(-s, s), rng.range(-s, s), rng.range(-s, s));
     // 40 contacts between ids drawn from 0..20 (some share a particle).
     let mut contacts = Vec::new();
     for c in 0..40u64 {
@@ -344,8 +338,9 @@ fn equilibrate(stochastic: &str, kt: f64, burn_in: u64, steps: u64, every: u64) 
         for step in 1..=burn_in + steps {
             sim.step().unwrap();
             let pa = &sim.particles;
-            let mut state: Vec<(u64, f64, DVec3)> =
-                (0..pa.n_owned).map(|k| (pa.id[k], pa.mass[k], pa.v[k])).collect();
+            let mut state: Vec<(u64, f64, DVec3)> = (0..pa.n_owned)
+                .map(|k| (pa.id[k], pa.mass[k], pa.v[k]))
+                .collect();
             state.sort_by_key(|e| e.0);
             let (mut p, mut scale) = (DVec3::ZERO, 0.0);
             for &(_, m, v) in &state {
@@ -414,7 +409,11 @@ fn wca_fluid_equilibrates_at_kt_with_friction_only() {
         assert!((r - 1.0).abs() < 3.0 * dr, "{spec}: T_rot/kT = {r} ± {dr}");
         // The error bars are small enough to mean something.
         assert!(dt < 0.02 && dr < 0.02, "{spec}: errors {dt}, {dr}");
-        assert!((eq.kurtosis - 3.0).abs() < 0.15, "{spec}: kurtosis {}", eq.kurtosis);
+        assert!(
+            (eq.kurtosis - 3.0).abs() < 0.15,
+            "{spec}: kurtosis {}",
+            eq.kurtosis
+        );
         assert!(eq.momentum_drift < 1e-12, "{spec}: {}", eq.momentum_drift);
     }
 }

@@ -2,8 +2,8 @@
 
 use super::schema::*;
 use crate::contact::normal::{damping_ratio_from_restitution, HookeDamping};
-use crate::contact::tangential::TangentialStiffness;
 use crate::contact::stochastic::FrictionLaw;
+use crate::contact::tangential::TangentialStiffness;
 use crate::contact::{ContactLaw, NormalModel, StochasticFriction, TangentialModel};
 use crate::domain::Domain;
 use crate::error::{GravelError, Result};
@@ -408,11 +408,7 @@ fn law_table(cx: &Ctx, c: &ContactConfig, mats: &[Material]) -> Result<LawTable>
     })
 }
 
-fn stochastic_model(
-    cx: &Ctx,
-    key: &str,
-    s: &StochasticSpec,
-) -> Result<Option<StochasticFriction>> {
+fn stochastic_model(cx: &Ctx, key: &str, s: &StochasticSpec) -> Result<Option<StochasticFriction>> {
     let kt = |v: f64| cx.non_negative(&format!("{key}.kT"), v);
     let gamma = |v: f64| cx.non_negative(&format!("{key}.gamma"), v);
     let kappa = |v: f64| cx.non_negative(&format!("{key}.kappa"), v);
