@@ -9,7 +9,7 @@ use crate::walls::Wall;
 use glam::DVec3;
 
 /// Names of the thermo columns, in the order of [`Thermo::row`].
-pub const THERMO_COLUMNS: [&str; 9] = [
+pub const THERMO_COLUMNS: [&str; 11] = [
     "step",
     "time",
     "particles",
@@ -19,6 +19,8 @@ pub const THERMO_COLUMNS: [&str; 9] = [
     "elastic_energy",
     "contacts",
     "max_overlap",
+    "temperature",
+    "rotational_temperature",
 ];
 
 /// One thermo row.
@@ -42,11 +44,18 @@ pub struct Thermo {
     pub contacts: f64,
     /// Largest overlap relative to the effective radius, `max δ/R*`.
     pub max_overlap: f64,
+    /// Translational temperature per degree of freedom (`k_B = 1`) of the
+    /// `N` mobile particles, with the centre-of-mass motion removed:
+    /// `Σ m |v − v_cm|² / (3(N − 1))` (0 when `N < 2`).
+    pub temperature: f64,
+    /// Rotational temperature per degree of freedom (`k_B = 1`) of the
+    /// mobile particles: `Σ I |ω|² / (3N)` (0 when `N = 0`).
+    pub rotational_temperature: f64,
 }
 
 impl Thermo {
     /// The row as numbers, in [`THERMO_COLUMNS`] order.
-    pub fn row(&self) -> [f64; 9] {
+    pub fn row(&self) -> [f64; 11] {
         [
             self.step as f64,
             self.time,
@@ -57,11 +66,15 @@ impl Thermo {
             self.elastic_energy,
             self.contacts,
             self.max_overlap,
+            self.temperature,
+            self.rotational_temperature,
         ]
     }
 }
 
-/// Measure the thermo quantities over all ranks.
+/// Measure the thermo quantities over all ranks: particles, kinetic,
+/// rotational, potential and elastic energy, contacts, max overlap,
+/// temperature and rotational temperature (see [`Thermo`]).
 pub fn measure(
     p: &Particles,
     nl: &NeighborList,
@@ -69,8 +82,10 @@ pub fn measure(
     walls: &[Wall],
     gravity: DVec3,
     comm: &dyn Comm,
-) -> [f64; 7] {
-    let mut sums = [0.0; 7];
+) -> [f64; 9] {
+    let mut sums = [0.0; 9];
+    // Mobile particles: count, Σm, Σ m v (3), Σ m v², Σ I ω².
+    let mut mobile = [0.0; 7];
     let mut max_overlap: f64 = 0.0;
     for k in 0..p.n_owned {
         sums[0] += 1.0;
@@ -79,6 +94,16 @@ pub fn measure(
             sums[2] += 0.5 / p.inv_inertia[k] * p.omega[k].length_squared();
         }
         sums[3] -= p.mass[k] * gravity.dot(p.x[k]);
+        if !p.frozen[k] {
+            let (m, v) = (p.mass[k], p.v[k]);
+            mobile[0] += 1.0;
+            mobile[1] += m;
+            mobile[2] += m * v.x;
+            mobile[3] += m * v.y;
+            mobile[4] += m * v.z;
+            mobile[5] += m * v.length_squared();
+            mobile[6] += p.omega[k].length_squared() / p.inv_inertia[k];
+        }
         for e in nl.offsets[k]..nl.offsets[k + 1] {
             let q = nl.partner[e] as usize;
             if p.id[k] > p.id[q] {
@@ -109,5 +134,15 @@ pub fn measure(
     }
     comm.sum_f64(&mut sums[..6]);
     sums[6] = comm.max_f64(max_overlap);
+    comm.sum_f64(&mut mobile);
+    let n = mobile[0];
+    if n >= 2.0 {
+        let momentum = DVec3::new(mobile[2], mobile[3], mobile[4]);
+        let peculiar = (mobile[5] - momentum.length_squared() / mobile[1]).max(0.0);
+        sums[7] = peculiar / (3.0 * (n - 1.0));
+    }
+    if n >= 1.0 {
+        sums[8] = mobile[6] / (3.0 * n);
+    }
     sums
 }

@@ -7,9 +7,10 @@
 //! holds exactly; the result does not depend on threads, ranks or local order.
 
 use crate::config::LawTable;
-use crate::contact::{Body, Kinematics};
+use crate::contact::{Body, Kinematics, PairContext};
 use crate::neighbor::{NeighborList, BLOCK};
 use crate::particles::Particles;
+use crate::rng::PairNoise;
 use crate::walls::Wall;
 use glam::DVec3;
 use rayon::prelude::*;
@@ -27,6 +28,11 @@ pub struct ForceParams<'a> {
     pub dt: f64,
     /// Interaction range beyond `R_i + R_j` of the longest-ranged law (WCA), else 0.
     pub range_pad: f64,
+    /// The step whose forces are computed (names the stochastic-friction noise).
+    pub step: u64,
+    /// Stochastic-friction noise under the run's seed
+    /// (`rng::Stream::StochasticFriction`).
+    pub noise: PairNoise,
 }
 
 /// Split `data` into consecutive mutable chunks of the given lengths.
@@ -155,8 +161,23 @@ fn pair_forces(
             clear(rec);
             continue;
         }
-        let kin = Kinematics::pair(&body(p, i), &body(p, j), d, r2.sqrt());
-        let pf = law.evaluate(&kin, fp.dt, rec);
+        let (bi, bj) = (body(p, i), body(p, j));
+        let kin = Kinematics::pair(&bi, &bj, d, r2.sqrt());
+        let pf = if law.stochastic.is_some() {
+            let ctx = PairContext {
+                bi: &bi,
+                bj: &bj,
+                inv_inertia_i: p.inv_inertia[i],
+                inv_inertia_j: p.inv_inertia[j],
+                id_i: p.id[i],
+                id_j: p.id[j],
+                step: fp.step,
+                noise: &fp.noise,
+            };
+            law.evaluate_pair(&kin, fp.dt, rec, &ctx)
+        } else {
+            law.evaluate(&kin, fp.dt, rec)
+        };
         if lower {
             f += pf.force_i;
             t += pf.torque_i;

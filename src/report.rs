@@ -52,6 +52,13 @@ pub fn check_report(s: &Setup, decomp: &Decomposition) -> String {
             "contact {}–{}: {normal}; tangential {:?}",
             s.materials[a].name, s.materials[b].name, l.tangential
         );
+        if let Some(st) = &l.stochastic {
+            let _ = writeln!(
+                o,
+                "  stochastic friction {:?}, kT = {} (particle–particle contacts)",
+                st.law, st.kt
+            );
+        }
     }
     let ts = &s.time_scales;
     let _ = writeln!(o, "{}: {:e} s", ts.kind, ts.critical);

@@ -24,6 +24,7 @@ use crate::insert::Placer;
 use crate::integrate;
 use crate::neighbor::{self, NeighborList};
 use crate::particles::Particles;
+use crate::rng::{PairNoise, Stream};
 use glam::DVec3;
 use std::time::{Duration, Instant};
 
@@ -204,6 +205,8 @@ impl Simulation {
             gravity: self.setup.gravity,
             dt: self.setup.dt,
             range_pad: self.setup.range_pad,
+            step: self.step,
+            noise: PairNoise::new(self.setup.seed, Stream::StochasticFriction),
         };
         self.particles.refresh_packed();
         forces::compute(
@@ -398,6 +401,8 @@ impl Simulation {
             elastic_energy: s[4],
             contacts: s[5],
             max_overlap: s[6],
+            temperature: s[7],
+            rotational_temperature: s[8],
         }
     }
 

@@ -142,6 +142,12 @@ bad_cases! {
     checkpoints_refused => "checkpoint_every.toml";
     dt_neither_number_nor_auto => "dt_word.toml";
     csv_duplicate_ids => "csv_duplicate_ids.toml";
+    unknown_stochastic_model => "stochastic_unknown_model.toml" + run;
+    stochastic_negative_kt => "stochastic_negative_kt.toml";
+    stochastic_linear_without_gamma => "stochastic_linear_without_gamma.toml";
+    stochastic_together_with_tangential => "stochastic_with_tangential.toml" + run;
+    stochastic_with_tangential_in_pair_override => "stochastic_pair_with_tangential.toml";
+    stochastic_between_particle_and_wall => "stochastic_with_wall.toml";
 }
 
 /// Every file in `tests/bad/` has a test above (and every test a file).

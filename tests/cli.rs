@@ -16,7 +16,7 @@ const DT: f64 = 1e-5;
 const L: f64 = 0.01;
 const RADIUS: f64 = 0.0005;
 
-const THERMO_COLUMNS: [&str; 9] = [
+const THERMO_COLUMNS: [&str; 11] = [
     "step",
     "time",
     "particles",
@@ -26,6 +26,8 @@ const THERMO_COLUMNS: [&str; 9] = [
     "elastic_energy",
     "contacts",
     "max_overlap",
+    "temperature",
+    "rotational_temperature",
 ];
 
 fn gravel<I, S>(args: I, cwd: &Path) -> Output

@@ -2,7 +2,9 @@
 //! of threads. Runs with friction (Hertz + Mindlin spring-slider, so contact
 //! history matters) are compared bit for bit — positions, velocities, angular
 //! velocities and every contact-history record — between 1, 2 and 4 rayon
-//! threads, and between two runs on the same thread count.
+//! threads, and between two runs on the same thread count. A WCA colloid
+//! driven by stochastic friction alone checks that the Philox pair noise is
+//! the same whichever thread evaluates a pair.
 
 use gravel::comm::SerialComm;
 use gravel::config::Setup;
@@ -373,4 +375,93 @@ fn binary_threads_1_and_2_write_the_same_final_frame() {
         let col = |t: &[(String, Vec<f64>)]| t.iter().find(|c| c.0 == name).unwrap().1.clone();
         assert_eq!(col(&t1), col(&t2), "thermo column {name}");
     }
+}
+
+/// A periodic WCA colloid of 1000 spheres (10³ lattice at packing fraction
+/// 0.45, started at rest) thermostatted by stochastic friction only: every
+/// velocity comes from the pair noise, so any dependence of the noise on the
+/// thread, the block or the evaluation order would show at once.
+fn colloid_config(steps: u64, stochastic: &str, seed: u64) -> String {
+    let n = 10usize;
+    let l = ((n * n * n) as f64 * std::f64::consts::PI / 6.0 / 0.45).cbrt();
+    let spacing = l / n as f64;
+    format!(
+        r#"[run]
+name = "colloid"
+dt = 0.002
+steps = {steps}
+seed = {seed}
+
+[domain]
+lo = [0.0, 0.0, 0.0]
+hi = [{l:?}, {l:?}, {l:?}]
+periodic = [true, true, true]
+
+[[material]]
+name = "colloid"
+density = {density:?}
+
+[contact]
+normal = {{ model = "wca", epsilon = 1.0, sigma = 1.0 }}
+stochastic = {stochastic}
+
+[[particles]]
+kind = "lattice"
+material = "colloid"
+radius = 0.5
+spacing = {spacing:?}
+region = {{ lo = [0.0, 0.0, 0.0], hi = [{l:?}, {l:?}, {l:?}] }}
+
+[output]
+every = 0
+"#,
+        density = 6.0 / std::f64::consts::PI
+    )
+}
+
+/// Stochastic friction (all three laws) is bitwise identical on 1, 2 and 4
+/// threads (1000 particles: two blocks of the force loop), and the noise
+/// really drives the run: kT = 0 leaves the lattice at rest, another seed
+/// gives other bits.
+#[test]
+fn stochastic_friction_is_bitwise_identical_on_1_2_and_4_threads() {
+    let laws = [
+        "{ model = \"coulomb\", kappa = 0.3, kT = 1.0 }",
+        "{ model = \"linear\", gamma = 0.05, kT = 1.0 }",
+        "{ model = \"coulomb_newton\", gamma = 1.0, kappa = 0.3, kT = 1.0 }",
+    ];
+    for (k, law) in laws.iter().enumerate() {
+        let steps = if k == 0 { 400 } else { 150 };
+        let config = colloid_config(steps, law, 5);
+        let (one, act) = simulate(&config, 1, 50);
+        assert_eq!(act.particles, 1000);
+        if k == 0 {
+            assert!(act.rebuilds >= 5, "{act:?}");
+        }
+        for threads in [2, 4] {
+            let (many, _) = simulate(&config, threads, 50);
+            assert_identical(&one, &many, &format!("{law}: 1 vs {threads} threads"));
+        }
+        let moving = |s: &Snapshot| s.state.iter().filter(|p| p.2 != [0; 3]).count();
+        assert_eq!(
+            moving(one.last().unwrap()),
+            1000,
+            "{law}: the noise moves everything"
+        );
+        let (other_seed, _) = simulate(&colloid_config(steps, law, 6), 1, 50);
+        assert!(one.last().unwrap() != other_seed.last().unwrap());
+    }
+    let cold = colloid_config(100, "{ model = \"coulomb\", kappa = 0.3, kT = 0.0 }", 5);
+    let (still, _) = simulate(&cold, 2, 50);
+    // Only round-off forces act on the (periodically wrapped) lattice.
+    let fastest = still
+        .iter()
+        .flat_map(|s| s.state.iter())
+        .flat_map(|p| p.2)
+        .map(|b| f64::from_bits(b).abs())
+        .fold(0.0, f64::max);
+    assert!(
+        fastest < 1e-9,
+        "kT = 0 from rest must stay at rest: |v| up to {fastest:e}"
+    );
 }

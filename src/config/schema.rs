@@ -119,6 +119,10 @@ pub struct ContactConfig {
     /// Tangential force model (default none).
     #[serde(default)]
     pub tangential: TangentialSpec,
+    /// Markovian stochastic friction, replacing the tangential model of
+    /// particle–particle contacts (default none).
+    #[serde(default)]
+    pub stochastic: StochasticSpec,
     /// Per-material-pair overrides.
     #[serde(default)]
     pub pair: Vec<PairOverride>,
@@ -134,6 +138,8 @@ pub struct PairOverride {
     pub normal: Option<NormalSpec>,
     /// Tangential model for this pair.
     pub tangential: Option<TangentialSpec>,
+    /// Stochastic friction for this pair (`model = "none"` switches it off).
+    pub stochastic: Option<StochasticSpec>,
 }
 
 /// Normal force models, chosen by `model = "..."`.
@@ -195,6 +201,44 @@ pub enum TangentialSpec {
         /// Tangential damping γ_t = ratio · γ_n (default 0).
         #[serde(default)]
         damping_ratio: f64,
+    },
+}
+
+/// Markovian stochastic friction laws (Hofmann et al. 2025, as HOOMD-blue's
+/// `FrictionalPair` ships them), chosen by `model = "..."`; see
+/// [`crate::contact::stochastic`]. `kT` is the temperature, an energy
+/// (k_B = 1 in the config's units); `kT = 0` gives deterministic friction.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(tag = "model", rename_all = "snake_case", deny_unknown_fields)]
+pub enum StochasticSpec {
+    /// No stochastic friction.
+    #[default]
+    None,
+    /// `f(u) = γ w u`.
+    Linear {
+        /// γ: force per unit load and unit slip speed (s/m).
+        gamma: f64,
+        /// Temperature kT (energy).
+        #[serde(rename = "kT")]
+        kt: f64,
+    },
+    /// `f(u) = κ w`.
+    Coulomb {
+        /// κ: the friction coefficient.
+        kappa: f64,
+        /// Temperature kT (energy).
+        #[serde(rename = "kT")]
+        kt: f64,
+    },
+    /// `f(u) = min(γ u, κ w)`.
+    CoulombNewton {
+        /// γ: viscous coefficient below the crossover (N s/m).
+        gamma: f64,
+        /// κ: the friction coefficient above the crossover.
+        kappa: f64,
+        /// Temperature kT (energy).
+        #[serde(rename = "kT")]
+        kt: f64,
     },
 }
 

@@ -2,8 +2,9 @@
 
 use super::schema::*;
 use crate::contact::normal::{damping_ratio_from_restitution, HookeDamping};
+use crate::contact::stochastic::FrictionLaw;
 use crate::contact::tangential::TangentialStiffness;
-use crate::contact::{ContactLaw, NormalModel, TangentialModel};
+use crate::contact::{ContactLaw, NormalModel, StochasticFriction, TangentialModel};
 use crate::domain::Domain;
 use crate::error::{GravelError, Result};
 use crate::insert::{self, Placer, PourSource, RadiusRange};
@@ -195,6 +196,19 @@ fn build(path: &Path, text: &str, cfg: Config) -> Result<Setup> {
     }
     let (initial, pours, next_id) =
         particles(&cx, &cfg.particles, &materials, &domain, cfg.run.seed)?;
+    // Stochastic friction is for particle–particle contacts: refuse it
+    // between a wall and any material that particles use.
+    for (k, w) in walls.iter().enumerate() {
+        let used = initial
+            .iter()
+            .map(|p| p.material)
+            .chain(pours.iter().map(|s| s.material));
+        for a in used {
+            if laws.get(a, w.material).stochastic.is_some() {
+                return Err(cx.err(format!("wall[{k}]: stochastic friction acts on particle–particle contacts only, but the law between `{}` and the wall material `{}` has it; give the wall its own material with a [[contact.pair]] that sets stochastic = {{ model = \"none\" }}", materials[a as usize].name, materials[w.material as usize].name)));
+            }
+        }
+    }
     let max_radius = initial
         .iter()
         .map(|p| p.radius)
@@ -356,9 +370,29 @@ fn law_table(cx: &Ctx, c: &ContactConfig, mats: &[Material]) -> Result<LawTable>
                 Some(x) => x,
                 None => ("contact.tangential".to_string(), &c.tangential),
             };
+            let (skey, stochastic) = match over.and_then(|(k, p)| {
+                p.stochastic
+                    .as_ref()
+                    .map(|s| (format!("contact.pair[{k}].stochastic"), s))
+            }) {
+                Some(x) => x,
+                None => ("contact.stochastic".to_string(), &c.stochastic),
+            };
             let normal = normal_model(cx, &nkey, normal, &mats[a], &mats[b])?;
             let tangential = tangential_model(cx, &tkey, tangential, &normal, &mats[a], &mats[b])?;
-            laws.push(ContactLaw { normal, tangential });
+            let stochastic = stochastic_model(cx, &skey, stochastic)?;
+            if stochastic.is_some() && tangential != TangentialModel::None {
+                return Err(cx.err(format!(
+                    "{skey}: stochastic friction replaces the tangential model, but {tkey} is also set for materials `{}` and `{}`; \
+                     set tangential = {{ model = \"none\" }} or stochastic = {{ model = \"none\" }} (in a [[contact.pair]] for this pair)",
+                    mats[a].name, mats[b].name
+                )));
+            }
+            laws.push(ContactLaw {
+                normal,
+                tangential,
+                stochastic,
+            });
         }
     }
     for (k, p) in c.pair.iter().enumerate() {
@@ -371,6 +405,34 @@ fn law_table(cx: &Ctx, c: &ContactConfig, mats: &[Material]) -> Result<LawTable>
         n,
         laws,
         history_len,
+    })
+}
+
+fn stochastic_model(cx: &Ctx, key: &str, s: &StochasticSpec) -> Result<Option<StochasticFriction>> {
+    let kt = |v: f64| cx.non_negative(&format!("{key}.kT"), v);
+    let gamma = |v: f64| cx.non_negative(&format!("{key}.gamma"), v);
+    let kappa = |v: f64| cx.non_negative(&format!("{key}.kappa"), v);
+    Ok(match *s {
+        StochasticSpec::None => None,
+        StochasticSpec::Linear { gamma: g, kt: t } => Some(StochasticFriction {
+            law: FrictionLaw::Linear { gamma: gamma(g)? },
+            kt: kt(t)?,
+        }),
+        StochasticSpec::Coulomb { kappa: k, kt: t } => Some(StochasticFriction {
+            law: FrictionLaw::Coulomb { kappa: kappa(k)? },
+            kt: kt(t)?,
+        }),
+        StochasticSpec::CoulombNewton {
+            gamma: g,
+            kappa: k,
+            kt: t,
+        } => Some(StochasticFriction {
+            law: FrictionLaw::CoulombNewton {
+                gamma: gamma(g)?,
+                kappa: kappa(k)?,
+            },
+            kt: kt(t)?,
+        }),
     })
 }
 

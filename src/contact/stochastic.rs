@@ -304,6 +304,16 @@ impl FrictionLaw {
     }
 }
 
+/// The stochastic-friction sub-model of one material pair: a friction law
+/// and the temperature of its noise.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct StochasticFriction {
+    /// The friction law `f(u)`.
+    pub law: FrictionLaw,
+    /// Temperature `kT` (an energy, `k_B = 1`); 0 gives deterministic friction.
+    pub kt: f64,
+}
+
 /// The mobility `ν = (1/m_i + 1/m_j) + (R_i²/I_i + R_j²/I_j)` of a contact.
 ///
 /// A body with infinite mass contributes nothing to the first bracket, one
