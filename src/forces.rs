@@ -7,7 +7,7 @@
 //! holds exactly; the result does not depend on threads, ranks or local order.
 
 use crate::config::LawTable;
-use crate::contact::{Body, Kinematics};
+use crate::contact::{Body, ContactInertia, Kinematics};
 use crate::neighbor::{NeighborList, BLOCK};
 use crate::particles::Particles;
 use crate::walls::Wall;
@@ -49,6 +49,19 @@ fn body(p: &Particles, k: usize) -> Body {
         radius: p.radius[k],
         inv_mass: p.inv_mass[k],
     }
+}
+
+/// The rolling/spinning inertia of the pair `(i, j)` (canonical order).
+#[inline]
+fn pair_inertia(p: &Particles, i: usize, j: usize) -> ContactInertia {
+    ContactInertia::pair(
+        p.inv_inertia[i],
+        p.inv_mass[i],
+        p.radius[i],
+        p.inv_inertia[j],
+        p.inv_mass[j],
+        p.radius[j],
+    )
 }
 
 /// Compute `force` and `torque` of every owned particle, updating the contact
@@ -156,7 +169,7 @@ fn pair_forces(
             continue;
         }
         let kin = Kinematics::pair(&body(p, i), &body(p, j), d, r2.sqrt());
-        let pf = law.evaluate(&kin, fp.dt, rec);
+        let pf = law.evaluate_with(&kin, fp.dt, rec, || pair_inertia(p, i, j));
         if lower {
             f += pf.force_i;
             t += pf.torque_i;
@@ -200,7 +213,9 @@ fn wall_forces(
                     touch.omega,
                 );
                 let law = fp.laws.get(p.material[k], wall.material);
-                let pf = law.evaluate(&kin, fp.dt, rec);
+                let pf = law.evaluate_with(&kin, fp.dt, rec, || {
+                    ContactInertia::wall(p.inv_inertia[k], p.inv_mass[k], p.radius[k])
+                });
                 f += pf.force_i;
                 t += pf.torque_i;
             }

@@ -119,6 +119,12 @@ pub struct ContactConfig {
     /// Tangential force model (default none).
     #[serde(default)]
     pub tangential: TangentialSpec,
+    /// Rolling resistance model (default none).
+    #[serde(default)]
+    pub rolling: RollingSpec,
+    /// Spinning friction model (default none).
+    #[serde(default)]
+    pub spinning: SpinningSpec,
     /// Per-material-pair overrides.
     #[serde(default)]
     pub pair: Vec<PairOverride>,
@@ -134,6 +140,10 @@ pub struct PairOverride {
     pub normal: Option<NormalSpec>,
     /// Tangential model for this pair.
     pub tangential: Option<TangentialSpec>,
+    /// Rolling resistance model for this pair.
+    pub rolling: Option<RollingSpec>,
+    /// Spinning friction model for this pair.
+    pub spinning: Option<SpinningSpec>,
 }
 
 /// Normal force models, chosen by `model = "..."`.
@@ -195,6 +205,55 @@ pub enum TangentialSpec {
         /// Tangential damping γ_t = ratio · γ_n (default 0).
         #[serde(default)]
         damping_ratio: f64,
+    },
+}
+
+/// Rolling resistance models, chosen by `model = "..."` (physics.md,
+/// "Rolling resistance"; see [`crate::contact::rolling`]).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(tag = "model", rename_all = "snake_case", deny_unknown_fields)]
+pub enum RollingSpec {
+    /// No rolling resistance.
+    #[default]
+    None,
+    /// Aspherix/LIGGGHTS elasto-plastic spring-dashpot, `k_r = 2.25 k_n μ_r² R*²`.
+    Epsd {
+        /// Rolling friction coefficient μ_r.
+        friction: f64,
+        /// Damping ratio η_r (fraction of critical), in [0, 1].
+        damping: f64,
+        /// Twisting also loads the spring and dashpot (default false).
+        #[serde(default)]
+        torsion_torque: bool,
+        /// Factor f on the dashpot once fully mobilised, in [0, 1] (default 0).
+        #[serde(default)]
+        mobilised_damping_factor: f64,
+    },
+    /// EDEM Type C, `k_r = λ k_n μ_r² R_r²`.
+    TypeC {
+        /// Rolling friction coefficient μ_r.
+        friction: f64,
+        /// Damping ratio η_r (fraction of critical), in [0, 1].
+        damping: f64,
+        /// Stiffness factor λ (2.25 reproduces epsd).
+        stiffness_factor: f64,
+        /// Equivalent rolling radius R_r (m); default R*.
+        rolling_radius: Option<f64>,
+    },
+}
+
+/// Spinning friction models, chosen by `model = "..."` (physics.md,
+/// "Spinning friction"; see [`crate::contact::spinning`]).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(tag = "model", rename_all = "snake_case", deny_unknown_fields)]
+pub enum SpinningSpec {
+    /// No spinning friction.
+    #[default]
+    None,
+    /// EDEM spinning friction with rocking damping.
+    Edem {
+        /// Spinning friction coefficient μ_s.
+        friction: f64,
     },
 }
 
