@@ -53,6 +53,8 @@ pub struct Case {
     pub normal: String,
     /// Inline TOML table of the tangential model.
     pub tangential: String,
+    /// Further `[contact]` lines, e.g. `rolling = { ... }` (empty: none).
+    pub contact_extra: String,
     /// Plane walls.
     pub walls: Vec<Plane>,
     /// Radii, one per sphere.
@@ -79,6 +81,7 @@ impl Default for Case {
             elastic: None,
             normal: String::new(),
             tangential: "{ model = \"none\" }".into(),
+            contact_extra: String::new(),
             walls: Vec::new(),
             radius: Vec::new(),
             x: Vec::new(),
@@ -144,6 +147,9 @@ impl Case {
             self.normal, self.tangential
         )
         .unwrap();
+        if !self.contact_extra.is_empty() {
+            writeln!(s, "{}", self.contact_extra).unwrap();
+        }
         for p in &self.walls {
             writeln!(
                 s,
