@@ -51,6 +51,12 @@ pub fn check_report(s: &Setup) -> String {
             "contact {}–{}: {normal}; tangential {:?}",
             s.materials[a].name, s.materials[b].name, l.tangential
         );
+        if let Some(r) = &l.rolling {
+            let _ = writeln!(o, "  rolling {r:?}");
+        }
+        if let Some(sp) = &l.spinning {
+            let _ = writeln!(o, "  spinning {sp:?}");
+        }
     }
     let ts = &s.time_scales;
     let _ = writeln!(o, "{}: {:e} s", ts.kind, ts.critical);

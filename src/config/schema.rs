@@ -209,14 +209,23 @@ pub enum TangentialSpec {
 }
 
 /// Rolling resistance models, chosen by `model = "..."` (physics.md,
-/// "Rolling resistance"; see [`crate::contact::rolling`]).
+/// "Rolling resistance"; formulas in [`crate::contact::rolling`]).
+///
+/// Both are the elasto-plastic spring-dashpot of Ai, Chen, Rotter & Ooi,
+/// Powder Technol. 206 (2011) 269: a rotational spring
+/// `M^k ← M^k − k_r ω_r Δt` capped at `μ_r R_r |F_n|`, plus a dashpot
+/// `−C_r ω_r`, `C_r = η_r · 2 sqrt(I_r k_r)`, applied `+M` on the lower-id
+/// body and `−M` on the other. Unlike LIGGGHTS, gravel turns the stored
+/// `M^k` into the current tangent plane every step (keeping its length), so
+/// the law is objective; with `torsion_torque` it is kept as is.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(tag = "model", rename_all = "snake_case", deny_unknown_fields)]
 pub enum RollingSpec {
     /// No rolling resistance.
     #[default]
     None,
-    /// Aspherix/LIGGGHTS elasto-plastic spring-dashpot, `k_r = 2.25 k_n μ_r² R*²`.
+    /// Aspherix/LIGGGHTS `rolling_friction epsd`: `k_r = 2.25 k_n μ_r² R*²`,
+    /// `R_r = R*`, `k_n` the normal model's secant stiffness.
     Epsd {
         /// Rolling friction coefficient μ_r.
         friction: f64,
@@ -229,7 +238,8 @@ pub enum RollingSpec {
         #[serde(default)]
         mobilised_damping_factor: f64,
     },
-    /// EDEM Type C, `k_r = λ k_n μ_r² R_r²`.
+    /// Altair EDEM "Type C Rolling Friction": `k_r = λ k_n μ_r² R_r²`, the
+    /// dashpot only below the limit.
     TypeC {
         /// Rolling friction coefficient μ_r.
         friction: f64,
@@ -243,14 +253,17 @@ pub enum RollingSpec {
 }
 
 /// Spinning friction models, chosen by `model = "..."` (physics.md,
-/// "Spinning friction"; see [`crate::contact::spinning`]).
+/// "Spinning friction"; formulas in [`crate::contact::spinning`]).
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(tag = "model", rename_all = "snake_case", deny_unknown_fields)]
 pub enum SpinningSpec {
     /// No spinning friction.
     #[default]
     None,
-    /// EDEM spinning friction with rocking damping.
+    /// Altair EDEM "Spinning Friction": the couple
+    /// `−min((2/3) μ_s |F_n| R_disk, 0.125 |ω_rel,n| min(I)/Δt) ω̂_rel,n`
+    /// with `R_disk` the radius of the overlap's intersection circle, plus
+    /// the rocking damping `−γ_n 4 R_disk² ω_rel,t`.
     Edem {
         /// Spinning friction coefficient μ_s.
         friction: f64,

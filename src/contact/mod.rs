@@ -154,6 +154,12 @@ impl ContactLaw {
     /// angular momentum is untouched. `inertia` is called only when the law
     /// has a couple (walls: [`ContactInertia::wall`]). `history` holds the
     /// tangential values, then the rolling spring torque.
+    ///
+    /// The rolling law gets the normal model's secant stiffness and total
+    /// force `F_n` (physics.md); the spinning law gets `F_n`, the normal
+    /// model's `γ_n`, and `R_disk` from the sphere–sphere intersection
+    /// circle, or for a wall the sphere–plane circle `a² = 2Rδ − δ²` (also
+    /// used for cylinders, where the cut is not exactly a circle).
     #[inline]
     pub fn evaluate_with(
         &self,
