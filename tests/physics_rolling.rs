@@ -712,3 +712,133 @@ fn isolated_cluster_with_couples_conserves_angular_momentum() {
         assert!(dl < 1e-12 && dp < 1e-12);
     });
 }
+
+// ------------------------------------------------ cylinder walls and pair overrides
+
+/// A ball in a drum (a cylinder wall, radius 50 mm, axis y) turning at
+/// Ω = 1 rad/s, with epsd rolling resistance between the ball and the drum
+/// (wall rules: `I_r = I + m R²`, `R* = R`). The drum drags the ball up its
+/// side until gravity's pull along the wall, `m g sin θ`, carried by the
+/// tangential friction at lever `ℓ`, balances the fully mobilised rolling
+/// couple `μ_r R m g cos θ` (the ball spins steadily against the drum):
+/// `tan θ = μ_r R/ℓ`. The ball starts at that angle without load and
+/// oscillates slightly about it (rolling pendulum, period ~0.48 s); the
+/// mean angle over 1.2 s is compared, tolerance 1 %.
+#[test]
+fn ball_in_a_rotating_drum_rests_at_atan_mu_r() {
+    let (mu_r, drum, omega) = (0.2, 0.05, 1.0);
+    let theta = f64::atan(mu_r); // the start; the expected angle uses ℓ below
+    let dt = 2e-5;
+    let delta = mass() * G * theta.cos() / K_N;
+    let rho = drum - R + delta;
+    let mut c = Case {
+        dt,
+        gravity: [0.0, 0.0, -G],
+        lo: [-0.06, -0.02, -0.06],
+        hi: [0.06, 0.02, 0.06],
+        normal: NORMAL.into(),
+        tangential:
+            "{ model = \"spring_slider\", friction = 0.5, stiffness_ratio = 0.2857, damping_ratio = 0.5 }"
+                .into(),
+        contact_extra: format!("rolling = {{ model = \"epsd\", friction = {mu_r:?}, damping = 0.3 }}"),
+        ..Default::default()
+    };
+    // The drum turns about +y: its lowest point moves along −x, so the ball
+    // climbs the −x side, spinning about +y.
+    c.sphere(
+        R,
+        [-rho * theta.sin(), 0.0, -rho * theta.cos()],
+        [0.0; 3],
+        [0.0, omega * drum / (R - 0.5 * delta), 0.0],
+    );
+    let text = format!(
+        "{}\n[[wall]]\nkind = \"cylinder\"\naxis_point = [0.0, 0.0, 0.0]\naxis = [0.0, 1.0, 0.0]\n\
+         radius = {drum:?}\ninside = true\nangular_velocity = {omega:?}\nmaterial = \"m\"\n",
+        c.toml()
+    );
+    let setup = gravel::config::Setup::from_str(std::path::Path::new("drum.toml"), &text)
+        .unwrap_or_else(|e| panic!("config rejected: {e}\n{text}"));
+    let (mean, speed) = serial(|| {
+        let mut sim = Simulation::new(setup, Box::new(gravel::comm::SerialComm)).unwrap();
+        let (mut sum, mut n, mut speed) = (0.0, 0usize, 0.0f64);
+        while sim.time() < 1.2 {
+            sim.step().unwrap();
+            let (x, v, _, _, _) = body(&sim, 0);
+            sum += (-x.x).atan2(-x.z);
+            n += 1;
+            speed = speed.max(v.length());
+        }
+        (sum / n as f64, speed)
+    });
+    let lever = R - 0.5 * delta;
+    let expected = (mu_r * R / lever).atan();
+    eprintln!(
+        "drum: mean angle {:.4}° (expected atan(μ_r R/ℓ) = {:.4}°, {:+.2e}); largest speed {speed:.2e} m/s",
+        mean.to_degrees(),
+        expected.to_degrees(),
+        rel(mean, expected)
+    );
+    assert!(rel(mean, expected).abs() < 1e-2);
+}
+
+/// Rolling and spinning set per material pair (`[[contact.pair]]`) apply to
+/// that pair only, including a wall of that material; the history layout
+/// grows by the rolling spring's 3 values wherever any law has one.
+#[test]
+fn rolling_and_spinning_per_material_pair() {
+    let text = r#"
+[run]
+name = "pairs"
+dt = 1e-6
+steps = 1
+
+[domain]
+lo = [-0.1, -0.1, -0.1]
+hi = [0.1, 0.1, 0.1]
+
+[[material]]
+name = "glass"
+density = 2500.0
+
+[[material]]
+name = "steel"
+density = 7800.0
+
+[contact]
+normal = { model = "hooke", stiffness = 1e5, restitution = 0.5 }
+tangential = { model = "spring_slider", friction = 0.5, stiffness_ratio = 0.2857 }
+
+[[contact.pair]]
+materials = ["steel", "glass"]
+rolling = { model = "type_c", friction = 0.2, damping = 0.3, stiffness_factor = 1.5, rolling_radius = 0.004 }
+spinning = { model = "edem", friction = 0.3 }
+
+[[wall]]
+kind = "plane"
+point = [0.0, 0.0, -0.05]
+normal = [0.0, 0.0, 1.0]
+material = "steel"
+
+[[particles]]
+kind = "list"
+material = "glass"
+radius = 0.005
+position = [[0.0, 0.0, 0.0]]
+"#;
+    let s = gravel::config::Setup::from_str(std::path::Path::new("pairs.toml"), text).unwrap();
+    let (g, st) = (0u32, 1u32);
+    assert!(s.laws.get(g, g).rolling.is_none() && s.laws.get(st, st).rolling.is_none());
+    assert!(s.laws.get(g, g).spinning.is_none());
+    for (a, b) in [(g, st), (st, g)] {
+        let law = s.laws.get(a, b);
+        let r = law.rolling.expect("pair rolling");
+        assert_eq!(
+            (r.friction, r.stiffness_factor, r.rolling_radius),
+            (0.2, 1.5, Some(0.004))
+        );
+        assert_eq!(law.spinning.expect("pair spinning").friction, 0.3);
+        assert_eq!(law.history_len(), 6);
+    }
+    assert_eq!(s.laws.get(g, g).history_len(), 3);
+    assert_eq!(s.laws.history_len, 6);
+}
