@@ -7,7 +7,7 @@
 //! holds exactly; the result does not depend on threads, ranks or local order.
 
 use crate::config::LawTable;
-use crate::contact::{Body, Kinematics, PairContext};
+use crate::contact::{Body, ContactInertia, Kinematics, PairContext};
 use crate::neighbor::{NeighborList, BLOCK};
 use crate::particles::Particles;
 use crate::rng::PairNoise;
@@ -55,6 +55,19 @@ fn body(p: &Particles, k: usize) -> Body {
         radius: p.radius[k],
         inv_mass: p.inv_mass[k],
     }
+}
+
+/// The rolling/spinning inertia of the pair `(i, j)` (canonical order).
+#[inline]
+fn pair_inertia(p: &Particles, i: usize, j: usize) -> ContactInertia {
+    ContactInertia::pair(
+        p.inv_inertia[i],
+        p.inv_mass[i],
+        p.radius[i],
+        p.inv_inertia[j],
+        p.inv_mass[j],
+        p.radius[j],
+    )
 }
 
 /// Compute `force` and `torque` of every owned particle, updating the contact
@@ -163,6 +176,7 @@ fn pair_forces(
         }
         let (bi, bj) = (body(p, i), body(p, j));
         let kin = Kinematics::pair(&bi, &bj, d, r2.sqrt());
+        let inertia = || pair_inertia(p, i, j);
         let pf = if law.stochastic.is_some() {
             let ctx = PairContext {
                 bi: &bi,
@@ -174,9 +188,9 @@ fn pair_forces(
                 step: fp.step,
                 noise: &fp.noise,
             };
-            law.evaluate_pair(&kin, fp.dt, rec, &ctx)
+            law.evaluate_pair(&kin, fp.dt, rec, &ctx, inertia)
         } else {
-            law.evaluate(&kin, fp.dt, rec)
+            law.evaluate_with(&kin, fp.dt, rec, inertia)
         };
         if lower {
             f += pf.force_i;
@@ -221,7 +235,9 @@ fn wall_forces(
                     touch.omega,
                 );
                 let law = fp.laws.get(p.material[k], wall.material);
-                let pf = law.evaluate(&kin, fp.dt, rec);
+                let pf = law.evaluate_with(&kin, fp.dt, rec, || {
+                    ContactInertia::wall(p.inv_inertia[k], p.inv_mass[k], p.radius[k])
+                });
                 f += pf.force_i;
                 t += pf.torque_i;
             }

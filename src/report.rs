@@ -59,6 +59,12 @@ pub fn check_report(s: &Setup, decomp: &Decomposition) -> String {
                 st.law, st.kt
             );
         }
+        if let Some(r) = &l.rolling {
+            let _ = writeln!(o, "  rolling {r:?}");
+        }
+        if let Some(sp) = &l.spinning {
+            let _ = writeln!(o, "  spinning {sp:?}");
+        }
     }
     let ts = &s.time_scales;
     let _ = writeln!(o, "{}: {:e} s", ts.kind, ts.critical);

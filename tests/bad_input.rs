@@ -139,6 +139,16 @@ bad_cases! {
     unknown_material_in_pair_override => "pair_unknown_material.toml";
     region_outside_domain => "region_outside_domain.toml";
     random_block_cannot_place_count => "random_too_many.toml";
+    rolling_needs_a_normal_stiffness => "rolling_with_wca.toml" + run;
+    rolling_negative_friction => "rolling_negative_friction.toml";
+    rolling_damping_above_one => "rolling_damping_out_of_range.toml";
+    rolling_mobilised_damping_factor_above_one => "rolling_mobilised_factor_out_of_range.toml";
+    rolling_unknown_setting_names_the_line => "rolling_unknown_setting.toml";
+    rolling_type_c_needs_stiffness_factor => "rolling_type_c_without_stiffness_factor.toml";
+    rolling_type_c_negative_rolling_radius => "rolling_type_c_negative_radius.toml";
+    unknown_rolling_model => "unknown_rolling_model.toml";
+    spinning_negative_friction_in_pair_override => "spinning_pair_negative_friction.toml";
+    spinning_needs_an_overlap_normal_model => "spinning_with_wca.toml";
     checkpoints_refused => "checkpoint_every.toml";
     dt_neither_number_nor_auto => "dt_word.toml";
     csv_duplicate_ids => "csv_duplicate_ids.toml";

@@ -1,10 +1,12 @@
 //! The promise of the README: the same trajectory to the last bit on any number
-//! of threads. Runs with friction (Hertz + Mindlin spring-slider, so contact
-//! history matters) are compared bit for bit — positions, velocities, angular
-//! velocities and every contact-history record — between 1, 2 and 4 rayon
-//! threads, and between two runs on the same thread count. A WCA colloid
-//! driven by stochastic friction alone checks that the Philox pair noise is
-//! the same whichever thread evaluates a pair.
+//! of threads. Runs with friction (Hertz + Mindlin spring-slider and epsd
+//! rolling resistance, so contact history matters, and EDEM spinning
+//! friction) are compared bit for bit — positions, velocities, angular
+//! velocities and every contact-history record (tangential and rolling
+//! springs) — between 1, 2 and 4 rayon threads, and between two runs on the
+//! same thread count. A WCA colloid driven by stochastic friction alone
+//! checks that the Philox pair noise is the same whichever thread evaluates
+//! a pair.
 
 use gravel::comm::SerialComm;
 use gravel::config::Setup;
@@ -25,6 +27,8 @@ poisson_ratio = 0.3
 [contact]
 normal = { model = "hertz", restitution = 0.5 }
 tangential = { model = "spring_slider", friction = 0.5, mindlin = true }
+rolling = { model = "epsd", friction = 0.2, damping = 0.3, mobilised_damping_factor = 0.2 }
+spinning = { model = "edem", friction = 0.3 }
 "#;
 
 fn plane(point: [f64; 3], normal: [f64; 3]) -> String {

@@ -123,6 +123,12 @@ pub struct ContactConfig {
     /// particle–particle contacts (default none).
     #[serde(default)]
     pub stochastic: StochasticSpec,
+    /// Rolling resistance model (default none).
+    #[serde(default)]
+    pub rolling: RollingSpec,
+    /// Spinning friction model (default none).
+    #[serde(default)]
+    pub spinning: SpinningSpec,
     /// Per-material-pair overrides.
     #[serde(default)]
     pub pair: Vec<PairOverride>,
@@ -140,6 +146,10 @@ pub struct PairOverride {
     pub tangential: Option<TangentialSpec>,
     /// Stochastic friction for this pair (`model = "none"` switches it off).
     pub stochastic: Option<StochasticSpec>,
+    /// Rolling resistance model for this pair.
+    pub rolling: Option<RollingSpec>,
+    /// Spinning friction model for this pair.
+    pub spinning: Option<SpinningSpec>,
 }
 
 /// Normal force models, chosen by `model = "..."`.
@@ -239,6 +249,68 @@ pub enum StochasticSpec {
         /// Temperature kT (energy).
         #[serde(rename = "kT")]
         kt: f64,
+    },
+}
+
+/// Rolling resistance models, chosen by `model = "..."` (physics.md,
+/// "Rolling resistance"; formulas in [`crate::contact::rolling`]).
+///
+/// Both are the elasto-plastic spring-dashpot of Ai, Chen, Rotter & Ooi,
+/// Powder Technol. 206 (2011) 269: a rotational spring
+/// `M^k ← M^k − k_r ω_r Δt` capped at `μ_r R_r |F_n|`, plus a dashpot
+/// `−C_r ω_r`, `C_r = η_r · 2 sqrt(I_r k_r)`, applied `+M` on the lower-id
+/// body and `−M` on the other. Unlike LIGGGHTS, gravel turns the stored
+/// `M^k` into the current tangent plane every step (keeping its length), so
+/// the law is objective; with `torsion_torque` it is kept as is.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(tag = "model", rename_all = "snake_case", deny_unknown_fields)]
+pub enum RollingSpec {
+    /// No rolling resistance.
+    #[default]
+    None,
+    /// Aspherix/LIGGGHTS `rolling_friction epsd`: `k_r = 2.25 k_n μ_r² R*²`,
+    /// `R_r = R*`, `k_n` the normal model's secant stiffness.
+    Epsd {
+        /// Rolling friction coefficient μ_r.
+        friction: f64,
+        /// Damping ratio η_r (fraction of critical), in [0, 1].
+        damping: f64,
+        /// Twisting also loads the spring and dashpot (default false).
+        #[serde(default)]
+        torsion_torque: bool,
+        /// Factor f on the dashpot once fully mobilised, in [0, 1] (default 0).
+        #[serde(default)]
+        mobilised_damping_factor: f64,
+    },
+    /// Altair EDEM "Type C Rolling Friction": `k_r = λ k_n μ_r² R_r²`, the
+    /// dashpot only below the limit.
+    TypeC {
+        /// Rolling friction coefficient μ_r.
+        friction: f64,
+        /// Damping ratio η_r (fraction of critical), in [0, 1].
+        damping: f64,
+        /// Stiffness factor λ (2.25 reproduces epsd).
+        stiffness_factor: f64,
+        /// Equivalent rolling radius R_r (m); default R*.
+        rolling_radius: Option<f64>,
+    },
+}
+
+/// Spinning friction models, chosen by `model = "..."` (physics.md,
+/// "Spinning friction"; formulas in [`crate::contact::spinning`]).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(tag = "model", rename_all = "snake_case", deny_unknown_fields)]
+pub enum SpinningSpec {
+    /// No spinning friction.
+    #[default]
+    None,
+    /// Altair EDEM "Spinning Friction": the couple
+    /// `−min((2/3) μ_s |F_n| R_disk, 0.125 |ω_rel,n| min(I)/Δt) ω̂_rel,n`
+    /// with `R_disk` the radius of the overlap's intersection circle, plus
+    /// the rocking damping `−γ_n 4 R_disk² ω_rel,t`.
+    Edem {
+        /// Spinning friction coefficient μ_s.
+        friction: f64,
     },
 }
 

@@ -4,7 +4,9 @@ use super::schema::*;
 use crate::contact::normal::{damping_ratio_from_restitution, HookeDamping};
 use crate::contact::stochastic::FrictionLaw;
 use crate::contact::tangential::TangentialStiffness;
-use crate::contact::{ContactLaw, NormalModel, StochasticFriction, TangentialModel};
+use crate::contact::{
+    ContactLaw, NormalModel, RollingParams, SpinningParams, StochasticFriction, TangentialModel,
+};
 use crate::domain::Domain;
 use crate::error::{GravelError, Result};
 use crate::insert::{self, Placer, PourSource, RadiusRange};
@@ -370,7 +372,7 @@ fn law_table(cx: &Ctx, c: &ContactConfig, mats: &[Material]) -> Result<LawTable>
                 Some(x) => x,
                 None => ("contact.tangential".to_string(), &c.tangential),
             };
-            let (skey, stochastic) = match over.and_then(|(k, p)| {
+            let (stkey, stochastic) = match over.and_then(|(k, p)| {
                 p.stochastic
                     .as_ref()
                     .map(|s| (format!("contact.pair[{k}].stochastic"), s))
@@ -378,20 +380,40 @@ fn law_table(cx: &Ctx, c: &ContactConfig, mats: &[Material]) -> Result<LawTable>
                 Some(x) => x,
                 None => ("contact.stochastic".to_string(), &c.stochastic),
             };
+            let (rkey, rolling) = match over.and_then(|(k, p)| {
+                p.rolling
+                    .as_ref()
+                    .map(|s| (format!("contact.pair[{k}].rolling"), s))
+            }) {
+                Some(x) => x,
+                None => ("contact.rolling".to_string(), &c.rolling),
+            };
+            let (skey, spinning) = match over.and_then(|(k, p)| {
+                p.spinning
+                    .as_ref()
+                    .map(|s| (format!("contact.pair[{k}].spinning"), s))
+            }) {
+                Some(x) => x,
+                None => ("contact.spinning".to_string(), &c.spinning),
+            };
             let normal = normal_model(cx, &nkey, normal, &mats[a], &mats[b])?;
             let tangential = tangential_model(cx, &tkey, tangential, &normal, &mats[a], &mats[b])?;
-            let stochastic = stochastic_model(cx, &skey, stochastic)?;
+            let stochastic = stochastic_model(cx, &stkey, stochastic)?;
             if stochastic.is_some() && tangential != TangentialModel::None {
                 return Err(cx.err(format!(
-                    "{skey}: stochastic friction replaces the tangential model, but {tkey} is also set for materials `{}` and `{}`; \
+                    "{stkey}: stochastic friction replaces the tangential model, but {tkey} is also set for materials `{}` and `{}`; \
                      set tangential = {{ model = \"none\" }} or stochastic = {{ model = \"none\" }} (in a [[contact.pair]] for this pair)",
                     mats[a].name, mats[b].name
                 )));
             }
+            let rolling = rolling_model(cx, &rkey, rolling, &normal)?;
+            let spinning = spinning_model(cx, &skey, spinning, &normal)?;
             laws.push(ContactLaw {
                 normal,
                 tangential,
                 stochastic,
+                rolling,
+                spinning,
             });
         }
     }
@@ -544,6 +566,87 @@ fn tangential_model(
             }
         }
     })
+}
+
+/// A `[0, 1]` setting (damping ratios and factors).
+fn unit_interval(cx: &Ctx, key: &str, v: f64) -> Result<f64> {
+    if (0.0..=1.0).contains(&v) {
+        Ok(v)
+    } else {
+        Err(cx.err(format!("{key}: must lie in [0, 1], got {v}")))
+    }
+}
+
+fn rolling_model(
+    cx: &Ctx,
+    key: &str,
+    s: &RollingSpec,
+    normal: &NormalModel,
+) -> Result<Option<RollingParams>> {
+    let p = match *s {
+        RollingSpec::None => return Ok(None),
+        RollingSpec::Epsd {
+            friction,
+            damping,
+            torsion_torque,
+            mobilised_damping_factor,
+        } => RollingParams {
+            torsion_torque,
+            mobilised_damping_factor: unit_interval(
+                cx,
+                &format!("{key}.mobilised_damping_factor"),
+                mobilised_damping_factor,
+            )?,
+            ..RollingParams::epsd(
+                cx.non_negative(&format!("{key}.friction"), friction)?,
+                unit_interval(cx, &format!("{key}.damping"), damping)?,
+            )
+        },
+        RollingSpec::TypeC {
+            friction,
+            damping,
+            stiffness_factor,
+            rolling_radius,
+        } => RollingParams::type_c(
+            cx.non_negative(&format!("{key}.friction"), friction)?,
+            unit_interval(cx, &format!("{key}.damping"), damping)?,
+            cx.positive(&format!("{key}.stiffness_factor"), stiffness_factor)?,
+            match rolling_radius {
+                Some(r) => Some(cx.positive(&format!("{key}.rolling_radius"), r)?),
+                None => None,
+            },
+        ),
+    };
+    if !normal.has_stiffness() {
+        return Err(cx.err(format!(
+            "{key}: a rolling resistance model needs a normal model with a stiffness \
+             (hooke or hertz), not wca"
+        )));
+    }
+    p.validate().map_err(|e| cx.err(format!("{key}: {e}")))?;
+    Ok(Some(p))
+}
+
+fn spinning_model(
+    cx: &Ctx,
+    key: &str,
+    s: &SpinningSpec,
+    normal: &NormalModel,
+) -> Result<Option<SpinningParams>> {
+    let p = match *s {
+        SpinningSpec::None => return Ok(None),
+        SpinningSpec::Edem { friction } => SpinningParams {
+            friction: cx.non_negative(&format!("{key}.friction"), friction)?,
+        },
+    };
+    if matches!(normal, NormalModel::Wca { .. }) {
+        return Err(cx.err(format!(
+            "{key}: model \"edem\" needs an overlap-based normal model (hooke or hertz), \
+             not wca"
+        )));
+    }
+    p.validate().map_err(|e| cx.err(format!("{key}: {e}")))?;
+    Ok(Some(p))
 }
 
 fn walls(cx: &Ctx, cfg: &[WallConfig], mats: &[Material]) -> Result<Vec<Wall>> {

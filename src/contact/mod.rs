@@ -2,7 +2,9 @@
 //!
 //! Following the layout of LAMMPS' `GRANULAR` package, a [`ContactLaw`] holds
 //! one normal and one tangential sub-model (each an `enum` chosen by the
-//! config's `model = "..."`, dispatched statically by `match`). Kinematics
+//! config's `model = "..."`, dispatched statically by `match`), and optional
+//! rolling-resistance ([`rolling`]) and spinning-friction ([`spinning`])
+//! couples. Kinematics
 //! are computed once per pair ([`Kinematics`]); sub-models are pure functions
 //! of run-constant parameters, the kinematics, the normal model's output and
 //! their own slice of the contact's history.
@@ -21,6 +23,8 @@ pub mod tangential;
 
 pub use kinematics::{Body, Kinematics};
 pub use normal::{NormalForce, NormalModel};
+pub use rolling::RollingParams;
+pub use spinning::SpinningParams;
 pub use stochastic::StochasticFriction;
 pub use tangential::TangentialModel;
 
@@ -38,6 +42,10 @@ pub struct ContactLaw {
     /// Markovian stochastic friction of particle–particle contacts, if any
     /// (then `tangential` is `None`: the config refuses both).
     pub stochastic: Option<StochasticFriction>,
+    /// Rolling resistance (`None`: model "none").
+    pub rolling: Option<RollingParams>,
+    /// Spinning friction (`None`: model "none").
+    pub spinning: Option<SpinningParams>,
 }
 
 /// What the stochastic friction of a particle–particle contact needs beyond
@@ -63,6 +71,56 @@ pub struct PairContext<'a> {
     pub noise: &'a PairNoise,
 }
 
+/// The rotational inertia a contact's couples need: the rolling-mode inertia
+/// `I_r` ([`rolling::pair_rolling_inertia`], or for a wall
+/// [`rolling::wall_rolling_inertia`] of the particle alone) and the smallest
+/// moment of inertia of the contact's particles (walls and frozen particles
+/// excluded), for the spinning limit.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ContactInertia {
+    /// Rolling-mode inertia `I_r` \[kg m²\].
+    pub rolling: f64,
+    /// `min(I)` over the contact's movable particles \[kg m²\].
+    pub min: f64,
+}
+
+impl ContactInertia {
+    /// Two spheres, from their inverse moments of inertia, inverse masses and
+    /// radii (an inverse of 0, a frozen particle, counts as immovable).
+    #[inline]
+    pub fn pair(
+        inv_inertia_i: f64,
+        inv_mass_i: f64,
+        radius_i: f64,
+        inv_inertia_j: f64,
+        inv_mass_j: f64,
+        radius_j: f64,
+    ) -> Self {
+        let (ii, ij) = (1.0 / inv_inertia_i, 1.0 / inv_inertia_j);
+        Self {
+            rolling: rolling::pair_rolling_inertia(
+                ii,
+                1.0 / inv_mass_i,
+                radius_i,
+                ij,
+                1.0 / inv_mass_j,
+                radius_j,
+            ),
+            min: ii.min(ij),
+        }
+    }
+
+    /// A sphere on a wall: `I_r = I_i + m_i R_i²` and `min(I) = I_i`.
+    #[inline]
+    pub fn wall(inv_inertia: f64, inv_mass: f64, radius: f64) -> Self {
+        let i = 1.0 / inv_inertia;
+        Self {
+            rolling: rolling::wall_rolling_inertia(i, 1.0 / inv_mass, radius),
+            min: i,
+        }
+    }
+}
+
 /// Forces and torques of one contact.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct PairForce {
@@ -76,8 +134,28 @@ pub struct PairForce {
 
 impl ContactLaw {
     /// History values per contact this law needs.
+    ///
+    /// Layout: the tangential model's values first, then the rolling spring
+    /// torque `M^k` ([`RollingParams::HISTORY_LEN`] values) when rolling
+    /// resistance is on. Spinning friction keeps none.
     pub fn history_len(&self) -> usize {
-        self.tangential.history_len()
+        self.tangential.history_len() + self.rolling_history_len()
+    }
+
+    #[inline]
+    fn rolling_history_len(&self) -> usize {
+        if self.rolling.is_some() {
+            RollingParams::HISTORY_LEN
+        } else {
+            0
+        }
+    }
+
+    /// Whether the law has a couple (rolling or spinning) that needs the
+    /// contact's [`ContactInertia`].
+    #[inline]
+    pub fn needs_inertia(&self) -> bool {
+        self.rolling.is_some() || self.spinning.is_some()
     }
 
     /// Evaluate a contact from its kinematics; `history` is the contact's record.
@@ -85,24 +163,100 @@ impl ContactLaw {
     /// The normal force acts along `−n` on `i`; the tangential force `F_t` on
     /// `j` is subtracted; torques are `ℓ_i n × F_i` on `i` and `ℓ_j n × F_i`
     /// on `j` (the lever arm of `j` points along `−n`, and `j` feels `−F_i`).
+    ///
+    /// # Panics
+    ///
+    /// If the law has rolling resistance or spinning friction, which need the
+    /// bodies' inertia: use [`ContactLaw::evaluate_with`].
     #[inline]
     pub fn evaluate(&self, k: &Kinematics, dt: f64, history: &mut [f64]) -> PairForce {
+        self.evaluate_with(k, dt, history, || {
+            panic!("ContactLaw::evaluate: rolling/spinning couples need evaluate_with")
+        })
+    }
+
+    /// Evaluate a contact, with the rolling and spinning couples.
+    ///
+    /// As [`ContactLaw::evaluate`], plus the pure couple
+    /// `M = M_r + M_s` (rolling resistance, then spinning friction) added as
+    /// `+M` to the torque on `i` and `−M` to the torque on `j`, so the total
+    /// angular momentum is untouched. `inertia` is called only when the law
+    /// has a couple (walls: [`ContactInertia::wall`]). `history` holds the
+    /// tangential values, then the rolling spring torque.
+    ///
+    /// The rolling law gets the normal model's secant stiffness and total
+    /// force `F_n` (physics.md); the spinning law gets `F_n`, the normal
+    /// model's `γ_n`, and `R_disk` from the sphere–sphere intersection
+    /// circle, or for a wall the sphere–plane circle `a² = 2Rδ − δ²` (also
+    /// used for cylinders, where the cut is not exactly a circle).
+    #[inline]
+    pub fn evaluate_with(
+        &self,
+        k: &Kinematics,
+        dt: f64,
+        history: &mut [f64],
+        inertia: impl FnOnce() -> ContactInertia,
+    ) -> PairForce {
         let normal = self.normal.force(k);
-        let f_t = self.tangential.force(k, &normal, dt, history);
+        let t_len = self.tangential.history_len();
+        let f_t = self.tangential.force(k, &normal, dt, &mut history[..t_len]);
         let force_i = -normal.total * k.n - f_t;
         let arm = k.n.cross(force_i);
+        let wall = !k.lever_j.is_finite();
+        let mut torque_i = k.lever_i * arm;
+        let mut torque_j = if wall { DVec3::ZERO } else { k.lever_j * arm };
+        if self.needs_inertia() {
+            let inertia = inertia();
+            let mut couple = DVec3::ZERO;
+            if let Some(rp) = &self.rolling {
+                let slot = &mut history[t_len..t_len + RollingParams::HISTORY_LEN];
+                let mut h = [slot[0], slot[1], slot[2]];
+                let input = rolling::RollingInput {
+                    n: k.n,
+                    omega_rel: k.omega_rel,
+                    k_n: normal.stiffness,
+                    r_eff: k.r_eff,
+                    normal_force: normal.total,
+                    inertia_r: inertia.rolling,
+                    dt,
+                };
+                couple += rolling::rolling_torque(rp, &input, &mut h);
+                slot.copy_from_slice(&h);
+            }
+            if let Some(sp) = &self.spinning {
+                let disk_radius = if wall {
+                    spinning::disk_radius_wall(k.lever_i + 0.5 * k.delta, k.delta)
+                } else {
+                    spinning::disk_radius_pair(
+                        k.lever_i + 0.5 * k.delta,
+                        k.lever_j + 0.5 * k.delta,
+                        k.r,
+                    )
+                };
+                let input = spinning::SpinningInput {
+                    n: k.n,
+                    omega_rel: k.omega_rel,
+                    normal_force: normal.total,
+                    disk_radius,
+                    min_inertia: inertia.min,
+                    gamma_n: normal.damping,
+                    dt,
+                };
+                couple += spinning::spinning_torque(sp, &input);
+            }
+            torque_i += couple;
+            if !wall {
+                torque_j -= couple;
+            }
+        }
         PairForce {
             force_i,
-            torque_i: k.lever_i * arm,
-            torque_j: if k.lever_j.is_finite() {
-                k.lever_j * arm
-            } else {
-                DVec3::ZERO
-            },
+            torque_i,
+            torque_j,
         }
     }
 
-    /// Evaluate a particle–particle contact: [`Self::evaluate`] plus, when
+    /// Evaluate a particle–particle contact: [`Self::evaluate_with`] plus, when
     /// the law has stochastic friction, its force and torques
     /// ([`stochastic::stochastic_pair`]).
     ///
@@ -118,8 +272,9 @@ impl ContactLaw {
         dt: f64,
         history: &mut [f64],
         ctx: &PairContext,
+        inertia: impl FnOnce() -> ContactInertia,
     ) -> PairForce {
-        let mut pf = self.evaluate(k, dt, history);
+        let mut pf = self.evaluate_with(k, dt, history, inertia);
         if let Some(s) = &self.stochastic {
             let w = self.normal.force(k).elastic.abs();
             let input = StochasticPairInput {

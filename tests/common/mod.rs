@@ -55,6 +55,8 @@ pub struct Case {
     pub tangential: String,
     /// Inline TOML table of the stochastic friction (empty: the key is omitted).
     pub stochastic: String,
+    /// Further `[contact]` lines, e.g. `rolling = { ... }` (empty: none).
+    pub contact_extra: String,
     /// Plane walls.
     pub walls: Vec<Plane>,
     /// Radii, one per sphere.
@@ -82,6 +84,7 @@ impl Default for Case {
             normal: String::new(),
             tangential: "{ model = \"none\" }".into(),
             stochastic: String::new(),
+            contact_extra: String::new(),
             walls: Vec::new(),
             radius: Vec::new(),
             x: Vec::new(),
@@ -149,6 +152,9 @@ impl Case {
         .unwrap();
         if !self.stochastic.is_empty() {
             writeln!(s, "stochastic = {}", self.stochastic).unwrap();
+        }
+        if !self.contact_extra.is_empty() {
+            writeln!(s, "{}", self.contact_extra).unwrap();
         }
         for p in &self.walls {
             writeln!(
