@@ -117,7 +117,8 @@ fn counts(dump: &str) -> (usize, usize, usize) {
     (particles, pair, wall)
 }
 
-/// A frictional bed settling and flowing over a rotating half-cylinder bump,
+/// A frictional bed (spring-slider, epsd rolling resistance, EDEM spinning
+/// friction) settling and flowing over a rotating half-cylinder bump,
 /// periodic along the flow (x), with walls on the other sides and a pouring
 /// source feeding it: migration, periodic ghosts across ranks, wall history
 /// and insertion all take part.
@@ -143,6 +144,8 @@ poisson_ratio = 0.3
 [contact]
 normal = { model = "hertz", restitution = 0.5 }
 tangential = { model = "spring_slider", friction = 0.5, mindlin = true }
+rolling = { model = "epsd", friction = 0.2, damping = 0.3 }
+spinning = { model = "edem", friction = 0.3 }
 
 [[wall]]
 kind = "plane"
@@ -500,4 +503,25 @@ fn a_grid_thinner_than_the_interaction_range_is_refused() {
         1,
         "one message, from rank 0: {err}"
     );
+}
+
+/// A WCA colloid held at kT by stochastic friction alone: the Philox pair
+/// noise is keyed by ids and step, so every rank that evaluates a boundary
+/// pair draws the same numbers.
+#[test]
+fn stochastic_friction_is_bit_identical_on_1_2_3_ranks() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let config = root.join("configs/colloid.toml");
+    let steps = ["--steps", "300"];
+    let reference = run_dump(dir.path(), &config, 1, 1, &steps);
+    assert_eq!(counts(&reference).0, 1000);
+    for (np, threads) in [(2, 1), (3, 1), (2, 2)] {
+        let other = run_dump(dir.path(), &config, np, threads, &steps);
+        assert_same(
+            &reference,
+            &other,
+            &format!("colloid, {np} ranks x {threads} threads"),
+        );
+    }
 }
