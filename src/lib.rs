@@ -28,5 +28,6 @@ pub mod report;
 pub mod rng;
 pub mod run;
 pub mod sim;
+pub mod snapshot;
 pub mod timestep;
 pub mod walls;

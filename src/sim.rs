@@ -15,7 +15,8 @@ use crate::forces::{self, ForceParams};
 use crate::insert::Placer;
 use crate::integrate;
 use crate::neighbor::{self, NeighborList};
-use crate::particles::Particles;
+use crate::particles::{ParticleRecord, Particles};
+use crate::snapshot::{Compat, Snapshot};
 use glam::DVec3;
 use std::time::{Duration, Instant};
 
@@ -308,4 +309,164 @@ pub enum HistoryPartner {
     Particle(u64),
     /// A wall, by index.
     Wall(u32),
+}
+
+// ---------------------------------------------------------------------------
+// Checkpoints: the state as a rank-agnostic [`Snapshot`], and back.
+
+impl Simulation {
+    /// The state of the owned particles as a [`Snapshot`]: particles sorted by id
+    /// with their reference positions `x_ref`, force and torque, every contact-history
+    /// record with a non-zero bit keyed by global ids, and the run's scalars. On one
+    /// process this is the whole run; with MPI, the snapshots of all ranks are merged.
+    pub fn snapshot(&self) -> Snapshot {
+        let p = &self.particles;
+        let nl = &self.neighbors;
+        let n = p.n_owned;
+        let h = nl.history_len;
+        let nw = self.setup.walls.len();
+        let mut order: Vec<usize> = (0..n).collect();
+        order.sort_unstable_by_key(|&k| p.id[k]);
+        let mut s = Snapshot {
+            step: self.step,
+            time: self.time(),
+            seed: self.setup.seed,
+            dt: self.setup.dt,
+            next_id: self.next_id,
+            history_len: h,
+            walls: nw,
+            pour_inserted: self.setup.pours.iter().map(|s| s.inserted).collect(),
+            config_text: self.setup.config_text.clone(),
+            compat: Compat::of(&self.setup),
+            ..Default::default()
+        };
+        let nonzero = |rec: &[f64]| rec.iter().any(|v| v.to_bits() != 0);
+        for &k in &order {
+            s.particles.push(p.record(k));
+            s.x_ref.push(self.x_ref[k]);
+            s.force.push(p.force[k]);
+            s.torque.push(p.torque[k]);
+            for e in nl.offsets[k]..nl.offsets[k + 1] {
+                let rec = &nl.history[e * h..(e + 1) * h];
+                if nonzero(rec) {
+                    s.pair_keys.push((p.id[k], nl.partner_id[e]));
+                    s.pair_values.extend_from_slice(rec);
+                }
+            }
+            for w in 0..nw {
+                let rec = &self.wall_history[(k * nw + w) * h..(k * nw + w + 1) * h];
+                if nonzero(rec) {
+                    s.wall_keys.push((p.id[k], w as u32));
+                    s.wall_values.extend_from_slice(rec);
+                }
+            }
+        }
+        s
+    }
+
+    /// Continue a run from `snap` with the (compatible) `setup`: the particles, their
+    /// forces and history are restored exactly, and the ghosts and the neighbour list
+    /// are rebuilt from the reference positions `x_ref` — exactly the list of the last
+    /// rebuild before the snapshot, without wrapping and without resetting `x_ref` —
+    /// so the next rebuild falls on the same step as in an uninterrupted run.
+    ///
+    /// Checking that `setup` is compatible (see [`Compat`]) is the caller's job; this
+    /// only refuses a snapshot that does not fit it. Returns what is wrong.
+    pub fn from_snapshot(
+        mut setup: Setup,
+        comm: Box<dyn Comm>,
+        snap: &Snapshot,
+    ) -> std::result::Result<Self, String> {
+        snap.check()?;
+        let h = setup.laws.history_len;
+        let nw = setup.walls.len();
+        if snap.history_len != h
+            || snap.walls != nw
+            || snap.pour_inserted.len() != setup.pours.len()
+        {
+            return Err(format!(
+                "the checkpoint has {} history values per contact, {} walls and {} pouring sources; the config has {h}, {nw} and {}",
+                snap.history_len,
+                snap.walls,
+                snap.pour_inserted.len(),
+                setup.pours.len()
+            ));
+        }
+        if let Some(r) = snap
+            .particles
+            .iter()
+            .find(|r| r.material as usize >= setup.materials.len())
+        {
+            return Err(format!(
+                "particle id {} has material index {}, but the config defines {} materials",
+                r.id,
+                r.material,
+                setup.materials.len()
+            ));
+        }
+        for (src, &done) in setup.pours.iter_mut().zip(&snap.pour_inserted) {
+            src.inserted = done;
+        }
+        let mut particles = Particles::default();
+        for (r, &x_ref) in snap.particles.iter().zip(&snap.x_ref) {
+            particles.push_owned(&ParticleRecord {
+                x: x_ref,
+                ..r.clone()
+            });
+        }
+        let n = particles.n_owned;
+        particles.force.copy_from_slice(&snap.force);
+        particles.torque.copy_from_slice(&snap.torque);
+        let reach = setup.range_pad + setup.skin;
+        let width = 2.0 * setup.max_radius + reach;
+        let mut halo = Halo::default();
+        halo.build(&mut particles, &setup.domain, width);
+        let mut neighbors = NeighborList::build(&particles, reach, h, None);
+        for (k, r) in snap.particles.iter().enumerate() {
+            particles.x[k] = r.x;
+        }
+        halo.update(&mut particles);
+        // Pair history: both the rows and the records are sorted by (id, partner id).
+        let mut next = 0;
+        for k in 0..n {
+            let id = particles.id[k];
+            let mut e = neighbors.offsets[k];
+            let end = neighbors.offsets[k + 1];
+            while next < snap.pair_keys.len() && snap.pair_keys[next].0 == id {
+                let partner = snap.pair_keys[next].1;
+                while e < end && neighbors.partner_id[e] < partner {
+                    e += 1;
+                }
+                if e == end || neighbors.partner_id[e] != partner {
+                    return Err(format!(
+                        "the contact-history record of particles {id} and {partner} has no pair in the rebuilt neighbour list"
+                    ));
+                }
+                neighbors.history[e * h..(e + 1) * h]
+                    .copy_from_slice(&snap.pair_values[next * h..(next + 1) * h]);
+                next += 1;
+            }
+        }
+        let mut wall_history = vec![0.0; n * nw * h];
+        for (r, &(id, w)) in snap.wall_keys.iter().enumerate() {
+            let k = snap
+                .particles
+                .binary_search_by_key(&id, |p| p.id)
+                .map_err(|_| format!("wall-history record of unknown particle {id}"))?;
+            let at = (k * nw + w as usize) * h;
+            wall_history[at..at + h].copy_from_slice(&snap.wall_values[r * h..(r + 1) * h]);
+        }
+        Ok(Simulation {
+            setup,
+            particles,
+            neighbors,
+            wall_history,
+            step: snap.step,
+            next_id: snap.next_id,
+            timers: Timers::default(),
+            halo,
+            x_ref: snap.x_ref.clone(),
+            comm,
+        })
+    }
 }
