@@ -80,21 +80,19 @@ fn dispatch(cmd: Command) -> Result<(), GravelError> {
             threads,
             quiet,
         } => {
-            if let Some(r) = restart {
-                return Err(GravelError::config(
-                    &r,
-                    "--restart: checkpoints are not implemented yet in this version",
-                ));
-            }
             let setup = Setup::from_file(&config)?;
             let opts = RunOptions {
                 steps,
                 out,
                 threads,
+                restart,
                 quiet,
             };
             let s = run(setup, &opts)?;
             if !quiet {
+                if s.first_step > 0 {
+                    println!("restarted from step {}", s.first_step);
+                }
                 println!(
                     "done: {} steps of {} particles in {:.2} s on {} thread(s): {:.3} million particle-steps/s per core",
                     s.steps,
@@ -113,6 +111,9 @@ fn dispatch(cmd: Command) -> Result<(), GravelError> {
                 if let Some(o) = &s.output {
                     println!("output: {}", o.display());
                 }
+                if let Some(c) = &s.checkpoint {
+                    println!("checkpoint: {}", c.display());
+                }
             }
             Ok(())
         }
@@ -122,8 +123,12 @@ fn dispatch(cmd: Command) -> Result<(), GravelError> {
             Ok(())
         }
         Command::Info { file } => {
-            let text = gravel::io::h5out::summarize(&file)
-                .map_err(|e| GravelError::config(&file, e.to_string()))?;
+            let text = if gravel::io::checkpoint::is_checkpoint(&file) {
+                gravel::io::checkpoint::summarize(&file)
+            } else {
+                gravel::io::h5out::summarize(&file)
+            }
+            .map_err(|e| GravelError::config(&file, e.to_string()))?;
             print!("{text}");
             Ok(())
         }
