@@ -417,23 +417,35 @@ impl Simulation {
         let n = particles.n_owned;
         particles.force.copy_from_slice(&snap.force);
         particles.torque.copy_from_slice(&snap.torque);
+        // The last rebuild saw the particles at x_ref: the same spatial order, ghosts
+        // and list follow (the order does not change the trajectory, but the order of
+        // diagnostic sums follows it).
         let reach = setup.range_pad + setup.skin;
         let width = 2.0 * setup.max_radius + reach;
+        let perm = neighbor::spatial_order(&particles, width);
+        particles.permute_owned(&perm);
         let mut halo = Halo::default();
         halo.build(&mut particles, &setup.domain, width);
         let mut neighbors = NeighborList::build(&particles, reach, h, None);
-        for (k, r) in snap.particles.iter().enumerate() {
-            particles.x[k] = r.x;
+        let x_ref = particles.x[..n].to_vec();
+        for (k, &i) in perm.iter().enumerate() {
+            particles.x[k] = snap.particles[i].x;
         }
         halo.update(&mut particles);
-        // Pair history: both the rows and the records are sorted by (id, partner id).
-        let mut next = 0;
-        for k in 0..n {
+        // Pair history: rows and records are both sorted by partner id.
+        let mut first = vec![0usize; snap.particles.len() + 1];
+        let mut r = 0;
+        for (i, p) in snap.particles.iter().enumerate() {
+            while r < snap.pair_keys.len() && snap.pair_keys[r].0 == p.id {
+                r += 1;
+            }
+            first[i + 1] = r;
+        }
+        for (k, &i) in perm.iter().enumerate() {
             let id = particles.id[k];
-            let mut e = neighbors.offsets[k];
-            let end = neighbors.offsets[k + 1];
-            while next < snap.pair_keys.len() && snap.pair_keys[next].0 == id {
-                let partner = snap.pair_keys[next].1;
+            let (mut e, end) = (neighbors.offsets[k], neighbors.offsets[k + 1]);
+            for r in first[i]..first[i + 1] {
+                let partner = snap.pair_keys[r].1;
                 while e < end && neighbors.partner_id[e] < partner {
                     e += 1;
                 }
@@ -443,17 +455,20 @@ impl Simulation {
                     ));
                 }
                 neighbors.history[e * h..(e + 1) * h]
-                    .copy_from_slice(&snap.pair_values[next * h..(next + 1) * h]);
-                next += 1;
+                    .copy_from_slice(&snap.pair_values[r * h..(r + 1) * h]);
             }
+        }
+        let mut local = vec![0usize; n];
+        for (k, &i) in perm.iter().enumerate() {
+            local[i] = k;
         }
         let mut wall_history = vec![0.0; n * nw * h];
         for (r, &(id, w)) in snap.wall_keys.iter().enumerate() {
-            let k = snap
+            let i = snap
                 .particles
                 .binary_search_by_key(&id, |p| p.id)
                 .map_err(|_| format!("wall-history record of unknown particle {id}"))?;
-            let at = (k * nw + w as usize) * h;
+            let at = (local[i] * nw + w as usize) * h;
             wall_history[at..at + h].copy_from_slice(&snap.wall_values[r * h..(r + 1) * h]);
         }
         Ok(Simulation {
@@ -465,7 +480,7 @@ impl Simulation {
             next_id: snap.next_id,
             timers: Timers::default(),
             halo,
-            x_ref: snap.x_ref.clone(),
+            x_ref,
             comm,
         })
     }
