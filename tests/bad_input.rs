@@ -139,7 +139,7 @@ bad_cases! {
     unknown_material_in_pair_override => "pair_unknown_material.toml";
     region_outside_domain => "region_outside_domain.toml";
     random_block_cannot_place_count => "random_too_many.toml";
-    checkpoints_refused => "checkpoint_every.toml";
+    checkpoint_every_not_a_step_count => "checkpoint_every.toml";
     dt_neither_number_nor_auto => "dt_word.toml";
     csv_duplicate_ids => "csv_duplicate_ids.toml";
 }
