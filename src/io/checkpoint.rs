@@ -16,9 +16,9 @@
 //! - `pour_inserted` (u64, one per pouring source);
 //! - `/checkpoint/compat` with one u64 attribute per [`Compat`] entry.
 //!
-//! [`write`] is atomic: the file is written as `<path>.tmp`, closed and fsynced,
+//! [`write()`] is atomic: the file is written as `<path>.tmp`, closed and fsynced,
 //! renamed over `path`, and the directory fsynced, so a crash at any moment leaves
-//! either the old checkpoint or the new one. [`read`] checks the format, the shapes,
+//! either the old checkpoint or the new one. [`read()`] checks the format, the shapes,
 //! the checksum and the internal consistency, so a truncated or damaged file is
 //! refused with a message naming the file and what is wrong.
 
@@ -367,7 +367,7 @@ pub fn read(path: &Path) -> IoResult<Snapshot> {
 /// A summary of the checkpoint at `path` for `gravel info`.
 ///
 /// # Errors
-/// As [`read`].
+/// As [`read()`].
 pub fn summarize(path: &Path) -> IoResult<String> {
     let s = read(path)?;
     let version = File::open(path)
