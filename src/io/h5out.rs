@@ -1166,6 +1166,32 @@ mod tests {
     }
 
     #[test]
+    fn cut_after_drops_later_frames_and_thermo_rows() {
+        let dir = tempfile::tempdir().unwrap();
+        let (path, frames) = write_sample(dir.path());
+        let mut out = OutputFile::open_append(&path).unwrap();
+        out.cut_after(1000).unwrap();
+        assert_eq!(out.frame_steps(), vec![0, 1000]);
+        assert_eq!(out.thermo_rows(), 5);
+        out.cut_after(250).unwrap();
+        assert_eq!(out.frame_steps(), vec![0]);
+        assert_eq!(out.thermo_rows(), 3);
+        drop(out);
+        assert_eq!(list_frames(&path).unwrap(), vec![0]);
+        assert_bitwise_eq(&read_frame(&path, 0).unwrap(), &frames[0]);
+        let thermo = read_thermo(&path).unwrap();
+        assert_eq!(thermo[0].1, vec![0.0, 100.0, 200.0]);
+        assert!(thermo.iter().all(|(_, v)| v.len() == 3));
+        let xml = std::fs::read_to_string(path.with_extension("xdmf")).unwrap();
+        assert!(xml.contains(&frame_path(0)) && !xml.contains(&frame_path(1000)));
+        // Reopened, the file continues from there.
+        let mut out = OutputFile::open_append(&path).unwrap();
+        assert_eq!((out.frame_steps(), out.thermo_rows()), (vec![0], 3));
+        out.append_thermo(&thermo_row(3)).unwrap();
+        assert_eq!(out.thermo_rows(), 4);
+    }
+
+    #[test]
     fn rewriting_a_step_replaces_the_frame() {
         let dir = tempfile::tempdir().unwrap();
         let (path, _) = write_sample(dir.path());
