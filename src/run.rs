@@ -200,9 +200,17 @@ impl Output {
                 > 0.5;
         if exists {
             let file = if rank0 {
-                let mut file = OutputFile::open_append(&path)?;
-                file.cut_after(sim.step)?;
-                Some(file)
+                let append = |path: &Path| -> std::result::Result<OutputFile, IoError> {
+                    let mut file = OutputFile::open_append(path)?;
+                    file.cut_after(sim.step)?;
+                    Ok(file)
+                };
+                Some(append(&path).map_err(|e| {
+                    GravelError::Io(format!(
+                        "{e} (while appending to the existing output after step {}; pass --out DIR to write a new output file instead)",
+                        sim.step
+                    ))
+                })?)
             } else {
                 None
             };
