@@ -30,5 +30,6 @@ pub mod report;
 pub mod rng;
 pub mod run;
 pub mod sim;
+pub mod snapshot;
 pub mod timestep;
 pub mod walls;

@@ -139,23 +139,21 @@ fn dispatch(cmd: Command, comm: Box<dyn Comm>) -> Result<(), GravelError> {
             dump_state,
             dump_every,
         } => {
-            if let Some(r) = restart {
-                return Err(GravelError::config(
-                    &r,
-                    "--restart: checkpoints are not implemented yet in this version",
-                ));
-            }
             let setup = Setup::from_file(&config)?;
             let opts = RunOptions {
                 steps,
                 out,
                 threads,
+                restart,
                 quiet,
                 dump_state,
                 dump_every,
             };
             let s = run_with(setup, &opts, comm)?;
             if !quiet && s.is_root() {
+                if s.first_step > 0 {
+                    println!("restarted from step {}", s.first_step);
+                }
                 println!(
                     "done: {} steps of {} particles in {:.2} s on {} rank(s) x {} thread(s): {:.3} million particle-steps/s per core",
                     s.steps,
@@ -188,6 +186,9 @@ fn dispatch(cmd: Command, comm: Box<dyn Comm>) -> Result<(), GravelError> {
                 if let Some(o) = &s.output {
                     println!("output: {}", o.display());
                 }
+                if let Some(c) = &s.checkpoint {
+                    println!("checkpoint: {}", c.display());
+                }
             }
             Ok(())
         }
@@ -207,8 +208,12 @@ fn dispatch(cmd: Command, comm: Box<dyn Comm>) -> Result<(), GravelError> {
             if comm.rank() != 0 {
                 return Ok(());
             }
-            let text = gravel::io::h5out::summarize(&file)
-                .map_err(|e| GravelError::config(&file, e.to_string()))?;
+            let text = if gravel::io::checkpoint::is_checkpoint(&file) {
+                gravel::io::checkpoint::summarize(&file)
+            } else {
+                gravel::io::h5out::summarize(&file)
+            }
+            .map_err(|e| GravelError::config(&file, e.to_string()))?;
             print!("{text}");
             Ok(())
         }

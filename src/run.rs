@@ -4,10 +4,13 @@ use crate::comm::{Comm, Pack, SerialComm, Unpack};
 use crate::config::Setup;
 use crate::diagnostics::THERMO_COLUMNS;
 use crate::error::{GravelError, Result};
+use crate::io::checkpoint;
 use crate::io::h5out::{Frame, OutputFile};
+use crate::io::IoError;
 use crate::sim::{Simulation, Timers};
+use crate::snapshot::Compat;
 use std::io::IsTerminal;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 /// Command-line overrides of a run.
@@ -19,6 +22,8 @@ pub struct RunOptions {
     pub out: Option<PathBuf>,
     /// Override `[parallel] threads`.
     pub threads: Option<usize>,
+    /// Continue from this checkpoint instead of starting at step 0.
+    pub restart: Option<PathBuf>,
     /// No progress output.
     pub quiet: bool,
     /// Write the final state with exact bits here (see [`Simulation::dump_state`]).
@@ -45,8 +50,10 @@ pub struct RankStats {
 /// What a finished run reports.
 #[derive(Debug, Clone)]
 pub struct RunSummary {
-    /// Steps run.
+    /// Steps run (by this invocation: a restart counts from its checkpoint).
     pub steps: u64,
+    /// The step the run started from (0, or the checkpoint's step).
+    pub first_step: u64,
     /// Particles at the end.
     pub particles: u64,
     /// Wall-clock seconds in the step loop.
@@ -61,6 +68,8 @@ pub struct RunSummary {
     pub timers: Timers,
     /// Output file written, if any.
     pub output: Option<PathBuf>,
+    /// The final checkpoint, if this rank wrote it.
+    pub checkpoint: Option<PathBuf>,
 }
 
 impl RunSummary {
@@ -106,11 +115,16 @@ fn drive(
     threads: usize,
 ) -> Result<RunSummary> {
     let total = setup.steps;
-    let mut sim = Simulation::new(setup, comm)?;
+    let mut sim = match &opts.restart {
+        None => Simulation::new(setup, comm)?,
+        Some(path) => resume(setup, comm, path)?,
+    };
+    let first = sim.step;
     let rank0 = sim.comm().rank() == 0;
-    let mut out = Output::create(&sim, threads)?;
-    out.record(&sim, total)?;
-    let progress = Progress::new(total, opts.quiet || !rank0);
+    let mut out = Output::open(&sim, threads, opts.restart.is_some())?;
+    let ckpt_path = checkpoint::checkpoint_path(&sim.setup.output.dir, &sim.setup.name);
+    let ckpt_every = sim.setup.output.checkpoint_every;
+    let progress = Progress::new(first, total, opts.quiet || !rank0);
     let start = Instant::now();
     while sim.step < total {
         if let Err(e) = sim.step() {
@@ -119,6 +133,9 @@ fn drive(
             return Err(e);
         }
         out.record(&sim, total)?;
+        if ckpt_every > 0 && sim.step % ckpt_every == 0 && sim.step < total {
+            write_checkpoint(&sim, &mut out, &ckpt_path)?;
+        }
         progress.tick(sim.step, sim.particles.n_owned);
         if let Some(path) = &opts.dump_state {
             if opts.dump_every > 0 && sim.step % opts.dump_every == 0 {
@@ -130,17 +147,10 @@ fn drive(
     }
     let seconds = start.elapsed().as_secs_f64();
     progress.finish();
-    out.flush()?;
+    write_checkpoint(&sim, &mut out, &ckpt_path)?;
     let particles = sim.comm().sum_u64(sim.particles.n_owned as u64);
     if let Some(path) = &opts.dump_state {
-        if let Some(text) = sim.dump_state() {
-            std::fs::write(path, text).map_err(|e| {
-                GravelError::Io(format!(
-                    "{}: cannot write the state dump: {e}",
-                    path.display()
-                ))
-            })?;
-        }
+        write_dump(&sim, path)?;
     }
     let mine = {
         let mut b = Vec::new();
@@ -168,7 +178,8 @@ fn drive(
         })
         .collect();
     Ok(RunSummary {
-        steps: total,
+        steps: total - first,
+        first_step: first,
         particles,
         seconds,
         threads,
@@ -176,6 +187,7 @@ fn drive(
         per_rank,
         timers: sim.timers,
         output: out.path(),
+        checkpoint: rank0.then_some(ckpt_path),
     })
 }
 
@@ -192,6 +204,59 @@ fn write_dump(sim: &Simulation, path: &std::path::Path) -> Result<()> {
     Ok(())
 }
 
+/// Flush the output (so that it is consistent with the checkpoint should the process
+/// die), then write the checkpoint of the current step atomically (rank 0).
+fn write_checkpoint(sim: &Simulation, out: &mut Output, path: &Path) -> Result<()> {
+    out.flush()?;
+    let snap = sim.snapshot();
+    if sim.comm().rank() == 0 {
+        checkpoint::write(path, &snap, env!("CARGO_PKG_VERSION"))?;
+    }
+    Ok(())
+}
+
+/// Read the checkpoint at `path`, check that `setup` may continue it, and restore it.
+/// Every refusal is a bad-input error (exit 2) naming the file at fault; nothing has
+/// been written when it happens.
+fn resume(setup: Setup, comm: Box<dyn Comm>, path: &Path) -> Result<Simulation> {
+    let snap = checkpoint::read(path).map_err(|e| {
+        let what = match &e {
+            IoError::Fs {
+                context, source, ..
+            } => format!("{context}: {source}"),
+            IoError::Hdf5 {
+                context, source, ..
+            } => format!("{context}: {source}"),
+            IoError::Invalid { message, .. } => message.clone(),
+        };
+        GravelError::config(path, format!("cannot restart from this checkpoint: {what}"))
+    })?;
+    let changed = snap.compat.changed(&Compat::of(&setup));
+    if !changed.is_empty() {
+        return Err(GravelError::config(
+            &setup.config_path,
+            format!(
+                "cannot continue the checkpoint {} with this config: it changed the {}; only [output], the number of steps (or time) and the threads may change on a restart",
+                path.display(),
+                changed.join(", ")
+            ),
+        ));
+    }
+    if snap.step > setup.steps {
+        return Err(GravelError::config(
+            &setup.config_path,
+            format!(
+                "the checkpoint {} is at step {}, past the {} steps of this run; raise [run] steps or pass --steps",
+                path.display(),
+                snap.step,
+                setup.steps
+            ),
+        ));
+    }
+    Simulation::from_snapshot(setup, comm, &snap)
+        .map_err(|e| GravelError::config(path, format!("cannot restart from this checkpoint: {e}")))
+}
+
 /// The output file of a run (rank 0 writes it) and its cadence.
 struct Output {
     file: Option<OutputFile>,
@@ -201,6 +266,46 @@ struct Output {
 }
 
 impl Output {
+    /// Create the output file and record the first state; or, on a restart, append to
+    /// the existing file (cut back to the checkpoint's step) if there is one.
+    fn open(sim: &Simulation, threads: usize, restart: bool) -> Result<Self> {
+        let path = sim.setup.output.dir.join(format!("{}.h5", sim.setup.name));
+        let rank0 = sim.comm().rank() == 0;
+        // Rank 0 decides; the exact max reduction tells every rank.
+        let exists = restart
+            && sim
+                .comm()
+                .max_f64(f64::from(u8::from(rank0 && path.exists())))
+                > 0.5;
+        if exists {
+            let file = if rank0 {
+                let append = |path: &Path| -> std::result::Result<OutputFile, IoError> {
+                    let mut file = OutputFile::open_append(path)?;
+                    file.cut_after(sim.step)?;
+                    Ok(file)
+                };
+                Some(append(&path).map_err(|e| {
+                    GravelError::Io(format!(
+                        "{e} (while appending to the existing output after step {}; pass --out DIR to write a new output file instead)",
+                        sim.step
+                    ))
+                })?)
+            } else {
+                None
+            };
+            let s = &sim.setup.output;
+            return Ok(Self {
+                file,
+                every: s.every,
+                thermo_every: s.thermo_every,
+                fields: s.fields.clone(),
+            });
+        }
+        let mut out = Self::create(sim, threads)?;
+        out.record(sim, sim.setup.steps)?;
+        Ok(out)
+    }
+
     fn create(sim: &Simulation, threads: usize) -> Result<Self> {
         let s = &sim.setup;
         let file = if sim.comm().rank() == 0 {
@@ -325,6 +430,7 @@ impl Output {
 /// A progress bar on a terminal, periodic log lines otherwise.
 struct Progress {
     bar: Option<indicatif::ProgressBar>,
+    first: u64,
     log_every: u64,
     total: u64,
     start: Instant,
@@ -332,9 +438,10 @@ struct Progress {
 }
 
 impl Progress {
-    fn new(total: u64, quiet: bool) -> Self {
+    fn new(first: u64, total: u64, quiet: bool) -> Self {
         let bar = (!quiet && std::io::stderr().is_terminal()).then(|| {
             let b = indicatif::ProgressBar::new(total);
+            b.set_position(first);
             b.set_style(
                 indicatif::ProgressStyle::with_template(
                     "{bar:40} {pos}/{len} steps  {per_sec}  eta {eta}  {msg}",
@@ -346,6 +453,7 @@ impl Progress {
         Self {
             bar,
             log_every: (total / 10).max(1),
+            first,
             total,
             start: Instant::now(),
             quiet,
@@ -363,7 +471,7 @@ impl Progress {
             }
         } else if step % self.log_every == 0 {
             let el = self.start.elapsed().as_secs_f64();
-            let rate = step as f64 / el.max(1e-9);
+            let rate = (step - self.first) as f64 / el.max(1e-9);
             let eta = (self.total - step) as f64 / rate.max(1e-9);
             eprintln!(
                 "step {step}/{} ({:.0}%)  {rate:.0} steps/s  eta {eta:.0} s  {particles} particles",

@@ -149,7 +149,7 @@ bad_cases! {
     unknown_rolling_model => "unknown_rolling_model.toml";
     spinning_negative_friction_in_pair_override => "spinning_pair_negative_friction.toml";
     spinning_needs_an_overlap_normal_model => "spinning_with_wca.toml";
-    checkpoints_refused => "checkpoint_every.toml";
+    checkpoint_every_not_a_step_count => "checkpoint_every.toml";
     dt_neither_number_nor_auto => "dt_word.toml";
     csv_duplicate_ids => "csv_duplicate_ids.toml";
     unknown_stochastic_model => "stochastic_unknown_model.toml" + run;

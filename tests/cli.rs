@@ -513,13 +513,13 @@ fn bad_arguments_exit_2() {
 }
 
 #[test]
-fn restart_is_refused_with_exit_2() {
+fn restart_from_a_missing_checkpoint_is_refused_with_exit_2() {
     let (dir, config) = setup(&small_config());
     let (out, out_dir) = run(dir.path(), &config, &["--restart", "old.checkpoint.h5"]);
     let stderr = text(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
     assert!(stderr.contains("old.checkpoint.h5"), "{stderr}");
-    assert!(stderr.contains("not implemented"), "{stderr}");
+    assert!(stderr.contains("cannot restart"), "{stderr}");
     assert!(!out_dir.exists());
 }
 

@@ -486,7 +486,7 @@ pub struct OutputConfig {
     /// Steps between thermo rows.
     #[serde(default = "default_thermo_every")]
     pub thermo_every: u64,
-    /// Steps between checkpoints (0 = none).
+    /// Steps between checkpoints (0: only the final checkpoint at the end of the run).
     #[serde(default)]
     pub checkpoint_every: u64,
 }

@@ -62,6 +62,8 @@ pub struct OutputSettings {
     pub fields: Vec<String>,
     /// Steps between thermo rows.
     pub thermo_every: u64,
+    /// Steps between checkpoints (0: only the final one).
+    pub checkpoint_every: u64,
 }
 
 /// Everything a run needs, validated and in SI units.
@@ -1100,9 +1102,6 @@ fn output(cx: &Ctx, o: &OutputConfig) -> Result<OutputSettings> {
             )));
         }
     }
-    if o.checkpoint_every != 0 {
-        return Err(cx.err("output.checkpoint_every: checkpoints are not implemented yet in this version; remove the key or set it to 0"));
-    }
     if o.thermo_every == 0 {
         return Err(cx.err("output.thermo_every: must be at least 1"));
     }
@@ -1111,5 +1110,6 @@ fn output(cx: &Ctx, o: &OutputConfig) -> Result<OutputSettings> {
         every: o.every,
         fields: o.fields.clone(),
         thermo_every: o.thermo_every,
+        checkpoint_every: o.checkpoint_every,
     })
 }

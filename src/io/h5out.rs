@@ -225,6 +225,71 @@ impl OutputFile {
         })
     }
 
+    /// Drops what a run wrote after `step` (used by a restart from a checkpoint of that
+    /// step, when the earlier run went further): the frames of later steps and the
+    /// thermo rows whose `step` column is larger, then rewrites the XDMF sidecar.
+    /// Rows are cut at the first one past `step`, so the file ends exactly as it was
+    /// when the checkpoint was written.
+    ///
+    /// # Errors
+    /// If the file has no `step` thermo column while it has rows, or writing fails.
+    pub fn cut_after(&mut self, step: u64) -> IoResult<()> {
+        let late: Vec<u64> = self
+            .frames
+            .iter()
+            .map(|f| f.0)
+            .filter(|&s| s > step)
+            .collect();
+        if !late.is_empty() {
+            let frames = self.file.group(FRAMES).at(&self.path, "opening /frames")?;
+            for s in &late {
+                frames
+                    .unlink(&frame_name(*s))
+                    .at(&self.path, format_args!("removing frame {s}"))?;
+            }
+            self.frames.retain(|f| f.0 <= step);
+            let largest = self.frames.iter().map(|f| f.2).max().unwrap_or(0);
+            set_vertex_index_len(&self.file, largest)
+                .at(&self.path, "resizing the vertex index")?;
+        }
+        if self.thermo_rows > 0 {
+            let Some((_, ds)) = self.thermo.iter().find(|(name, _)| name == "step") else {
+                return Err(IoError::invalid(
+                    &self.path,
+                    "the thermo table has no `step` column, so rows after the checkpoint cannot be found",
+                ));
+            };
+            let steps: Vec<f64> = ds
+                .read_raw()
+                .at(&self.path, "reading thermo column `step`")?;
+            let keep = steps
+                .iter()
+                .position(|&s| s > step as f64)
+                .unwrap_or(steps.len())
+                .min(self.thermo_rows);
+            if keep != self.thermo_rows {
+                for (name, ds) in &self.thermo {
+                    ds.resize(keep).at(
+                        &self.path,
+                        format_args!("cutting thermo column `{name}` to {keep} rows"),
+                    )?;
+                }
+                self.thermo_rows = keep;
+            }
+        }
+        self.flush()?;
+        if self.frames.is_empty() {
+            match std::fs::remove_file(self.xdmf_path()) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                    Err(e).at(&self.xdmf_path(), "removing the XDMF sidecar")
+                }
+                _ => Ok(()),
+            }
+        } else {
+            self.write_sidecar()
+        }
+    }
+
     /// Writes `/frames/<step as 9 digits>/` with attributes `step` and `time` and the
     /// datasets `id`, `position`, `radius`, `material` and one per field, flushes the
     /// file, then rewrites the XDMF sidecar listing every frame written so far. A frame
@@ -1098,6 +1163,32 @@ mod tests {
         for step in [0, 1000, 2000, 3000] {
             assert!(xml.contains(&frame_path(step)));
         }
+    }
+
+    #[test]
+    fn cut_after_drops_later_frames_and_thermo_rows() {
+        let dir = tempfile::tempdir().unwrap();
+        let (path, frames) = write_sample(dir.path());
+        let mut out = OutputFile::open_append(&path).unwrap();
+        out.cut_after(1000).unwrap();
+        assert_eq!(out.frame_steps(), vec![0, 1000]);
+        assert_eq!(out.thermo_rows(), 5);
+        out.cut_after(250).unwrap();
+        assert_eq!(out.frame_steps(), vec![0]);
+        assert_eq!(out.thermo_rows(), 3);
+        drop(out);
+        assert_eq!(list_frames(&path).unwrap(), vec![0]);
+        assert_bitwise_eq(&read_frame(&path, 0).unwrap(), &frames[0]);
+        let thermo = read_thermo(&path).unwrap();
+        assert_eq!(thermo[0].1, vec![0.0, 100.0, 200.0]);
+        assert!(thermo.iter().all(|(_, v)| v.len() == 3));
+        let xml = std::fs::read_to_string(path.with_extension("xdmf")).unwrap();
+        assert!(xml.contains(&frame_path(0)) && !xml.contains(&frame_path(1000)));
+        // Reopened, the file continues from there.
+        let mut out = OutputFile::open_append(&path).unwrap();
+        assert_eq!((out.frame_steps(), out.thermo_rows()), (vec![0], 3));
+        out.append_thermo(&thermo_row(3)).unwrap();
+        assert_eq!(out.thermo_rows(), 4);
     }
 
     #[test]

@@ -3,6 +3,7 @@
 //!
 //! Every error names the file it concerns, see [`IoError`].
 
+pub mod checkpoint;
 pub mod h5out;
 pub mod xdmf;
 

@@ -1,0 +1,475 @@
+//! Checkpoints and `gravel run --restart` from the command line: the final state,
+//! the frames and the thermo rows of a stopped-and-restarted run equal those of an
+//! uninterrupted one bit for bit; a run killed (SIGKILL) while writing a checkpoint,
+//! or at random moments, leaves a readable previous checkpoint from which a restart
+//! reproduces the uninterrupted run; damaged checkpoints and incompatible configs are
+//! refused with exit 2 without touching the output.
+
+use gravel::io::checkpoint;
+use gravel::io::h5out::{list_frames, read_frame, read_thermo, FrameOwned};
+use gravel::snapshot::Snapshot;
+use std::ffi::OsStr;
+use std::os::unix::process::ExitStatusExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_gravel");
+const TOTAL: u64 = 1600;
+
+/// A pour with friction into a channel periodic along x, side walls and a floor;
+/// frames every 100 steps, thermo every 50.
+fn config(checkpoint_every: u64, friction: f64) -> String {
+    let plane = |p: [f64; 3], n: [f64; 3]| {
+        format!(
+            "\n[[wall]]\nkind = \"plane\"\npoint = {p:?}\nnormal = {n:?}\nmaterial = \"glass\"\n"
+        )
+    };
+    format!(
+        r#"[run]
+name = "pour"
+dt = 1e-5
+steps = {TOTAL}
+seed = 5
+gravity = [4.0, 0.0, -9.81]
+
+[domain]
+lo = [0.0, 0.0, 0.0]
+hi = [0.012, 0.01, 0.03]
+periodic = [true, false, false]
+
+[[material]]
+name = "glass"
+density = 2500.0
+youngs_modulus = 5.0e6
+poisson_ratio = 0.3
+
+[contact]
+normal = {{ model = "hertz", restitution = 0.5 }}
+tangential = {{ model = "spring_slider", friction = {friction:?}, mindlin = true }}
+{}{}{}
+[[particles]]
+kind = "pour"
+material = "glass"
+radius = {{ min = 0.0005, max = 0.0007 }}
+rate = 60000.0
+until = 0.02
+region = {{ lo = [0.0, 0.0, 0.002], hi = [0.012, 0.01, 0.03] }}
+velocity = [0.5, 0.0, -1.5]
+interval = 20
+
+[output]
+dir = "out"
+every = 100
+thermo_every = 50
+fields = ["velocity", "omega"]
+checkpoint_every = {checkpoint_every}
+"#,
+        plane([0.0, 0.0, 0.0], [0.0, 0.0, 1.0]),
+        plane([0.0, 0.0, 0.0], [0.0, 1.0, 0.0]),
+        plane([0.0, 0.01, 0.0], [0.0, -1.0, 0.0]),
+    )
+}
+
+fn gravel<S: AsRef<OsStr>>(args: &[S], cwd: &Path) -> Output {
+    Command::new(BIN)
+        .args(args)
+        .current_dir(cwd)
+        .output()
+        .expect("cannot start gravel")
+}
+
+fn describe(out: &Output) -> String {
+    format!(
+        "status {:?} (signal {:?})\nstdout:\n{}\nstderr:\n{}",
+        out.status.code(),
+        out.status.signal(),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+/// A run directory with `config.toml`.
+fn case(text: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("config.toml"), text).unwrap();
+    dir
+}
+
+fn ckpt(dir: &Path) -> PathBuf {
+    dir.join("out/pour.checkpoint.h5")
+}
+
+fn h5(dir: &Path) -> PathBuf {
+    dir.join("out/pour.h5")
+}
+
+fn ok(out: Output) -> Output {
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    out
+}
+
+/// The uninterrupted reference run, computed once per test binary.
+fn reference() -> &'static Path {
+    static DIR: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir = case(&config(0, 0.5));
+        ok(gravel(&["run", "config.toml", "--quiet"], dir.path()));
+        dir
+    })
+    .path()
+}
+
+/// Every bit of the state in a checkpoint (the config text aside).
+fn state_bits(s: &Snapshot) -> String {
+    let mut s = s.clone();
+    s.config_text.clear();
+    format!("{s:?}")
+}
+
+/// A frame with its rows sorted by id, as exact text.
+fn frame_bits(f: &FrameOwned) -> String {
+    let mut order: Vec<usize> = (0..f.id.len()).collect();
+    order.sort_by_key(|&k| f.id[k]);
+    let pick = |v: &[[f64; 3]]| order.iter().map(|&k| v[k]).collect::<Vec<_>>();
+    let fields: Vec<(String, Vec<[f64; 3]>)> =
+        f.fields.iter().map(|(n, v)| (n.clone(), pick(v))).collect();
+    format!(
+        "{} {:?} {:?} {:?} {:?} {:?} {:?}",
+        f.step,
+        f.time,
+        order.iter().map(|&k| f.id[k]).collect::<Vec<_>>(),
+        pick(&f.position),
+        order.iter().map(|&k| f.radius[k]).collect::<Vec<_>>(),
+        order.iter().map(|&k| f.material[k]).collect::<Vec<_>>(),
+        fields
+    )
+}
+
+/// Asserts that the run in `dir` ended exactly as the reference: final checkpoint,
+/// every frame, every thermo row, and an XDMF sidecar listing the same frames.
+fn assert_matches_reference(dir: &Path, what: &str) {
+    let r = reference();
+    let want = checkpoint::read(&ckpt(r)).unwrap();
+    let got = checkpoint::read(&ckpt(dir)).unwrap();
+    assert_eq!(got.step, TOTAL);
+    assert!(
+        state_bits(&got) == state_bits(&want),
+        "{what}: the final state differs from the uninterrupted run"
+    );
+    let frames = list_frames(&h5(r)).unwrap();
+    assert_eq!(
+        list_frames(&h5(dir)).unwrap(),
+        frames,
+        "{what}: frame steps"
+    );
+    for &step in &frames {
+        let a = read_frame(&h5(r), step).unwrap();
+        let b = read_frame(&h5(dir), step).unwrap();
+        assert!(
+            frame_bits(&a) == frame_bits(&b),
+            "{what}: frame {step} differs"
+        );
+    }
+    let (ta, tb) = (read_thermo(&h5(r)).unwrap(), read_thermo(&h5(dir)).unwrap());
+    assert!(
+        format!("{ta:?}") == format!("{tb:?}"),
+        "{what}: thermo differs:\n{ta:?}\n{tb:?}"
+    );
+    let xdmf = std::fs::read_to_string(dir.join("out/pour.xdmf")).unwrap();
+    let want = std::fs::read_to_string(r.join("out/pour.xdmf")).unwrap();
+    assert!(xdmf == want, "{what}: the XDMF sidecar differs:\n{xdmf}");
+}
+
+#[test]
+fn stop_and_restart_equals_the_straight_run_with_output_appended() {
+    let r = reference();
+    let fin = checkpoint::read(&ckpt(r)).unwrap();
+    eprintln!(
+        "reference: {} particles, {} pair and {} wall history records at step {TOTAL}",
+        fin.particles.len(),
+        fin.pair_keys.len(),
+        fin.wall_keys.len()
+    );
+    assert!(fin.pair_keys.len() > 500 && fin.wall_keys.len() > 50);
+    let dir = case(&config(0, 0.5));
+    ok(gravel(
+        &["run", "config.toml", "--quiet", "--steps", "800"],
+        dir.path(),
+    ));
+    let half = checkpoint::read(&ckpt(dir.path())).unwrap();
+    assert_eq!(half.step, 800);
+    assert!(
+        half.pour_inserted[0] < fin.pour_inserted[0],
+        "stopped mid-pour"
+    );
+    let out = ok(gravel(
+        &[
+            "run",
+            "config.toml",
+            "--restart",
+            "out/pour.checkpoint.h5",
+            "--threads",
+            "2",
+        ],
+        dir.path(),
+    ));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("restarted from step 800"), "{stdout}");
+    assert_matches_reference(dir.path(), "restart at 800 on 2 threads");
+}
+
+#[test]
+fn sigkill_while_writing_a_checkpoint_keeps_the_previous_one() {
+    let dir = case(&config(300, 0.5));
+    let out = Command::new(BIN)
+        .args(["run", "config.toml", "--quiet"])
+        .current_dir(dir.path())
+        .env(checkpoint::ABORT_HOOK, "900")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.signal(), Some(9), "{}", describe(&out));
+    let tmp = checkpoint::temporary_path(&ckpt(dir.path()));
+    assert!(tmp.is_file(), "the partly written temporary file is left");
+    assert!(
+        checkpoint::read(&tmp).is_err(),
+        "the partial file is not a valid checkpoint"
+    );
+    let prev = checkpoint::read(&ckpt(dir.path())).expect("the previous checkpoint is readable");
+    assert_eq!(prev.step, 600);
+    // The output went on to step 900; the restart cuts it back to 600 and goes on.
+    assert!(list_frames(&h5(dir.path())).unwrap().contains(&900));
+    ok(gravel(
+        &[
+            "run",
+            "config.toml",
+            "--quiet",
+            "--restart",
+            "out/pour.checkpoint.h5",
+        ],
+        dir.path(),
+    ));
+    assert!(
+        !tmp.exists(),
+        "the next checkpoint replaced the temporary file"
+    );
+    assert_matches_reference(
+        dir.path(),
+        "restart after SIGKILL in the checkpoint of step 900",
+    );
+}
+
+#[test]
+fn sigkill_at_random_moments_then_restart_reproduces_the_run() {
+    reference();
+    let mut restarted_mid_run = 0;
+    let iterations = 8;
+    for i in 0..iterations {
+        let dir = case(&config(100, 0.5));
+        let mut child = Command::new(BIN)
+            .args(["run", "config.toml", "--quiet"])
+            .current_dir(dir.path())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        // Wait for the first checkpoint, then kill after a pseudo-random delay.
+        let start = Instant::now();
+        while !ckpt(dir.path()).exists() && start.elapsed() < Duration::from_secs(60) {
+            if child.try_wait().unwrap().is_some() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        let delay = (i as u64 * 7919 + 13) % 97 * 8;
+        std::thread::sleep(Duration::from_millis(delay));
+        let _ = child.kill(); // SIGKILL
+        let status = child.wait().unwrap();
+        let snap =
+            checkpoint::read(&ckpt(dir.path())).expect("a readable checkpoint after the kill");
+        eprintln!(
+            "iteration {i}: killed after {delay} ms more ({status:?}); checkpoint at step {}",
+            snap.step
+        );
+        assert_eq!(snap.step % 100, 0);
+        if snap.step < TOTAL {
+            restarted_mid_run += 1;
+        }
+        ok(gravel(
+            &[
+                "run",
+                "config.toml",
+                "--quiet",
+                "--restart",
+                "out/pour.checkpoint.h5",
+            ],
+            dir.path(),
+        ));
+        assert_matches_reference(dir.path(), &format!("random kill {i}"));
+    }
+    assert!(
+        restarted_mid_run > 0,
+        "no kill landed before the end of the run"
+    );
+}
+
+#[test]
+fn damaged_checkpoints_are_refused_with_exit_2_and_the_output_untouched() {
+    let dir = case(&config(0, 0.5));
+    ok(gravel(
+        &["run", "config.toml", "--quiet", "--steps", "700"],
+        dir.path(),
+    ));
+    let good = std::fs::read(ckpt(dir.path())).unwrap();
+    let output_before = std::fs::read(h5(dir.path())).unwrap();
+    let xdmf_before = std::fs::read(dir.path().join("out/pour.xdmf")).unwrap();
+    let snap = checkpoint::read(&ckpt(dir.path())).unwrap();
+    // A flipped bit in the stored position of a particle.
+    let needle = snap.particles[7].x.x.to_le_bytes();
+    let at = good
+        .windows(8)
+        .position(|w| w == needle)
+        .expect("stored raw");
+    let mut flipped = good.clone();
+    flipped[at + 3] ^= 0x10;
+    let cases: Vec<(&str, Vec<u8>, &str)> = vec![
+        ("truncated", good[..good.len() * 2 / 3].to_vec(), "HDF5"),
+        ("flipped", flipped, "checksum"),
+        ("empty", Vec::new(), "HDF5"),
+    ];
+    for (name, bytes, why) in cases {
+        let path = dir.path().join(format!("{name}.checkpoint.h5"));
+        std::fs::write(&path, &bytes).unwrap();
+        let arg = path.file_name().unwrap().to_str().unwrap().to_string();
+        let out = gravel(
+            &["run", "config.toml", "--quiet", "--restart", arg.as_str()],
+            dir.path(),
+        );
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{name}: {}", describe(&out));
+        assert!(
+            stderr.contains(&arg),
+            "{name}: the message names the file: {stderr}"
+        );
+        assert!(
+            stderr.contains(why),
+            "{name}: the message says `{why}`: {stderr}"
+        );
+        assert!(
+            std::fs::read(h5(dir.path())).unwrap() == output_before
+                && std::fs::read(dir.path().join("out/pour.xdmf")).unwrap() == xdmf_before,
+            "{name}: the output was modified"
+        );
+        assert_eq!(
+            std::fs::read(ckpt(dir.path())).unwrap(),
+            good,
+            "{name}: checkpoint modified"
+        );
+        let info = gravel(&["info", arg.as_str()], dir.path());
+        assert_eq!(
+            info.status.code(),
+            Some(2),
+            "info {name}: {}",
+            describe(&info)
+        );
+    }
+}
+
+#[test]
+fn a_config_that_breaks_continuation_is_refused_and_output_changes_are_allowed() {
+    let dir = case(&config(0, 0.5));
+    ok(gravel(
+        &["run", "config.toml", "--quiet", "--steps", "600"],
+        dir.path(),
+    ));
+    let output_before = std::fs::read(h5(dir.path())).unwrap();
+    std::fs::write(dir.path().join("other.toml"), config(0, 0.3)).unwrap();
+    let out = gravel(
+        &[
+            "run",
+            "other.toml",
+            "--quiet",
+            "--restart",
+            "out/pour.checkpoint.h5",
+        ],
+        dir.path(),
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
+    assert!(
+        stderr.contains("other.toml") && stderr.contains("contact laws"),
+        "{stderr}"
+    );
+    assert!(
+        !stderr.contains("materials"),
+        "only the laws changed: {stderr}"
+    );
+    assert_eq!(std::fs::read(h5(dir.path())).unwrap(), output_before);
+    // A checkpoint past the end of the run is refused too.
+    let out = gravel(
+        &[
+            "run",
+            "config.toml",
+            "--quiet",
+            "--steps",
+            "500",
+            "--restart",
+            "out/pour.checkpoint.h5",
+        ],
+        dir.path(),
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("step 600"));
+    // Output settings and the step count may change; a new directory gets a new file
+    // (frames on the new cadence after the checkpoint step, and at the end).
+    let changed = config(250, 0.5)
+        .replace("every = 100", "every = 70")
+        .replace("thermo_every = 50", "thermo_every = 30");
+    std::fs::write(dir.path().join("changed.toml"), changed).unwrap();
+    ok(gravel(
+        &[
+            "run",
+            "changed.toml",
+            "--quiet",
+            "--steps",
+            "1000",
+            "--out",
+            "new",
+            "--restart",
+            "out/pour.checkpoint.h5",
+        ],
+        dir.path(),
+    ));
+    let frames = list_frames(&dir.path().join("new/pour.h5")).unwrap();
+    assert_eq!(frames, vec![630, 700, 770, 840, 910, 980, 1000]);
+    assert_eq!(
+        checkpoint::read(&dir.path().join("new/pour.checkpoint.h5"))
+            .unwrap()
+            .step,
+        1000
+    );
+    assert_eq!(std::fs::read(h5(dir.path())).unwrap(), output_before);
+}
+
+#[test]
+fn info_shows_what_a_checkpoint_holds() {
+    let r = reference();
+    let snap = checkpoint::read(&ckpt(r)).unwrap();
+    let out = ok(gravel(&["info", "out/pour.checkpoint.h5"], r));
+    let text = String::from_utf8_lossy(&out.stdout);
+    for want in [
+        format!("step: {TOTAL}"),
+        format!("particles: {} (0 frozen)", snap.particles.len()),
+        format!(
+            "{} pair records, {} wall records",
+            snap.pair_keys.len(),
+            snap.wall_keys.len()
+        ),
+        "walls: 3".to_string(),
+        format!("inserted so far [{}]", snap.pour_inserted[0]),
+        "(verified)".to_string(),
+        "name = \"pour\"".to_string(),
+    ] {
+        assert!(text.contains(&want), "`{want}` not in:\n{text}");
+    }
+}
