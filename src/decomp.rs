@@ -262,15 +262,15 @@ fn auto_dims(
 ) -> Option<[usize; 3]> {
     let e = extent.max(DVec3::splat(width));
     let g = gravity.abs();
-    let g_axis = (g.max_element() > 0.0).then(|| {
-        if g.x >= g.y && g.x >= g.z {
-            0
-        } else if g.y >= g.z {
-            1
-        } else {
-            2
-        }
-    });
+    let g_axis = if g.max_element() <= 0.0 {
+        None
+    } else if g.x >= g.y && g.x >= g.z {
+        Some(0)
+    } else if g.y >= g.z {
+        Some(1)
+    } else {
+        Some(2)
+    };
     let mut best: Option<(f64, [usize; 3])> = None;
     for px in 1..=ranks {
         if ranks % px != 0 {

@@ -257,6 +257,9 @@ fn resume(setup: Setup, comm: Box<dyn Comm>, path: &Path) -> Result<Simulation> 
         .map_err(|e| GravelError::config(path, format!("cannot restart from this checkpoint: {e}")))
 }
 
+/// One particle's row of a frame: id, position, radius, material, fields.
+type FrameRow = (u64, [f64; 3], f64, u32, Vec<[f64; 3]>);
+
 /// The output file of a run (rank 0 writes it) and its cadence.
 struct Output {
     file: Option<OutputFile>,
@@ -378,7 +381,7 @@ impl Output {
             return Ok(());
         };
         let nf = self.fields.len();
-        let mut rows: Vec<(u64, [f64; 3], f64, u32, Vec<[f64; 3]>)> = Vec::new();
+        let mut rows: Vec<FrameRow> = Vec::new();
         for b in &parts {
             let mut u = Unpack::new(b);
             while !u.is_empty() {
