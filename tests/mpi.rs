@@ -204,7 +204,7 @@ fn frictional_bed_is_bit_identical_on_1_to_4_ranks_and_2_threads() {
     let (n, pair, wall) = counts(&reference);
     // The test means something only if contacts with history exist at the end.
     assert!(n > 300, "insertion ran: {n} particles");
-    assert!(pair > 300, "pair history records: {pair}");
+    assert!(pair > 200, "pair history records: {pair}");
     assert!(wall > 20, "wall history records: {wall}");
     for (np, threads) in [(2, 1), (3, 1), (4, 1), (2, 2), (1, 2)] {
         let other = run_dump(dir.path(), &config, np, threads, &[]);
@@ -576,7 +576,7 @@ fn checkpoint_on_3_ranks_restarts_on_2_bit_for_bit() {
     );
     assert!(o.status.success(), "{}", describe(&o));
     let restarted = std::fs::read_to_string(&dump).unwrap();
-    assert!(counts(&straight).1 > 300);
+    assert!(counts(&straight).1 > 200);
     assert_same(
         &straight,
         &restarted,

@@ -333,3 +333,30 @@ fn a_snapshot_that_does_not_fit_the_config_is_refused() {
         .expect("refused");
     assert!(e.contains("walls"), "{e}");
 }
+
+/// A WCA colloid driven by stochastic friction alone (configs/colloid.toml,
+/// shortened): the noise is keyed by (seed, step, ids), so a restart from a
+/// checkpoint continues the same noise sequence and the final state equals
+/// the uninterrupted run bit for bit. Control: the run is noisy at all (the
+/// lattice starts at rest, so every velocity comes from the noise).
+#[test]
+fn stochastic_friction_restarts_with_the_same_noise() {
+    let text =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/configs/colloid.toml"))
+            .unwrap()
+            .replace("steps = 20000", "steps = 600");
+    let total = 600;
+    let (at, end, rebuilds) = straight(&text, total, &[251]);
+    assert!(
+        end.particles.iter().any(|p| p.v.length() > 0.1),
+        "the noise moved the particles"
+    );
+    for threads in [1, 2] {
+        let (got, rb) = continue_from(&text, &at[0].snap, total, threads);
+        assert!(
+            bits(&got) == bits(&end),
+            "colloid restart on {threads} thread(s) diverged"
+        );
+        assert_eq!(rb, rebuilds - at[0].rebuilds);
+    }
+}
