@@ -349,6 +349,20 @@ fn elastic(cx: &Ctx, key: &str, m: &Material) -> Result<(f64, f64)> {
     }
 }
 
+/// One sub-model slot of a material pair: the `[[contact.pair]]` override's
+/// spec if it sets this slot, else `[contact]`'s, with the key that messages name.
+fn slot<'a, T>(
+    over: Option<(usize, &'a PairOverride)>,
+    name: &str,
+    pick: impl Fn(&'a PairOverride) -> Option<&'a T>,
+    default: &'a T,
+) -> (String, &'a T) {
+    match over.and_then(|(k, p)| pick(p).map(|s| (k, s))) {
+        Some((k, s)) => (format!("contact.pair[{k}].{name}"), s),
+        None => (format!("contact.{name}"), default),
+    }
+}
+
 fn law_table(cx: &Ctx, c: &ContactConfig, mats: &[Material]) -> Result<LawTable> {
     let n = mats.len();
     let mut laws = Vec::with_capacity(n * n);
@@ -358,46 +372,13 @@ fn law_table(cx: &Ctx, c: &ContactConfig, mats: &[Material]) -> Result<LawTable>
                 (p.materials[0] == mats[a].name && p.materials[1] == mats[b].name)
                     || (p.materials[0] == mats[b].name && p.materials[1] == mats[a].name)
             });
-            let (nkey, normal) = match over.and_then(|(k, p)| {
-                p.normal
-                    .as_ref()
-                    .map(|s| (format!("contact.pair[{k}].normal"), s))
-            }) {
-                Some(x) => x,
-                None => ("contact.normal".to_string(), &c.normal),
-            };
-            let (tkey, tangential) = match over.and_then(|(k, p)| {
-                p.tangential
-                    .as_ref()
-                    .map(|s| (format!("contact.pair[{k}].tangential"), s))
-            }) {
-                Some(x) => x,
-                None => ("contact.tangential".to_string(), &c.tangential),
-            };
-            let (stkey, stochastic) = match over.and_then(|(k, p)| {
-                p.stochastic
-                    .as_ref()
-                    .map(|s| (format!("contact.pair[{k}].stochastic"), s))
-            }) {
-                Some(x) => x,
-                None => ("contact.stochastic".to_string(), &c.stochastic),
-            };
-            let (rkey, rolling) = match over.and_then(|(k, p)| {
-                p.rolling
-                    .as_ref()
-                    .map(|s| (format!("contact.pair[{k}].rolling"), s))
-            }) {
-                Some(x) => x,
-                None => ("contact.rolling".to_string(), &c.rolling),
-            };
-            let (skey, spinning) = match over.and_then(|(k, p)| {
-                p.spinning
-                    .as_ref()
-                    .map(|s| (format!("contact.pair[{k}].spinning"), s))
-            }) {
-                Some(x) => x,
-                None => ("contact.spinning".to_string(), &c.spinning),
-            };
+            let (nkey, normal) = slot(over, "normal", |p| p.normal.as_ref(), &c.normal);
+            let (tkey, tangential) =
+                slot(over, "tangential", |p| p.tangential.as_ref(), &c.tangential);
+            let (stkey, stochastic) =
+                slot(over, "stochastic", |p| p.stochastic.as_ref(), &c.stochastic);
+            let (rkey, rolling) = slot(over, "rolling", |p| p.rolling.as_ref(), &c.rolling);
+            let (skey, spinning) = slot(over, "spinning", |p| p.spinning.as_ref(), &c.spinning);
             let normal = normal_model(cx, &nkey, normal, &mats[a], &mats[b])?;
             let tangential = tangential_model(cx, &tkey, tangential, &normal, &mats[a], &mats[b])?;
             let stochastic = stochastic_model(cx, &stkey, stochastic)?;

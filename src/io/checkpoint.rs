@@ -24,13 +24,13 @@
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
-use std::str::FromStr;
 
 use glam::DVec3;
 use hdf5::types::{VarLenAscii, VarLenUnicode};
-use hdf5::{File, Group, H5Type, Location};
+use hdf5::{File, Group, H5Type};
 use ndarray::ArrayView2;
 
+use super::h5out::{write_attr, write_str_attr};
 use super::{Context, IoError, IoResult};
 use crate::particles::ParticleRecord;
 use crate::snapshot::{Compat, Fnv, Snapshot};
@@ -443,15 +443,6 @@ fn write_vectors(g: &Group, name: &str, rows: &[DVec3]) -> hdf5::Result<()> {
     let view = ArrayView2::from_shape((rows.len(), 3), &flat)?;
     g.new_dataset_builder().with_data(view).create(name)?;
     Ok(())
-}
-
-fn write_attr<T: H5Type>(loc: &Location, name: &str, value: &T) -> hdf5::Result<()> {
-    loc.new_attr::<T>().create(name)?.write_scalar(value)
-}
-
-fn write_str_attr(loc: &Location, name: &str, value: &str) -> hdf5::Result<()> {
-    let value = VarLenUnicode::from_str(value).map_err(|e| format!("attribute `{name}`: {e}"))?;
-    write_attr(loc, name, &value)
 }
 
 #[cfg(test)]

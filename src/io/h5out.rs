@@ -633,12 +633,12 @@ fn set_vertex_index_len(file: &File, len: usize) -> hdf5::Result<()> {
 }
 
 /// A scalar attribute.
-fn write_attr<T: H5Type>(loc: &Location, name: &str, value: &T) -> hdf5::Result<()> {
+pub(crate) fn write_attr<T: H5Type>(loc: &Location, name: &str, value: &T) -> hdf5::Result<()> {
     loc.new_attr::<T>().create(name)?.write_scalar(value)
 }
 
 /// A UTF-8 string attribute.
-fn write_str_attr(loc: &Location, name: &str, value: &str) -> hdf5::Result<()> {
+pub(crate) fn write_str_attr(loc: &Location, name: &str, value: &str) -> hdf5::Result<()> {
     let value = VarLenUnicode::from_str(value).map_err(|e| format!("attribute `{name}`: {e}"))?;
     write_attr(loc, name, &value)
 }
