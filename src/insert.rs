@@ -67,15 +67,28 @@ impl Placer {
         [c.x as i64, c.y as i64, c.z as i64]
     }
 
-    /// Record a sphere.
+    /// Record a sphere. One larger than the placer's `max_radius` is recorded
+    /// in every cell from which a sphere up to `max_radius` could touch it, so
+    /// [`Self::overlaps`] finds it too.
     pub fn add(&mut self, x: DVec3, r: f64) {
-        let k = self.key(x);
-        self.grid.entry(k).or_default().push((x, r));
+        if r <= 0.5 * self.cell {
+            let k = self.key(x);
+            self.grid.entry(k).or_default().push((x, r));
+            return;
+        }
+        let reach = DVec3::splat(r + 0.5 * self.cell);
+        let (lo, hi) = (self.key(x - reach), self.key(x + reach));
+        for i in lo[0]..=hi[0] {
+            for j in lo[1]..=hi[1] {
+                for k in lo[2]..=hi[2] {
+                    self.grid.entry([i, j, k]).or_default().push((x, r));
+                }
+            }
+        }
     }
 
-    /// Whether a sphere at `x` with radius `r` would overlap a recorded one.
-    /// Spheres larger than the placer's `max_radius` are checked correctly
-    /// only against neighbours within one cell.
+    /// Whether a sphere at `x` with radius `r` (at most the placer's
+    /// `max_radius`) would overlap a recorded one.
     pub fn overlaps(&self, x: DVec3, r: f64) -> bool {
         let k = self.key(x);
         for dz in -1..=1 {

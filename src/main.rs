@@ -213,7 +213,7 @@ fn dispatch(cmd: Command, comm: Box<dyn Comm>) -> Result<(), GravelError> {
             } else {
                 gravel::io::h5out::summarize(&file)
             }
-            .map_err(|e| GravelError::config(&file, e.to_string()))?;
+            .map_err(|e| GravelError::config(&file, e.what()))?;
             print!("{text}");
             Ok(())
         }

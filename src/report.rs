@@ -79,6 +79,13 @@ pub fn check_report(s: &Setup, decomp: &Decomposition) -> String {
         s.dt,
         100.0 * s.dt / ts.stable
     );
+    if s.dt > ts.stable {
+        let _ = writeln!(
+            o,
+            "warning: the time step exceeds the stable limit {:e} s (allowed by run.allow_large_dt = true); contacts may blow up",
+            ts.stable
+        );
+    }
     let _ = writeln!(
         o,
         "steps: {} (simulated time {:e} s)",

@@ -220,16 +220,10 @@ fn write_checkpoint(sim: &Simulation, out: &mut Output, path: &Path) -> Result<(
 /// been written when it happens.
 fn resume(setup: Setup, comm: Box<dyn Comm>, path: &Path) -> Result<Simulation> {
     let snap = checkpoint::read(path).map_err(|e| {
-        let what = match &e {
-            IoError::Fs {
-                context, source, ..
-            } => format!("{context}: {source}"),
-            IoError::Hdf5 {
-                context, source, ..
-            } => format!("{context}: {source}"),
-            IoError::Invalid { message, .. } => message.clone(),
-        };
-        GravelError::config(path, format!("cannot restart from this checkpoint: {what}"))
+        GravelError::config(
+            path,
+            format!("cannot restart from this checkpoint: {}", e.what()),
+        )
     })?;
     let changed = snap.compat.changed(&Compat::of(&setup));
     if !changed.is_empty() {

@@ -688,7 +688,6 @@ fn initial_contacts(dir: &Path, body: &str) -> (f64, f64) {
 /// README: `random` places "non-overlapping" spheres; that includes the
 /// particles of `list` blocks given before it.
 #[test]
-#[ignore = "known bug: random blocks do not avoid list/file particles (Placer lacks them)"]
 fn random_block_avoids_list_particles() {
     let dir = tempfile::tempdir().unwrap();
     let big = "[[particles]]\nkind = \"list\"\nmaterial = \"glass\"\nradius = 0.002\nposition = [[0.005, 0.005, 0.005]]\n";
@@ -700,7 +699,6 @@ fn random_block_avoids_list_particles() {
 
 /// ... and the particles read from a `file` block.
 #[test]
-#[ignore = "known bug: random blocks do not avoid list/file particles (Placer lacks them)"]
 fn random_block_avoids_file_particles() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(
@@ -723,7 +721,6 @@ fn random_block_avoids_file_particles() {
 /// but a ratio that is whole up to rounding (2e-3 / 1e-6 = 2000.0000000000002
 /// in floating point) is that whole number, not one more.
 #[test]
-#[ignore = "known bug: steps = ceil(time/dt) rounds 2000.0000000000002 up"]
 fn time_gives_the_steps_that_cover_it() {
     let dir = tempfile::tempdir().unwrap();
     let cases = [

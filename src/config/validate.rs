@@ -247,7 +247,7 @@ fn build(path: &Path, text: &str, cfg: Config) -> Result<Setup> {
             )));
         }
     }
-    check_overlaps(&cx, &cfg.particles, &initial)?;
+    check_overlaps(&cx, &cfg.particles, &initial, &domain)?;
     let time_scales = time_scales(&laws, &materials, &initial, &pours);
     let dt = match &cfg.run.dt {
         DtSpec::Fixed(v) => cx.positive("run.dt", *v)?,
@@ -266,7 +266,7 @@ fn build(path: &Path, text: &str, cfg: Config) -> Result<Setup> {
     }
     let steps = match (cfg.run.steps, cfg.run.time) {
         (Some(s), None) => s,
-        (None, Some(t)) => (cx.non_negative("run.time", t)? / dt).ceil() as u64,
+        (None, Some(t)) => steps_covering(cx.non_negative("run.time", t)?, dt),
         _ => return Err(cx.err("run: give exactly one of `steps` or `time`")),
     };
     let gravity = DVec3::from_array(cfg.run.gravity);
@@ -346,6 +346,19 @@ fn elastic(cx: &Ctx, key: &str, m: &Material) -> Result<(f64, f64)> {
             "{key}: needs `youngs_modulus` and `poisson_ratio` of material `{}`",
             m.name
         ))),
+    }
+}
+
+/// The number of steps of `dt` that covers `time`: `time/dt` rounded up,
+/// except that a ratio within a few ulps of a whole number (2e-3 / 1e-6 =
+/// 2000.0000000000002 in floating point) is that whole number.
+fn steps_covering(time: f64, dt: f64) -> u64 {
+    let ratio = time / dt;
+    let whole = ratio.round();
+    if (ratio - whole).abs() <= 4.0 * f64::EPSILON * whole.max(1.0) {
+        whole as u64
+    } else {
+        ratio.ceil() as u64
     }
 }
 
@@ -863,6 +876,7 @@ fn particles(
                 let mut out = Vec::with_capacity(n);
                 for i in 0..n {
                     let r = cx.positive(&format!("{key}.radius[{i}]"), radii[i])?;
+                    placer.add(DVec3::from_array(position[i]), r);
                     out.push(rec(
                         DVec3::from_array(position[i]),
                         vel[i],
@@ -882,6 +896,9 @@ fn particles(
                 })?;
                 let recs = insert::parse_csv(&text, m)
                     .map_err(|e| cx.err(format!("{key}.path: `{}` {e}", full.display())))?;
+                for r in &recs {
+                    placer.add(r.x, r.radius);
+                }
                 records.extend(recs);
                 continue;
             }
@@ -959,8 +976,15 @@ fn check_inside(cx: &Ctx, r: &ParticleRecord, d: &Domain) -> Result<()> {
     Ok(())
 }
 
-/// `list` particles must not overlap anything (other generators guarantee it themselves).
-fn check_overlaps(cx: &Ctx, blocks: &[ParticleBlock], all: &[ParticleRecord]) -> Result<()> {
+/// Refuse overlapping initial particles when a `list` block is present
+/// (generated blocks never overlap), periodic images included: two spheres
+/// near opposite faces of a periodic axis touch through the boundary.
+fn check_overlaps(
+    cx: &Ctx,
+    blocks: &[ParticleBlock],
+    all: &[ParticleRecord],
+    domain: &Domain,
+) -> Result<()> {
     if !blocks
         .iter()
         .any(|b| matches!(b, ParticleBlock::List { .. }))
@@ -978,27 +1002,54 @@ fn check_overlaps(cx: &Ctx, blocks: &[ParticleBlock], all: &[ParticleRecord]) ->
     for (k, p) in all.iter().enumerate() {
         grid.entry(key(p.x)).or_default().push(k);
     }
+    let len = domain.length();
     for (k, p) in all.iter().enumerate() {
-        let c = key(p.x);
-        for dz in -1..=1 {
-            for dy in -1..=1 {
-                for dx in -1..=1 {
-                    for &q in grid
-                        .get(&[c[0] + dx, c[1] + dy, c[2] + dz])
-                        .into_iter()
-                        .flatten()
-                    {
-                        let o = &all[q];
-                        if q > k && (o.x - p.x).length() < o.radius + p.radius {
-                            return Err(cx.err(format!(
-                                "particles: particles id {} at {:?} and id {} at {:?} overlap (distance {} < sum of radii {}); initial particles must not overlap",
-                                p.id,
-                                p.x.to_array(),
-                                o.id,
-                                o.x.to_array(),
-                                (o.x - p.x).length(),
-                                o.radius + p.radius
-                            )));
+        // The particle and its periodic images near a periodic face.
+        let mut shifts = vec![DVec3::ZERO];
+        for a in 0..3 {
+            if !domain.periodic[a] {
+                continue;
+            }
+            let mut axis = DVec3::ZERO;
+            if p.x[a] - domain.lo[a] < cell {
+                axis[a] = len[a];
+            } else if domain.hi[a] - p.x[a] < cell {
+                axis[a] = -len[a];
+            } else {
+                continue;
+            }
+            let images: Vec<DVec3> = shifts.iter().map(|&s| s + axis).collect();
+            shifts.extend(images);
+        }
+        for (si, &shift) in shifts.iter().enumerate() {
+            let y = p.x + shift;
+            let c = key(y);
+            for dz in -1..=1 {
+                for dy in -1..=1 {
+                    for dx in -1..=1 {
+                        for &q in grid
+                            .get(&[c[0] + dx, c[1] + dy, c[2] + dz])
+                            .into_iter()
+                            .flatten()
+                        {
+                            let o = &all[q];
+                            let later = if si == 0 { q > k } else { q != k };
+                            let d = (o.x - y).length();
+                            if later && d < o.radius + p.radius {
+                                let through = if si == 0 {
+                                    String::new()
+                                } else {
+                                    " through a periodic boundary".to_string()
+                                };
+                                return Err(cx.err(format!(
+                                    "particles: particles id {} at {:?} and id {} at {:?} overlap{through} (distance {d} < sum of radii {}); initial particles must not overlap",
+                                    p.id,
+                                    p.x.to_array(),
+                                    o.id,
+                                    o.x.to_array(),
+                                    o.radius + p.radius
+                                )));
+                            }
                         }
                     }
                 }

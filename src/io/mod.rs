@@ -47,6 +47,20 @@ pub enum IoError {
 pub type IoResult<T> = Result<T, IoError>;
 
 impl IoError {
+    /// What went wrong, without the file's name (for messages that name it already).
+    #[must_use]
+    pub fn what(&self) -> String {
+        match self {
+            Self::Fs {
+                context, source, ..
+            } => format!("{context}: {source}"),
+            Self::Hdf5 {
+                context, source, ..
+            } => format!("{context}: {source}"),
+            Self::Invalid { message, .. } => message.clone(),
+        }
+    }
+
     /// The file the error concerns.
     #[must_use]
     pub fn path(&self) -> &Path {
