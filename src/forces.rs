@@ -119,6 +119,11 @@ pub fn compute(
     p.torque = torque;
 }
 
+/// History length marking the run-time (non-specialised) variant of [`pair_forces_n`].
+const DYN: usize = usize::MAX;
+
+/// The pair contacts of owned particle `k`, dispatched on the history length
+/// so that the common lengths get a loop with the record size known at compile time.
 #[inline(never)]
 fn pair_forces(
     p: &Particles,
@@ -128,17 +133,39 @@ fn pair_forces(
     h: usize,
     fp: &ForceParams,
 ) -> (DVec3, DVec3) {
+    match h {
+        0 => pair_forces_n::<0>(p, k, partners, hist, h, fp),
+        3 => pair_forces_n::<3>(p, k, partners, hist, h, fp),
+        _ => pair_forces_n::<DYN>(p, k, partners, hist, h, fp),
+    }
+}
+
+#[inline(always)]
+fn pair_forces_n<const H: usize>(
+    p: &Particles,
+    k: usize,
+    partners: &[u32],
+    hist: &mut [f64],
+    h_dyn: usize,
+    fp: &ForceParams,
+) -> (DVec3, DVec3) {
+    let h = if H == DYN { h_dyn } else { H };
     let mut f = DVec3::ZERO;
     let mut t = DVec3::ZERO;
     let (idk, xk, sk) = (p.id[k], p.x[k], p.shift[k]);
     let pk = p.packed[k];
+    let (pad, dt) = (fp.range_pad, fp.dt);
+    // The chute and most runs have one material pair: look its law up once.
+    let single = (fp.laws.n == 1).then(|| &fp.laws.laws[0]);
+    let packed = &p.packed[..];
     for (e, &q) in partners.iter().enumerate() {
         let q = q as usize;
         let rec = &mut hist[e * h..(e + 1) * h];
         // Cheap filter on the packed image positions (a superset of the contacts).
-        let pq = p.packed[q];
-        let reach = (pk.w + pq.w + fp.range_pad) * (1.0 + 1e-9);
-        if (pq - pk).truncate().length_squared() >= reach * reach {
+        let pq = packed[q];
+        let reach = (pk.w + pq.w + pad) * (1.0 + 1e-9);
+        let dd = pq - pk;
+        if dd.x * dd.x + dd.y * dd.y + dd.z * dd.z >= reach * reach {
             clear(rec);
             continue;
         }
@@ -149,14 +176,17 @@ fn pair_forces(
         let r2 = d_kq.length_squared();
         let lower = idk < p.id[q];
         let (i, j, d) = if lower { (k, q, d_kq) } else { (q, k, -d_kq) };
-        let law = fp.laws.get(p.material[i], p.material[j]);
+        let law = match single {
+            Some(law) => law,
+            None => fp.laws.get(p.material[i], p.material[j]),
+        };
         let range = law.normal.range(p.radius[i], p.radius[j]);
         if r2 >= range * range {
             clear(rec);
             continue;
         }
         let kin = Kinematics::pair(&body(p, i), &body(p, j), d, r2.sqrt());
-        let pf = law.evaluate(&kin, fp.dt, rec);
+        let pf = law.evaluate(&kin, dt, rec);
         if lower {
             f += pf.force_i;
             t += pf.torque_i;
@@ -168,13 +198,11 @@ fn pair_forces(
     (f, t)
 }
 
-/// Reset a contact record that has opened (only touching memory that holds something).
-#[inline]
+/// Reset a contact record that has opened (only writing a record that holds something).
+#[inline(always)]
 fn clear(rec: &mut [f64]) {
-    for v in rec {
-        if *v != 0.0 {
-            *v = 0.0;
-        }
+    if rec.iter().any(|&v| v != 0.0) {
+        rec.fill(0.0);
     }
 }
 
