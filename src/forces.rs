@@ -67,6 +67,9 @@ pub fn compute(
     let mut torque = std::mem::take(&mut p.torque);
     let n_blocks = n.div_ceil(BLOCK);
     let block = |b: usize| (b * BLOCK, ((b + 1) * BLOCK).min(n));
+    if nl.active.len() != nl.partner.len() {
+        nl.refresh_active();
+    }
     let offsets = &nl.offsets;
     let hist = split_chunks(
         &mut nl.history,
@@ -76,14 +79,18 @@ pub fn compute(
         wall_history,
         (0..n_blocks).map(|b| (block(b).1 - block(b).0) * wh),
     );
+    let act = split_chunks(
+        &mut nl.active,
+        (0..n_blocks).map(|b| offsets[block(b).1] - offsets[block(b).0]),
+    );
     let parts: &Particles = p;
     let partner = &nl.partner;
     force
         .par_chunks_mut(BLOCK)
         .zip(torque.par_chunks_mut(BLOCK))
-        .zip(hist.into_par_iter().zip(whist))
+        .zip(hist.into_par_iter().zip(whist).zip(act))
         .enumerate()
-        .for_each(|(b, ((fo, to), (hrow, wrow)))| {
+        .for_each(|(b, ((fo, to), ((hrow, wrow), arow)))| {
             let (first, last) = block(b);
             let base = offsets[first];
             for k in first..last {
@@ -96,6 +103,7 @@ pub fn compute(
                         k,
                         &partner[offsets[k]..offsets[k + 1]],
                         &mut hrow[s * h..e * h],
+                        &mut arow[s..e],
                         h,
                         fp,
                     );
@@ -130,13 +138,14 @@ fn pair_forces(
     k: usize,
     partners: &[u32],
     hist: &mut [f64],
+    active: &mut [bool],
     h: usize,
     fp: &ForceParams,
 ) -> (DVec3, DVec3) {
     match h {
-        0 => pair_forces_n::<0>(p, k, partners, hist, h, fp),
-        3 => pair_forces_n::<3>(p, k, partners, hist, h, fp),
-        _ => pair_forces_n::<DYN>(p, k, partners, hist, h, fp),
+        0 => pair_forces_n::<0>(p, k, partners, hist, active, h, fp),
+        3 => pair_forces_n::<3>(p, k, partners, hist, active, h, fp),
+        _ => pair_forces_n::<DYN>(p, k, partners, hist, active, h, fp),
     }
 }
 
@@ -146,6 +155,7 @@ fn pair_forces_n<const H: usize>(
     k: usize,
     partners: &[u32],
     hist: &mut [f64],
+    active: &mut [bool],
     h_dyn: usize,
     fp: &ForceParams,
 ) -> (DVec3, DVec3) {
@@ -158,17 +168,21 @@ fn pair_forces_n<const H: usize>(
     // The chute and most runs have one material pair: look its law up once.
     let single = (fp.laws.n == 1).then(|| &fp.laws.laws[0]);
     let packed = &p.packed[..];
+    let active = &mut active[..partners.len()];
     for (e, &q) in partners.iter().enumerate() {
         let q = q as usize;
-        let rec = &mut hist[e * h..(e + 1) * h];
         // Cheap filter on the packed image positions (a superset of the contacts).
         let pq = packed[q];
         let reach = (pk.w + pq.w + pad) * (1.0 + 1e-9);
         let dd = pq - pk;
         if dd.x * dd.x + dd.y * dd.y + dd.z * dd.z >= reach * reach {
-            clear(rec);
+            if active[e] {
+                hist[e * h..(e + 1) * h].fill(0.0);
+                active[e] = false;
+            }
             continue;
         }
+        let rec = &mut hist[e * h..(e + 1) * h];
         // Exact separation seen from k. IEEE subtraction is exactly
         // antisymmetric (a − b = −(b − a)), so the canonical
         // d = (x_j − x_i) + (s_j − s_i) is exactly ±d_kq.
@@ -182,11 +196,15 @@ fn pair_forces_n<const H: usize>(
         };
         let range = law.normal.range(p.radius[i], p.radius[j]);
         if r2 >= range * range {
-            clear(rec);
+            if active[e] {
+                rec.fill(0.0);
+                active[e] = false;
+            }
             continue;
         }
         let kin = Kinematics::pair(&body(p, i), &body(p, j), d, r2.sqrt());
         let pf = law.evaluate(&kin, dt, rec);
+        active[e] = h != 0;
         if lower {
             f += pf.force_i;
             t += pf.torque_i;

@@ -121,10 +121,15 @@ pub struct NeighborList {
     pub partner: Vec<u32>,
     /// Global id of each partner (the sort key and the history key).
     pub partner_id: Vec<u64>,
-    /// Contact history, `history_len` values per entry.
+    /// Contact history, `history_len` values per entry. Code that writes it
+    /// other than through the force stage must call [`Self::refresh_active`].
     pub history: Vec<f64>,
     /// History values per entry.
     pub history_len: usize,
+    /// Per entry: whether its history record may hold a non-zero value
+    /// (false guarantees all zeros). Lets the force loop skip reading the
+    /// records of the many entries that are not in contact.
+    pub active: Vec<bool>,
 }
 
 impl NeighborList {
@@ -197,7 +202,22 @@ impl NeighborList {
         if let Some((old, perm)) = previous {
             list.carry_history(old, perm);
         }
+        list.refresh_active();
         list
+    }
+
+    /// Recompute [`Self::active`] from the history records (call after
+    /// changing [`Self::history`] other than through the force stage).
+    pub fn refresh_active(&mut self) {
+        let h = self.history_len;
+        self.active = if h == 0 {
+            vec![false; self.len()]
+        } else {
+            self.history
+                .chunks_exact(h)
+                .map(|rec| rec.iter().any(|&v| v != 0.0))
+                .collect()
+        };
     }
 
     /// Copy each pair's history from `old` (matching partners by id).
