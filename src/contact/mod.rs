@@ -56,7 +56,7 @@ impl ContactLaw {
     /// The normal force acts along `−n` on `i`; the tangential force `F_t` on
     /// `j` is subtracted; torques are `ℓ_i n × F_i` on `i` and `ℓ_j n × F_i`
     /// on `j` (the lever arm of `j` points along `−n`, and `j` feels `−F_i`).
-    #[inline]
+    #[inline(always)]
     pub fn evaluate(&self, k: &Kinematics, dt: f64, history: &mut [f64]) -> PairForce {
         let normal = self.normal.force(k);
         let f_t = self.tangential.force(k, &normal, dt, history);
