@@ -84,7 +84,7 @@ pub fn compute(
         (0..n_blocks).map(|b| offsets[block(b).1] - offsets[block(b).0]),
     );
     let parts: &Particles = p;
-    let partner = &nl.partner;
+    let (partner, partner_id) = (&nl.partner, &nl.partner_id);
     force
         .par_chunks_mut(BLOCK)
         .zip(torque.par_chunks_mut(BLOCK))
@@ -102,6 +102,7 @@ pub fn compute(
                         parts,
                         k,
                         &partner[offsets[k]..offsets[k + 1]],
+                        &partner_id[offsets[k]..offsets[k + 1]],
                         &mut hrow[s * h..e * h],
                         &mut arow[s..e],
                         h,
@@ -137,23 +138,26 @@ fn pair_forces(
     p: &Particles,
     k: usize,
     partners: &[u32],
+    partner_ids: &[u64],
     hist: &mut [f64],
     active: &mut [bool],
     h: usize,
     fp: &ForceParams,
 ) -> (DVec3, DVec3) {
     match h {
-        0 => pair_forces_n::<0>(p, k, partners, hist, active, h, fp),
-        3 => pair_forces_n::<3>(p, k, partners, hist, active, h, fp),
-        _ => pair_forces_n::<DYN>(p, k, partners, hist, active, h, fp),
+        0 => pair_forces_n::<0>(p, k, partners, partner_ids, hist, active, h, fp),
+        3 => pair_forces_n::<3>(p, k, partners, partner_ids, hist, active, h, fp),
+        _ => pair_forces_n::<DYN>(p, k, partners, partner_ids, hist, active, h, fp),
     }
 }
 
 #[inline(always)]
+#[allow(clippy::too_many_arguments)]
 fn pair_forces_n<const H: usize>(
     p: &Particles,
     k: usize,
     partners: &[u32],
+    partner_ids: &[u64],
     hist: &mut [f64],
     active: &mut [bool],
     h_dyn: usize,
@@ -169,6 +173,15 @@ fn pair_forces_n<const H: usize>(
     let single = (fp.laws.n == 1).then(|| &fp.laws.laws[0]);
     let packed = &p.packed[..];
     let active = &mut active[..partners.len()];
+    let partner_ids = &partner_ids[..partners.len()];
+    // k's side of every pair (the radius from `packed`, the same bits).
+    let bk = Body {
+        x: xk,
+        v: p.v[k],
+        omega: p.omega[k],
+        radius: pk.w,
+        inv_mass: p.inv_mass[k],
+    };
     for (e, &q) in partners.iter().enumerate() {
         let q = q as usize;
         // Cheap filter on the packed image positions (a superset of the contacts).
@@ -188,13 +201,16 @@ fn pair_forces_n<const H: usize>(
         // d = (x_j − x_i) + (s_j − s_i) is exactly ±d_kq.
         let d_kq = (p.x[q] - xk) + (p.shift[q] - sk);
         let r2 = d_kq.length_squared();
-        let lower = idk < p.id[q];
+        // The partner's id and radius come from the row and `packed`, so a
+        // contact loads only the partner's x, shift, v, ω and 1/m besides.
+        let lower = idk < partner_ids[e];
         let (i, j, d) = if lower { (k, q, d_kq) } else { (q, k, -d_kq) };
         let law = match single {
             Some(law) => law,
             None => fp.laws.get(p.material[i], p.material[j]),
         };
-        let range = law.normal.range(p.radius[i], p.radius[j]);
+        let (ri, rj) = if lower { (pk.w, pq.w) } else { (pq.w, pk.w) };
+        let range = law.normal.range(ri, rj);
         if r2 >= range * range {
             if active[e] {
                 rec.fill(0.0);
@@ -202,7 +218,15 @@ fn pair_forces_n<const H: usize>(
             }
             continue;
         }
-        let kin = Kinematics::pair(&body(p, i), &body(p, j), d, r2.sqrt());
+        let bq = Body {
+            x: p.x[q],
+            v: p.v[q],
+            omega: p.omega[q],
+            radius: pq.w,
+            inv_mass: p.inv_mass[q],
+        };
+        let (bi, bj) = if lower { (&bk, &bq) } else { (&bq, &bk) };
+        let kin = Kinematics::pair(bi, bj, d, r2.sqrt());
         let pf = law.evaluate(&kin, dt, rec);
         active[e] = h != 0;
         if lower {
