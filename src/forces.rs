@@ -134,6 +134,7 @@ const DYN: usize = usize::MAX;
 /// The pair contacts of owned particle `k`, dispatched on the history length
 /// so that the common lengths get a loop with the record size known at compile time.
 #[inline(never)]
+#[allow(clippy::too_many_arguments)]
 fn pair_forces(
     p: &Particles,
     k: usize,
