@@ -12,6 +12,7 @@ use gravel::config::Setup;
 use gravel::contact::{Body, ContactLaw, Kinematics};
 use gravel::decomp::Decomposition;
 use gravel::domain::{Domain, Halo};
+use gravel::history::HistoryRows;
 use gravel::neighbor::{self, NeighborList};
 use gravel::particles::{ParticleRecord, Particles};
 use gravel::sim::Simulation;
@@ -186,13 +187,24 @@ fn bench_neighbor_build(c: &mut Criterion) {
     let mut group = c.benchmark_group("neighbor");
     group.throughput(Throughput::Elements(p.n_owned as u64));
     group.bench_function("build_10k_periodic", |b| {
-        b.iter(|| NeighborList::build(black_box(&p), reach, 3, None));
+        b.iter(|| NeighborList::build(black_box(&p), reach, 3));
     });
-    let previous = NeighborList::build(&p, reach, 3, None);
+    // History carried through a rebuild as the engine does it: lifted out of
+    // the old list by partner id, put back into the new one.
+    let mut previous = NeighborList::build(&p, reach, 3);
     assert!(previous.len() > 5 * p.n_owned, "{} entries", previous.len());
-    let same: Vec<usize> = (0..p.n_owned).collect();
+    for (e, v) in previous.history.iter_mut().enumerate() {
+        if e % 7 == 0 {
+            *v = 1e-6;
+        }
+    }
+    let rows = HistoryRows::from_list(&previous, p.n_owned);
     group.bench_function("build_10k_periodic_with_history", |b| {
-        b.iter(|| NeighborList::build(black_box(&p), reach, 3, Some((&previous, &same))));
+        b.iter(|| {
+            let mut nl = NeighborList::build(black_box(&p), reach, 3);
+            rows.fill_list(&mut nl);
+            nl
+        });
     });
     group.finish();
 }

@@ -86,6 +86,9 @@ pub fn compute(
     let mut torque = std::mem::take(&mut p.torque);
     let n_blocks = n.div_ceil(BLOCK);
     let block = |b: usize| (b * BLOCK, ((b + 1) * BLOCK).min(n));
+    if nl.active.len() != nl.partner.len() {
+        nl.refresh_active();
+    }
     let offsets = &nl.offsets;
     let hist = split_chunks(
         &mut nl.history,
@@ -95,14 +98,18 @@ pub fn compute(
         wall_history,
         (0..n_blocks).map(|b| (block(b).1 - block(b).0) * wh),
     );
+    let act = split_chunks(
+        &mut nl.active,
+        (0..n_blocks).map(|b| offsets[block(b).1] - offsets[block(b).0]),
+    );
     let parts: &Particles = p;
-    let partner = &nl.partner;
+    let (partner, partner_id) = (&nl.partner, &nl.partner_id);
     force
         .par_chunks_mut(BLOCK)
         .zip(torque.par_chunks_mut(BLOCK))
-        .zip(hist.into_par_iter().zip(whist))
+        .zip(hist.into_par_iter().zip(whist).zip(act))
         .enumerate()
-        .for_each(|(b, ((fo, to), (hrow, wrow)))| {
+        .for_each(|(b, ((fo, to), ((hrow, wrow), arow)))| {
             let (first, last) = block(b);
             let base = offsets[first];
             for k in first..last {
@@ -114,7 +121,9 @@ pub fn compute(
                         parts,
                         k,
                         &partner[offsets[k]..offsets[k + 1]],
+                        &partner_id[offsets[k]..offsets[k + 1]],
                         &mut hrow[s * h..e * h],
+                        &mut arow[s..e],
                         h,
                         fp,
                     );
@@ -138,60 +147,128 @@ pub fn compute(
     p.torque = torque;
 }
 
+/// History length marking the run-time (non-specialised) variant of [`pair_forces_n`].
+const DYN: usize = usize::MAX;
+
+/// The pair contacts of owned particle `k`, dispatched on the history length
+/// so that the common lengths get a loop with the record size known at compile time.
 #[inline(never)]
+#[allow(clippy::too_many_arguments)]
 fn pair_forces(
     p: &Particles,
     k: usize,
     partners: &[u32],
+    partner_ids: &[u64],
     hist: &mut [f64],
+    active: &mut [bool],
     h: usize,
     fp: &ForceParams,
 ) -> (DVec3, DVec3) {
+    match h {
+        0 => pair_forces_n::<0>(p, k, partners, partner_ids, hist, active, h, fp),
+        3 => pair_forces_n::<3>(p, k, partners, partner_ids, hist, active, h, fp),
+        _ => pair_forces_n::<DYN>(p, k, partners, partner_ids, hist, active, h, fp),
+    }
+}
+
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn pair_forces_n<const H: usize>(
+    p: &Particles,
+    k: usize,
+    partners: &[u32],
+    partner_ids: &[u64],
+    hist: &mut [f64],
+    active: &mut [bool],
+    h_dyn: usize,
+    fp: &ForceParams,
+) -> (DVec3, DVec3) {
+    let h = if H == DYN { h_dyn } else { H };
     let mut f = DVec3::ZERO;
     let mut t = DVec3::ZERO;
     let (idk, xk, sk) = (p.id[k], p.x[k], p.shift[k]);
     let pk = p.packed[k];
+    let (pad, dt) = (fp.range_pad, fp.dt);
+    // The chute and most runs have one material pair: look its law up once.
+    let single = (fp.laws.n == 1).then(|| &fp.laws.laws[0]);
+    let packed = &p.packed[..];
+    let active = &mut active[..partners.len()];
+    let partner_ids = &partner_ids[..partners.len()];
+    // k's side of every pair (the radius from `packed`, the same bits).
+    let bk = Body {
+        x: xk,
+        v: p.v[k],
+        omega: p.omega[k],
+        radius: pk.w,
+        inv_mass: p.inv_mass[k],
+    };
     for (e, &q) in partners.iter().enumerate() {
         let q = q as usize;
-        let rec = &mut hist[e * h..(e + 1) * h];
         // Cheap filter on the packed image positions (a superset of the contacts).
-        let pq = p.packed[q];
-        let reach = (pk.w + pq.w + fp.range_pad) * (1.0 + 1e-9);
-        if (pq - pk).truncate().length_squared() >= reach * reach {
-            clear(rec);
+        let pq = packed[q];
+        let reach = (pk.w + pq.w + pad) * (1.0 + 1e-9);
+        let dd = pq - pk;
+        if dd.x * dd.x + dd.y * dd.y + dd.z * dd.z >= reach * reach {
+            if active[e] {
+                hist[e * h..(e + 1) * h].fill(0.0);
+                active[e] = false;
+            }
             continue;
         }
+        let rec = &mut hist[e * h..(e + 1) * h];
         // Exact separation seen from k. IEEE subtraction is exactly
         // antisymmetric (a − b = −(b − a)), so the canonical
         // d = (x_j − x_i) + (s_j − s_i) is exactly ±d_kq.
         let d_kq = (p.x[q] - xk) + (p.shift[q] - sk);
         let r2 = d_kq.length_squared();
-        let lower = idk < p.id[q];
+        // The partner's id and radius come from the row and `packed`, so a
+        // contact loads only the partner's x, shift, v, ω and 1/m besides.
+        let lower = idk < partner_ids[e];
         let (i, j, d) = if lower { (k, q, d_kq) } else { (q, k, -d_kq) };
-        let law = fp.laws.get(p.material[i], p.material[j]);
-        let range = law.normal.range(p.radius[i], p.radius[j]);
+        let law = match single {
+            Some(law) => law,
+            None => fp.laws.get(p.material[i], p.material[j]),
+        };
+        let (ri, rj) = if lower { (pk.w, pq.w) } else { (pq.w, pk.w) };
+        let range = law.normal.range(ri, rj);
         if r2 >= range * range {
-            clear(rec);
+            if active[e] {
+                rec.fill(0.0);
+                active[e] = false;
+            }
             continue;
         }
-        let (bi, bj) = (body(p, i), body(p, j));
-        let kin = Kinematics::pair(&bi, &bj, d, r2.sqrt());
+        let bq = Body {
+            x: p.x[q],
+            v: p.v[q],
+            omega: p.omega[q],
+            radius: pq.w,
+            inv_mass: p.inv_mass[q],
+        };
+        let (bi, bj) = if lower { (&bk, &bq) } else { (&bq, &bk) };
+        let kin = Kinematics::pair(bi, bj, d, r2.sqrt());
         let inertia = || pair_inertia(p, i, j);
         let pf = if law.stochastic.is_some() {
+            let (id_i, id_j) = if lower {
+                (idk, partner_ids[e])
+            } else {
+                (partner_ids[e], idk)
+            };
             let ctx = PairContext {
-                bi: &bi,
-                bj: &bj,
+                bi,
+                bj,
                 inv_inertia_i: p.inv_inertia[i],
                 inv_inertia_j: p.inv_inertia[j],
-                id_i: p.id[i],
-                id_j: p.id[j],
+                id_i,
+                id_j,
                 step: fp.step,
                 noise: &fp.noise,
             };
-            law.evaluate_pair(&kin, fp.dt, rec, &ctx, inertia)
+            law.evaluate_pair(&kin, dt, rec, &ctx, inertia)
         } else {
-            law.evaluate_with(&kin, fp.dt, rec, inertia)
+            law.evaluate_with(&kin, dt, rec, inertia)
         };
+        active[e] = h != 0;
         if lower {
             f += pf.force_i;
             t += pf.torque_i;
@@ -203,13 +280,11 @@ fn pair_forces(
     (f, t)
 }
 
-/// Reset a contact record that has opened (only touching memory that holds something).
-#[inline]
+/// Reset a contact record that has opened (only writing a record that holds something).
+#[inline(always)]
 fn clear(rec: &mut [f64]) {
-    for v in rec {
-        if *v != 0.0 {
-            *v = 0.0;
-        }
+    if rec.iter().any(|&v| v != 0.0) {
+        rec.fill(0.0);
     }
 }
 

@@ -146,5 +146,6 @@ impl HistoryRows {
                 }
             }
         });
+        nl.refresh_active();
     }
 }

@@ -6,6 +6,7 @@
 //! `v += ½Δt F/m`, `ω += ½Δt τ/I` ([`kick`]). Frozen particles never move.
 
 use crate::domain::Domain;
+use crate::neighbor::BLOCK;
 use crate::particles::Particles;
 use glam::DVec3;
 use rayon::prelude::*;
@@ -33,24 +34,45 @@ pub fn kick_drift(p: &mut Particles, dt: f64, x_ref: &[DVec3], domain: &Domain) 
         &p.frozen[..n],
         &p.id[..n],
     );
-    x.par_iter_mut()
-        .zip(v.par_iter_mut())
-        .zip(w.par_iter_mut())
+    let x_ref = &x_ref[..n];
+    // The box as bounds, unbounded along periodic axes: `lo ≤ x ≤ hi` (false
+    // for NaN) is the negation of `Domain::outside_axis(x).is_some()` for finite `x`.
+    let axis = |a: usize, lo: bool| match (domain.periodic[a], lo) {
+        (true, true) => f64::NEG_INFINITY,
+        (true, false) => f64::INFINITY,
+        (false, true) => domain.lo[a],
+        (false, false) => domain.hi[a],
+    };
+    let lo = DVec3::new(axis(0, true), axis(1, true), axis(2, true));
+    let hi = DVec3::new(axis(0, false), axis(1, false), axis(2, false));
+    x.par_chunks_mut(BLOCK)
+        .zip(v.par_chunks_mut(BLOCK))
+        .zip(w.par_chunks_mut(BLOCK))
         .enumerate()
-        .map(|(k, ((x, v), w))| {
-            if !frozen[k] {
-                *v += (half * im[k]) * f[k];
-                *w += (half * ii[k]) * t[k];
-                *x += dt * *v;
+        .map(|(b, ((x, v), w))| {
+            let base = b * BLOCK;
+            let mut scan = DriftScan {
+                max_disp2: 0.0,
+                bad: None,
+            };
+            for (o, ((x, v), w)) in x.iter_mut().zip(v).zip(w).enumerate() {
+                let k = base + o;
+                if !frozen[k] {
+                    *v += (half * im[k]) * f[k];
+                    *w += (half * ii[k]) * t[k];
+                    *x += dt * *v;
+                }
+                let ok = x.is_finite()
+                    && v.is_finite()
+                    && w.is_finite()
+                    && x.cmpge(lo).all()
+                    && x.cmple(hi).all();
+                if !ok && scan.bad.is_none_or(|(_, i)| id[k] < i) {
+                    scan.bad = Some((k, id[k]));
+                }
+                scan.max_disp2 = scan.max_disp2.max((*x - x_ref[k]).length_squared());
             }
-            let ok = x.is_finite()
-                && v.is_finite()
-                && w.is_finite()
-                && domain.outside_axis(*x).is_none();
-            DriftScan {
-                max_disp2: (*x - x_ref[k]).length_squared(),
-                bad: (!ok).then_some((k, id[k])),
-            }
+            scan
         })
         .reduce(
             || DriftScan {
@@ -79,11 +101,15 @@ pub fn kick(p: &mut Particles, dt: f64) {
         &p.inv_mass[..n],
         &p.inv_inertia[..n],
     );
-    v.par_iter_mut()
-        .zip(w.par_iter_mut())
+    v.par_chunks_mut(BLOCK)
+        .zip(w.par_chunks_mut(BLOCK))
         .enumerate()
-        .for_each(|(k, (v, w))| {
-            *v += (half * im[k]) * f[k];
-            *w += (half * ii[k]) * t[k];
+        .for_each(|(b, (v, w))| {
+            let base = b * BLOCK;
+            for (o, (v, w)) in v.iter_mut().zip(w).enumerate() {
+                let k = base + o;
+                *v += (half * im[k]) * f[k];
+                *w += (half * ii[k]) * t[k];
+            }
         });
 }

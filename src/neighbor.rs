@@ -121,10 +121,15 @@ pub struct NeighborList {
     pub partner: Vec<u32>,
     /// Global id of each partner (the sort key and the history key).
     pub partner_id: Vec<u64>,
-    /// Contact history, `history_len` values per entry.
+    /// Contact history, `history_len` values per entry. Code that writes it
+    /// other than through the force stage must call [`Self::refresh_active`].
     pub history: Vec<f64>,
     /// History values per entry.
     pub history_len: usize,
+    /// Per entry: whether its history record may hold a non-zero value
+    /// (false guarantees all zeros). Lets the force loop skip reading the
+    /// records of the many entries that are not in contact.
+    pub active: Vec<bool>,
 }
 
 impl NeighborList {
@@ -142,15 +147,9 @@ impl NeighborList {
     /// partners). `reach` is added to `R_p + R_q` (the skin plus any extra
     /// interaction range). Pairs of two frozen particles are skipped.
     ///
-    /// If `previous` is given, history is carried over by partner id:
-    /// `previous.1[p]` is the index particle `p` had when `previous.0` was built
-    /// (`usize::MAX` for a particle that did not exist then).
-    pub fn build(
-        p: &Particles,
-        reach: f64,
-        history_len: usize,
-        previous: Option<(&NeighborList, &[usize])>,
-    ) -> Self {
+    /// The history starts at zero; [`crate::history::HistoryRows::fill_list`]
+    /// puts the records carried through the rebuild back by partner id.
+    pub fn build(p: &Particles, reach: f64, history_len: usize) -> Self {
         let images: Vec<DVec3> = p.x.iter().zip(&p.shift).map(|(&x, &s)| x + s).collect();
         let cell = 2.0 * p.max_radius() + reach;
         let grid = CellGrid::new(&images, cell.max(f64::MIN_POSITIVE));
@@ -194,37 +193,22 @@ impl NeighborList {
             list.partner.extend(entries.iter().map(|e| e.1));
         }
         list.history = vec![0.0; list.len() * history_len];
-        if let Some((old, perm)) = previous {
-            list.carry_history(old, perm);
-        }
+        list.refresh_active();
         list
     }
 
-    /// Copy each pair's history from `old` (matching partners by id).
-    fn carry_history(&mut self, old: &NeighborList, perm: &[usize]) {
+    /// Recompute [`Self::active`] from the history records (call after
+    /// changing [`Self::history`] other than through the force stage).
+    pub fn refresh_active(&mut self) {
         let h = self.history_len;
-        if h == 0 || old.history_len != h {
-            return;
-        }
-        let offsets = &self.offsets;
-        let ids = &self.partner_id;
-        for_each_row_mut(&mut self.history, offsets, h, |p, row| {
-            let o = perm[p];
-            if o >= old.offsets.len().saturating_sub(1) {
-                return; // a particle new since the last build: no history yet
-            }
-            let (os, oe) = (old.offsets[o], old.offsets[o + 1]);
-            let mut k_old = os;
-            for (e, &id) in ids[offsets[p]..offsets[p + 1]].iter().enumerate() {
-                while k_old < oe && old.partner_id[k_old] < id {
-                    k_old += 1;
-                }
-                if k_old < oe && old.partner_id[k_old] == id {
-                    row[e * h..(e + 1) * h]
-                        .copy_from_slice(&old.history[k_old * h..(k_old + 1) * h]);
-                }
-            }
-        });
+        self.active = if h == 0 {
+            vec![false; self.len()]
+        } else {
+            self.history
+                .chunks_exact(h)
+                .map(|rec| rec.iter().any(|&v| v != 0.0))
+                .collect()
+        };
     }
 }
 

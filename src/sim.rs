@@ -308,7 +308,7 @@ impl Simulation {
         self.halo
             .build(p, &s.domain, &self.decomp, self.comm.as_ref(), width);
         self.timers.comm += tc.elapsed();
-        self.neighbors = NeighborList::build(p, s.range_pad + s.skin, s.laws.history_len, None);
+        self.neighbors = NeighborList::build(p, s.range_pad + s.skin, s.laws.history_len);
         rows.fill_list(&mut self.neighbors);
         self.x_ref = p.x[..p.n_owned].to_vec();
         Ok(())
@@ -638,7 +638,7 @@ impl Simulation {
         let source: Vec<usize> = perm.iter().map(|&k| mine[k]).collect();
         let mut halo = Halo::default();
         halo.build(&mut particles, &setup.domain, &decomp, comm.as_ref(), width);
-        let mut neighbors = NeighborList::build(&particles, reach, h, None);
+        let mut neighbors = NeighborList::build(&particles, reach, h);
         let x_ref = particles.x[..n].to_vec();
         for (k, &i) in source.iter().enumerate() {
             particles.x[k] = snap.particles[i].x;
@@ -672,6 +672,7 @@ impl Simulation {
                     .copy_from_slice(&snap.pair_values[r * h..(r + 1) * h]);
             }
         }
+        neighbors.refresh_active();
         // Every rank must agree to go on (a refusal on one rank stops them all).
         let mut refused = [problem.is_some() as u64];
         comm.max_u64s(&mut refused);

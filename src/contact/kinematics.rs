@@ -55,7 +55,8 @@ impl Kinematics {
     /// Kinematics of a sphere–sphere contact with separation `d = x_j − x_i` of length `r > 0`.
     #[inline]
     pub fn pair(bi: &Body, bj: &Body, d: DVec3, r: f64) -> Self {
-        let n = d / r;
+        // One division instead of three (n differs from d / r by at most an ulp).
+        let n = d * (1.0 / r);
         let delta = bi.radius + bj.radius - r;
         let lever_i = bi.radius - 0.5 * delta;
         let lever_j = bj.radius - 0.5 * delta;

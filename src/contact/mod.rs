@@ -168,7 +168,7 @@ impl ContactLaw {
     ///
     /// If the law has rolling resistance or spinning friction, which need the
     /// bodies' inertia: use [`ContactLaw::evaluate_with`].
-    #[inline]
+    #[inline(always)]
     pub fn evaluate(&self, k: &Kinematics, dt: f64, history: &mut [f64]) -> PairForce {
         self.evaluate_with(k, dt, history, || {
             panic!("ContactLaw::evaluate: rolling/spinning couples need evaluate_with")
@@ -189,7 +189,7 @@ impl ContactLaw {
     /// model's `γ_n`, and `R_disk` from the sphere–sphere intersection
     /// circle, or for a wall the sphere–plane circle `a² = 2Rδ − δ²` (also
     /// used for cylinders, where the cut is not exactly a circle).
-    #[inline]
+    #[inline(always)]
     pub fn evaluate_with(
         &self,
         k: &Kinematics,

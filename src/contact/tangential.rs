@@ -125,8 +125,24 @@ pub fn rotate_about_normal(v: DVec3, n: DVec3, angle: f64) -> DVec3 {
     if angle == 0.0 {
         return v;
     }
-    let (s, c) = angle.sin_cos();
+    let (s, c) = small_sin_cos(angle);
     c * v + s * n.cross(v)
+}
+
+/// `(sin a, cos a)`, by short Taylor series when `|a| < 1e-3` (the usual
+/// case: the twist per time step is tiny), where the truncation error
+/// (`a^7/5040` and `a^6/720`) lies far below half an ulp, else by `sin_cos`.
+/// Several times cheaper than `sin_cos`; the same bits on every thread and rank.
+#[inline]
+pub fn small_sin_cos(a: f64) -> (f64, f64) {
+    if a.abs() < 1e-3 {
+        let a2 = a * a;
+        let s = a - a * a2 * (1.0 / 6.0) * (1.0 - a2 * (1.0 / 20.0));
+        let c = 1.0 - a2 * 0.5 * (1.0 - a2 * (1.0 / 12.0));
+        (s, c)
+    } else {
+        a.sin_cos()
+    }
 }
 
 /// Project `v` onto the plane normal to the unit vector `n` and rescale it to
@@ -218,6 +234,18 @@ mod tests {
             (h[0] - 0.05).abs() < 1e-14,
             "spring reset to the slip length"
         );
+    }
+
+    #[test]
+    fn small_sin_cos_matches_libm_to_an_ulp() {
+        for i in -2000..=2000 {
+            let a = i as f64 * 5.123e-7;
+            let (s, c) = small_sin_cos(a);
+            let (s0, c0) = a.sin_cos();
+            assert!((s - s0).abs() <= f64::EPSILON * s0.abs(), "sin {a}");
+            assert!((c - c0).abs() <= f64::EPSILON, "cos {a}");
+            assert_eq!(small_sin_cos(-a).0, -s);
+        }
     }
 
     #[test]
