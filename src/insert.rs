@@ -47,17 +47,23 @@ pub fn stream(seed: u64, block: u64, step: u64) -> Pcg64 {
 }
 
 /// Spheres already placed, hashed on a grid, for overlap checks during insertion.
+///
+/// The cells are at least one diameter of the largest sphere recorded (the
+/// grid is rebuilt, with cells at least twice as large, when a larger one
+/// arrives), so a query looks only at the cells within its reach.
 #[derive(Debug, Clone)]
 pub struct Placer {
     cell: f64,
+    max_stored: f64,
     grid: HashMap<[i64; 3], Vec<(DVec3, f64)>>,
 }
 
 impl Placer {
-    /// An empty placer for spheres up to radius `max_radius`.
+    /// An empty placer, sized for spheres up to radius `max_radius`.
     pub fn new(max_radius: f64) -> Self {
         Self {
             cell: 2.0 * max_radius.max(f64::MIN_POSITIVE),
+            max_stored: 0.0,
             grid: HashMap::new(),
         }
     }
@@ -67,33 +73,28 @@ impl Placer {
         [c.x as i64, c.y as i64, c.z as i64]
     }
 
-    /// Record a sphere. One larger than the placer's `max_radius` is recorded
-    /// in every cell from which a sphere up to `max_radius` could touch it, so
-    /// [`Self::overlaps`] finds it too.
+    /// Record a sphere (of any size).
     pub fn add(&mut self, x: DVec3, r: f64) {
-        if r <= 0.5 * self.cell {
-            let k = self.key(x);
-            self.grid.entry(k).or_default().push((x, r));
-            return;
-        }
-        let reach = DVec3::splat(r + 0.5 * self.cell);
-        let (lo, hi) = (self.key(x - reach), self.key(x + reach));
-        for i in lo[0]..=hi[0] {
-            for j in lo[1]..=hi[1] {
-                for k in lo[2]..=hi[2] {
-                    self.grid.entry([i, j, k]).or_default().push((x, r));
-                }
+        if r > 0.5 * self.cell {
+            let all: Vec<(DVec3, f64)> = self.grid.drain().flat_map(|(_, v)| v).collect();
+            self.cell = (2.0 * r).max(2.0 * self.cell);
+            for (y, s) in all {
+                let k = self.key(y);
+                self.grid.entry(k).or_default().push((y, s));
             }
         }
+        self.max_stored = self.max_stored.max(r);
+        let k = self.key(x);
+        self.grid.entry(k).or_default().push((x, r));
     }
 
-    /// Whether a sphere at `x` with radius `r` (at most the placer's
-    /// `max_radius`) would overlap a recorded one.
+    /// Whether a sphere at `x` with radius `r` would overlap a recorded one.
     pub fn overlaps(&self, x: DVec3, r: f64) -> bool {
         let k = self.key(x);
-        for dz in -1..=1 {
-            for dy in -1..=1 {
-                for dx in -1..=1 {
+        let n = ((r + self.max_stored) / self.cell).ceil().max(1.0) as i64;
+        for dz in -n..=n {
+            for dy in -n..=n {
+                for dx in -n..=n {
                     if let Some(list) = self.grid.get(&[k[0] + dx, k[1] + dy, k[2] + dz]) {
                         if list
                             .iter()
@@ -336,6 +337,34 @@ pub fn parse_csv(text: &str, material: u32) -> Result<Vec<ParticleRecord>, Strin
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn placer_sees_spheres_larger_than_it_was_sized_for() {
+        // Sized for radius 0.001, then a sphere of radius 0.01 arrives (as from
+        // a `list` or `file` block): small spheres touching it anywhere on its
+        // surface are found, and ones just clear of it are not.
+        let mut p = Placer::new(0.001);
+        p.add(DVec3::new(0.5, 0.5, 0.5), 0.0005);
+        let big = DVec3::new(0.1, 0.1, 0.1);
+        p.add(big, 0.01);
+        for dir in [
+            DVec3::X,
+            DVec3::NEG_Y,
+            DVec3::new(1.0, 1.0, 1.0).normalize(),
+        ] {
+            assert!(p.overlaps(big + dir * 0.0109, 0.001), "{dir}");
+            assert!(!p.overlaps(big + dir * 0.0111, 0.001), "{dir}");
+        }
+        // The earlier small sphere is still found after the grid grew.
+        assert!(p.overlaps(DVec3::new(0.5, 0.5, 0.5011), 0.001));
+        // A placer sized for nothing (a file block's radius is unknown) stays cheap.
+        let mut q = Placer::new(0.0);
+        for k in 0..1000 {
+            q.add(DVec3::new(k as f64, 0.0, 0.0), 0.4);
+        }
+        assert!(q.overlaps(DVec3::new(10.5, 0.0, 0.0), 0.2));
+        assert!(!q.overlaps(DVec3::new(10.5, 0.0, 0.0), 0.05));
+    }
 
     #[test]
     fn lattice_counts_whole_spheres() {

@@ -126,7 +126,7 @@ pub fn write(path: &Path, snap: &Snapshot, version: &str) -> IoResult<()> {
     let abort_at = std::env::var(ABORT_HOOK)
         .ok()
         .and_then(|v| v.trim().parse::<u64>().ok());
-    let file = File::create(&tmp).at(&tmp, "creating the checkpoint")?;
+    let file = super::create(&tmp).at(&tmp, "creating the checkpoint")?;
     write_contents(&file, snap, version, abort_at == Some(snap.step))
         .at(&tmp, "writing the checkpoint")?;
     file.close().at(&tmp, "closing the checkpoint")?;
@@ -229,7 +229,7 @@ fn kill_self() -> ! {
 /// Whether `path` is an HDF5 file with a `/checkpoint` group.
 #[must_use]
 pub fn is_checkpoint(path: &Path) -> bool {
-    File::open(path).is_ok_and(|f| f.link_exists(GROUP))
+    super::open_read(path).is_ok_and(|f| f.link_exists(GROUP))
 }
 
 /// Read and validate the checkpoint at `path`.
@@ -240,7 +240,8 @@ pub fn is_checkpoint(path: &Path) -> bool {
 /// does not match, inconsistent records). The message names the file and the problem.
 pub fn read(path: &Path) -> IoResult<Snapshot> {
     std::fs::metadata(path).at(path, "opening the checkpoint")?;
-    let file = File::open(path).at(path, "cannot open as an HDF5 file (truncated or damaged?)")?;
+    let file =
+        super::open_read(path).at(path, "cannot open as an HDF5 file (truncated or damaged?)")?;
     let attr_str = |name: &str| -> Option<String> {
         let a = file.attr(name).ok()?;
         a.read_scalar::<VarLenUnicode>()
@@ -370,7 +371,7 @@ pub fn read(path: &Path) -> IoResult<Snapshot> {
 /// As [`read()`].
 pub fn summarize(path: &Path) -> IoResult<String> {
     let s = read(path)?;
-    let version = File::open(path)
+    let version = super::open_read(path)
         .and_then(|f| f.attr("version"))
         .and_then(|a| a.read_scalar::<VarLenUnicode>())
         .map_or_else(|_| "unknown".to_owned(), |v| v.as_str().to_owned());

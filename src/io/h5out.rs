@@ -173,7 +173,7 @@ impl OutputFile {
         thermo_columns: &[&str],
     ) -> IoResult<Self> {
         check_names(path, "thermo column", thermo_columns.iter().copied(), &[])?;
-        let file = File::create(path).at(path, "creating the output file")?;
+        let file = super::create(path).at(path, "creating the output file")?;
         write_header(&file, version, config_text, ranks, threads)
             .at(path, "writing the root attributes")?;
         let thermo = create_layout(&file, thermo_columns).at(path, "creating the groups")?;
@@ -509,9 +509,9 @@ fn open_gravel(path: &Path, write: bool) -> IoResult<File> {
     // Ask the file system first: its "No such file or directory" is clearer than HDF5's.
     std::fs::metadata(path).at(path, "opening")?;
     let file = if write {
-        File::open_rw(path)
+        super::open_rw(path)
     } else {
-        File::open(path)
+        super::open_read(path)
     };
     let file = file.at(path, "cannot open as an HDF5 file")?;
     let has_group = |name: &str| {
@@ -1049,7 +1049,7 @@ mod tests {
             assert!(xml.contains(&format!("run.h5:{}/position", frame_path(frame.step))));
         }
         // The connectivity index is as long as the largest frame.
-        let file = File::open(&path).unwrap();
+        let file = crate::io::open_read(&path).unwrap();
         let index = file
             .dataset(VERTEX_INDEX)
             .unwrap()
@@ -1062,7 +1062,7 @@ mod tests {
     fn root_attributes_follow_the_documented_layout() {
         let dir = tempfile::tempdir().unwrap();
         let (path, _) = write_sample(dir.path());
-        let file = File::open(&path).unwrap();
+        let file = crate::io::open_read(&path).unwrap();
         assert_eq!(
             read_str_attr(&file.attr("version").unwrap()).unwrap(),
             "0.1.0"
@@ -1112,7 +1112,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("run.checkpoint.h5");
         {
-            let file = File::create(&path).unwrap();
+            let file = crate::io::create(&path).unwrap();
             let group = file.create_group(CHECKPOINT).unwrap();
             write_attr(&group, "step", &5000u64).unwrap();
             write_str_attr(&group, "rng", "philox").unwrap();
@@ -1209,7 +1209,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let (path, _) = write_sample(dir.path());
         {
-            let file = File::open_rw(&path).unwrap();
+            let file = crate::io::open_rw(&path).unwrap();
             file.dataset("thermo/step").unwrap().resize(7).unwrap();
         }
         let out = OutputFile::open_append(&path).unwrap();
@@ -1299,7 +1299,7 @@ mod tests {
         let text = dir.path().join("notes.txt");
         std::fs::write(&text, "not HDF5 at all").unwrap();
         let foreign = dir.path().join("foreign.h5");
-        File::create(&foreign)
+        crate::io::create(&foreign)
             .unwrap()
             .create_group("data")
             .unwrap();
