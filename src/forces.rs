@@ -246,9 +246,14 @@ fn pair_forces_n<const H: usize>(
             inv_mass: p.inv_mass[q],
         };
         let (bi, bj) = if lower { (&bk, &bq) } else { (&bq, &bk) };
-        let kin = Kinematics::pair(bi, bj, d, r2.sqrt());
+        let r = r2.sqrt();
         let inertia = || pair_inertia(p, i, j);
-        let pf = if law.stochastic.is_some() {
+        // The kinematics are built inside each branch, so that the plain
+        // (normal + tangential) path computes only the fields it reads.
+        let pf = if law.is_plain() {
+            law.evaluate_plain(&Kinematics::pair(bi, bj, d, r), dt, rec)
+        } else if law.stochastic.is_some() {
+            let kin = Kinematics::pair(bi, bj, d, r);
             let (id_i, id_j) = if lower {
                 (idk, partner_ids[e])
             } else {
@@ -266,7 +271,7 @@ fn pair_forces_n<const H: usize>(
             };
             law.evaluate_pair(&kin, dt, rec, &ctx, inertia)
         } else {
-            law.evaluate_with(&kin, dt, rec, inertia)
+            law.evaluate_with(&Kinematics::pair(bi, bj, d, r), dt, rec, inertia)
         };
         active[e] = h != 0;
         if lower {

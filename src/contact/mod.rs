@@ -175,6 +175,35 @@ impl ContactLaw {
         })
     }
 
+    /// Whether the law is normal + tangential only (no couple, no stochastic
+    /// friction): then [`Self::evaluate_plain`] gives the same bits as the
+    /// general paths with less code in the hot loop.
+    #[inline]
+    pub fn is_plain(&self) -> bool {
+        self.stochastic.is_none() && !self.needs_inertia()
+    }
+
+    /// Evaluate a contact of a law without couples or stochastic friction
+    /// ([`Self::is_plain`]): the normal and tangential forces and the torques
+    /// `ℓ_i n × F_i`, `ℓ_j n × F_i`, exactly as [`Self::evaluate_with`] computes them.
+    #[inline(always)]
+    pub fn evaluate_plain(&self, k: &Kinematics, dt: f64, history: &mut [f64]) -> PairForce {
+        let normal = self.normal.force(k);
+        let t_len = self.tangential.history_len();
+        let f_t = self.tangential.force(k, &normal, dt, &mut history[..t_len]);
+        let force_i = -normal.total * k.n - f_t;
+        let arm = k.n.cross(force_i);
+        PairForce {
+            force_i,
+            torque_i: k.lever_i * arm,
+            torque_j: if k.lever_j.is_finite() {
+                k.lever_j * arm
+            } else {
+                DVec3::ZERO
+            },
+        }
+    }
+
     /// Evaluate a contact, with the rolling and spinning couples.
     ///
     /// As [`ContactLaw::evaluate`], plus the pure couple
