@@ -8,6 +8,8 @@
 //! checks that the Philox pair noise is the same whichever thread evaluates
 //! a pair.
 
+mod common;
+
 use gravel::comm::SerialComm;
 use gravel::config::Setup;
 use gravel::io::h5out::{list_frames, read_frame, read_thermo, FrameOwned};
@@ -389,41 +391,7 @@ fn binary_threads_1_and_2_write_the_same_final_frame() {
 /// velocity comes from the pair noise, so any dependence of the noise on the
 /// thread, the block or the evaluation order would show at once.
 fn colloid_config(steps: u64, stochastic: &str, seed: u64) -> String {
-    let n = 10usize;
-    let l = ((n * n * n) as f64 * std::f64::consts::PI / 6.0 / 0.45).cbrt();
-    let spacing = l / n as f64;
-    format!(
-        r#"[run]
-name = "colloid"
-dt = 0.002
-steps = {steps}
-seed = {seed}
-
-[domain]
-lo = [0.0, 0.0, 0.0]
-hi = [{l:?}, {l:?}, {l:?}]
-periodic = [true, true, true]
-
-[[material]]
-name = "colloid"
-density = {density:?}
-
-[contact]
-normal = {{ model = "wca", epsilon = 1.0, sigma = 1.0 }}
-stochastic = {stochastic}
-
-[[particles]]
-kind = "lattice"
-material = "colloid"
-radius = 0.5
-spacing = {spacing:?}
-region = {{ lo = [0.0, 0.0, 0.0], hi = [{l:?}, {l:?}, {l:?}] }}
-
-[output]
-every = 0
-"#,
-        density = 6.0 / std::f64::consts::PI
-    )
+    common::colloid_lattice(10, 0.45, 0.002, steps, seed, stochastic)
 }
 
 /// Stochastic friction (all three laws) is bitwise identical on 1, 2 and 4

@@ -271,40 +271,7 @@ const EDGE: usize = 5;
 /// 0.45, started at rest on a simple cubic lattice, with stochastic friction
 /// as the only thermostat.
 fn fluid_config(stochastic: &str, dt: f64, seed: u64) -> String {
-    let n = (EDGE * EDGE * EDGE) as f64;
-    let l = (n * std::f64::consts::PI / 6.0 / PHI).cbrt();
-    let spacing = l / EDGE as f64;
-    format!(
-        r#"[run]
-name = "fluid"
-dt = {dt:?}
-steps = 1
-seed = {seed}
-
-[domain]
-lo = [0.0, 0.0, 0.0]
-hi = [{l:?}, {l:?}, {l:?}]
-periodic = [true, true, true]
-
-[[material]]
-name = "colloid"
-density = {UNIT_MASS_DENSITY:?}
-
-[contact]
-normal = {{ model = "wca", epsilon = 1.0, sigma = 1.0 }}
-stochastic = {stochastic}
-
-[[particles]]
-kind = "lattice"
-material = "colloid"
-radius = 0.5
-spacing = {spacing:?}
-region = {{ lo = [0.0, 0.0, 0.0], hi = [{l:?}, {l:?}, {l:?}] }}
-
-[output]
-every = 0
-"#
-    )
+    common::colloid_lattice(EDGE, PHI, dt, 1, seed, stochastic)
 }
 
 /// Mean and block-average standard error of a series (`blocks` equal blocks).

@@ -238,3 +238,52 @@ pub fn serial<T: Send>(f: impl FnOnce() -> T + Send) -> T {
         .expect("one-thread pool")
         .install(f)
 }
+
+/// A periodic WCA colloid (ε = σ = 1, R = 1/2, unit mass: density 6/π) of
+/// `edge³` spheres on a simple cubic lattice at packing fraction `phi`,
+/// started at rest, with `stochastic` (an inline TOML table) as its only
+/// thermostat: every velocity comes from the pair noise.
+pub fn colloid_lattice(
+    edge: usize,
+    phi: f64,
+    dt: f64,
+    steps: u64,
+    seed: u64,
+    stochastic: &str,
+) -> String {
+    let n = (edge * edge * edge) as f64;
+    let l = (n * std::f64::consts::PI / 6.0 / phi).cbrt();
+    let spacing = l / edge as f64;
+    format!(
+        r#"[run]
+name = "colloid"
+dt = {dt:?}
+steps = {steps}
+seed = {seed}
+
+[domain]
+lo = [0.0, 0.0, 0.0]
+hi = [{l:?}, {l:?}, {l:?}]
+periodic = [true, true, true]
+
+[[material]]
+name = "colloid"
+density = {density:?}
+
+[contact]
+normal = {{ model = "wca", epsilon = 1.0, sigma = 1.0 }}
+stochastic = {stochastic}
+
+[[particles]]
+kind = "lattice"
+material = "colloid"
+radius = 0.5
+spacing = {spacing:?}
+region = {{ lo = [0.0, 0.0, 0.0], hi = [{l:?}, {l:?}, {l:?}] }}
+
+[output]
+every = 0
+"#,
+        density = 6.0 / std::f64::consts::PI
+    )
+}
