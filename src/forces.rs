@@ -7,7 +7,7 @@
 //! holds exactly; the result does not depend on threads, ranks or local order.
 
 use crate::config::LawTable;
-use crate::contact::{Body, ContactInertia, Kinematics, PairContext};
+use crate::contact::{Body, ContactInertia, ContactLaw, Kinematics, PairContext, PairForce};
 use crate::neighbor::{NeighborList, BLOCK};
 use crate::particles::Particles;
 use crate::rng::PairNoise;
@@ -54,6 +54,40 @@ fn body(p: &Particles, k: usize) -> Body {
         omega: p.omega[k],
         radius: p.radius[k],
         inv_mass: p.inv_mass[k],
+    }
+}
+
+/// A pair contact of a law with couples (rolling, spinning) or stochastic
+/// friction. Kept out of line so the pair loop's plain path stays lean.
+#[inline(never)]
+#[allow(clippy::too_many_arguments)]
+fn general_pair(
+    p: &Particles,
+    law: &ContactLaw,
+    (i, j): (usize, usize),
+    (bi, bj): (&Body, &Body),
+    (id_i, id_j): (u64, u64),
+    d: DVec3,
+    r: f64,
+    rec: &mut [f64],
+    fp: &ForceParams,
+) -> PairForce {
+    let kin = Kinematics::pair(bi, bj, d, r);
+    let inertia = || pair_inertia(p, i, j);
+    if law.stochastic.is_some() {
+        let ctx = PairContext {
+            bi,
+            bj,
+            inv_inertia_i: p.inv_inertia[i],
+            inv_inertia_j: p.inv_inertia[j],
+            id_i,
+            id_j,
+            step: fp.step,
+            noise: &fp.noise,
+        };
+        law.evaluate_pair(&kin, fp.dt, rec, &ctx, inertia)
+    } else {
+        law.evaluate_with(&kin, fp.dt, rec, inertia)
     }
 }
 
@@ -247,31 +281,15 @@ fn pair_forces_n<const H: usize>(
         };
         let (bi, bj) = if lower { (&bk, &bq) } else { (&bq, &bk) };
         let r = r2.sqrt();
-        let inertia = || pair_inertia(p, i, j);
-        // The kinematics are built inside each branch, so that the plain
-        // (normal + tangential) path computes only the fields it reads.
         let pf = if law.is_plain() {
             law.evaluate_plain(&Kinematics::pair(bi, bj, d, r), dt, rec)
-        } else if law.stochastic.is_some() {
-            let kin = Kinematics::pair(bi, bj, d, r);
-            let (id_i, id_j) = if lower {
+        } else {
+            let ids = if lower {
                 (idk, partner_ids[e])
             } else {
                 (partner_ids[e], idk)
             };
-            let ctx = PairContext {
-                bi,
-                bj,
-                inv_inertia_i: p.inv_inertia[i],
-                inv_inertia_j: p.inv_inertia[j],
-                id_i,
-                id_j,
-                step: fp.step,
-                noise: &fp.noise,
-            };
-            law.evaluate_pair(&kin, dt, rec, &ctx, inertia)
-        } else {
-            law.evaluate_with(&Kinematics::pair(bi, bj, d, r), dt, rec, inertia)
+            general_pair(p, law, (i, j), (bi, bj), ids, d, r, rec, fp)
         };
         active[e] = h != 0;
         if lower {
