@@ -7,8 +7,13 @@
 //! holds exactly; the result does not depend on threads, ranks or local order.
 
 use crate::config::LawTable;
-use crate::contact::{Body, ContactInertia, ContactLaw, Kinematics, PairContext, PairForce};
-use crate::neighbor::{NeighborList, BLOCK};
+use crate::contact::normal::{hooke_force, HookeDamping};
+use crate::contact::tangential::{spring_slider_force, TangentialStiffness};
+use crate::contact::{
+    Body, ContactInertia, ContactLaw, Kinematics, NormalModel, PairContext, PairForce,
+    TangentialModel,
+};
+use crate::neighbor::{NeighborList, PairJob, BLOCK, NO_MIRROR};
 use crate::particles::Particles;
 use crate::rng::PairNoise;
 use crate::walls::Wall;
@@ -104,63 +109,230 @@ fn pair_inertia(p: &Particles, i: usize, j: usize) -> ContactInertia {
     )
 }
 
+/// Results of the pair stage kept between steps so that their storage is
+/// reused (see [`compute`]).
+#[derive(Debug, Clone, Default)]
+pub struct PairResults {
+    /// Per entry with a lower-id partner: the force and torque on the row's
+    /// particle from the entry's contact, valid where `hit` is set.
+    slots: Vec<Contribution>,
+    /// Per entry: whether `slots` holds this step's contact; all false between steps.
+    hit: Vec<bool>,
+    /// Per owned particle: the sum of its contacts with higher-id partners.
+    upper: Vec<Contribution>,
+}
+
+/// What contacts contribute to one particle.
+#[derive(Debug, Clone, Copy, Default)]
+struct Contribution {
+    force: DVec3,
+    torque: DVec3,
+}
+
+impl std::ops::AddAssign for Contribution {
+    #[inline(always)]
+    fn add_assign(&mut self, other: Self) {
+        self.force += other.force;
+        self.torque += other.torque;
+    }
+}
+
+/// A slice written by several threads at once, each element by at most one
+/// of them during a pass.
+struct Disjoint<'a, T> {
+    ptr: *mut T,
+    len: usize,
+    _slice: std::marker::PhantomData<&'a mut [T]>,
+}
+
+// SAFETY: the users of `Disjoint` write each element from one thread only
+// (see `get`), so sharing the pointer between threads creates no data race.
+unsafe impl<T: Send> Sync for Disjoint<'_, T> {}
+
+impl<'a, T> Disjoint<'a, T> {
+    fn new(slice: &'a mut [T]) -> Self {
+        Self {
+            ptr: slice.as_mut_ptr(),
+            len: slice.len(),
+            _slice: std::marker::PhantomData,
+        }
+    }
+
+    /// Elements `start..start + len`.
+    ///
+    /// # Safety
+    ///
+    /// No other thread may access these elements until the pass ends, and
+    /// the caller must not hold another reference to them.
+    #[inline(always)]
+    #[allow(clippy::mut_from_ref)]
+    unsafe fn range(&self, start: usize, len: usize) -> &mut [T] {
+        assert!(start + len <= self.len);
+        // SAFETY: in bounds (checked above); exclusive by the caller's promise.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.add(start), len) }
+    }
+
+    /// Element `i` (same contract as [`Self::range`]).
+    #[inline(always)]
+    #[allow(clippy::mut_from_ref)]
+    unsafe fn get(&self, i: usize) -> &mut T {
+        assert!(i < self.len);
+        // SAFETY: in bounds (checked above); exclusive by the caller's promise.
+        unsafe { &mut *self.ptr.add(i) }
+    }
+}
+
+/// The per-entry arrays the pair stage writes, shared by the worker threads.
+///
+/// A pair's two entries (its job's `entry` and `mirror`) are touched only by
+/// the thread evaluating its job, and each pair has exactly one job (see
+/// [`crate::neighbor::PairJob`]), so no element is written by two threads.
+struct PairOut<'a> {
+    history: Disjoint<'a, f64>,
+    active: Disjoint<'a, bool>,
+    slots: Disjoint<'a, Contribution>,
+    hit: Disjoint<'a, bool>,
+    h: usize,
+}
+
+impl PairOut<'_> {
+    /// Record that the pair of `job` is apart: reset its history records.
+    #[inline(always)]
+    fn open(&self, job: &PairJob) {
+        let (e, m) = (job.entry as usize, job.mirror as usize);
+        // SAFETY: `e` and `m` belong to this job's pair alone (see `PairOut`).
+        unsafe {
+            if *self.active.get(e) {
+                self.history.range(e * self.h, self.h).fill(0.0);
+                *self.active.get(e) = false;
+                if job.mirror != NO_MIRROR {
+                    self.history.range(m * self.h, self.h).fill(0.0);
+                    *self.active.get(m) = false;
+                }
+            }
+        }
+    }
+
+    /// Store what the contact gives to the row's particle (when the
+    /// partner has the lower id; else the caller sums it) and to the
+    /// partner's entry, and copy the updated history record to the mirror.
+    #[inline(always)]
+    fn touch(&self, job: &PairJob, mine: Option<Contribution>, theirs: Contribution) {
+        let (e, m) = (job.entry as usize, job.mirror as usize);
+        let h = self.h;
+        // SAFETY: `e` and `m` belong to this job's pair alone (see `PairOut`).
+        unsafe {
+            *self.active.get(e) = h != 0;
+            if let Some(mine) = mine {
+                *self.slots.get(e) = mine;
+                *self.hit.get(e) = true;
+            }
+            if job.mirror != NO_MIRROR {
+                *self.slots.get(m) = theirs;
+                *self.hit.get(m) = true;
+                *self.active.get(m) = h != 0;
+                if h != 0 {
+                    let rec = self.history.range(e * h, h);
+                    self.history.range(m * h, h).copy_from_slice(rec);
+                }
+            }
+        }
+    }
+}
+
 /// Compute `force` and `torque` of every owned particle, updating the contact
 /// history in `nl` and the wall-contact history `wall_history`
 /// (`walls.len() · history_len` values per owned particle).
+///
+/// Each particle's force is `L + U` plus its wall contacts and gravity,
+/// where `L` sums its contacts with lower-id partners and `U` those with
+/// higher-id partners, each in partner-id order: a split by global id, so
+/// the bits do not depend on ranks, threads or local order.
+///
+/// Two passes. First every pair is evaluated once, by its job
+/// ([`crate::neighbor::PairJob`]), in canonical orientation, which gives
+/// both sides the same bits: the lower-id side adds its share to its `U`
+/// directly (its jobs run in partner-id order), the higher-id side's share
+/// is stored in its entry, and the updated history goes to both entries.
+/// Then each owned particle sums the stored shares of its lower-id entries.
 pub fn compute(
     p: &mut Particles,
     nl: &mut NeighborList,
     wall_history: &mut [f64],
+    results: &mut PairResults,
     fp: &ForceParams,
 ) {
     let n = p.n_owned;
     let h = nl.history_len;
-    let wh = fp.walls.len() * h;
-    let mut force = std::mem::take(&mut p.force);
-    let mut torque = std::mem::take(&mut p.torque);
-    let n_blocks = n.div_ceil(BLOCK);
-    let block = |b: usize| (b * BLOCK, ((b + 1) * BLOCK).min(n));
     if nl.active.len() != nl.partner.len() {
         nl.refresh_active();
     }
-    let offsets = &nl.offsets;
-    let hist = split_chunks(
-        &mut nl.history,
-        (0..n_blocks).map(|b| (offsets[block(b).1] - offsets[block(b).0]) * h),
-    );
+    results.slots.resize(nl.len(), Contribution::default());
+    results.hit.resize(nl.len(), false);
+    results.upper.resize(n, Contribution::default());
+    let n_blocks = n.div_ceil(BLOCK);
+    let block = |b: usize| (b * BLOCK, ((b + 1) * BLOCK).min(n));
+    {
+        let out = PairOut {
+            history: Disjoint::new(&mut nl.history),
+            active: Disjoint::new(&mut nl.active),
+            slots: Disjoint::new(&mut results.slots),
+            hit: Disjoint::new(&mut results.hit),
+            h,
+        };
+        let parts: &Particles = p;
+        let (jobs, job_offsets) = (&nl.jobs[..], &nl.job_offsets[..]);
+        results
+            .upper
+            .par_chunks_mut(BLOCK)
+            .enumerate()
+            .for_each(|(b, upper)| {
+                let blk = Block {
+                    p: parts,
+                    first: b * BLOCK,
+                    jobs,
+                    job_offsets,
+                    out: &out,
+                    fp,
+                };
+                pass_one(&blk, upper)
+            });
+    }
+    let wh = fp.walls.len() * h;
+    let mut force = std::mem::take(&mut p.force);
+    let mut torque = std::mem::take(&mut p.torque);
+    let (offsets, lower_end) = (&nl.offsets, &nl.lower_end);
     let whist = split_chunks(
         wall_history,
         (0..n_blocks).map(|b| (block(b).1 - block(b).0) * wh),
     );
-    let act = split_chunks(
-        &mut nl.active,
+    let hits = split_chunks(
+        &mut results.hit,
         (0..n_blocks).map(|b| offsets[block(b).1] - offsets[block(b).0]),
     );
+    let (slots, upper) = (&results.slots, &results.upper);
     let parts: &Particles = p;
-    let (partner, partner_id) = (&nl.partner, &nl.partner_id);
     force
         .par_chunks_mut(BLOCK)
         .zip(torque.par_chunks_mut(BLOCK))
-        .zip(hist.into_par_iter().zip(whist).zip(act))
+        .zip(whist.into_par_iter().zip(hits))
         .enumerate()
-        .for_each(|(b, ((fo, to), ((hrow, wrow), arow)))| {
+        .for_each(|(b, ((fo, to), (wrow, hrow)))| {
             let (first, last) = block(b);
             let base = offsets[first];
             for k in first..last {
-                let (f, t) = if parts.frozen[k] {
-                    (DVec3::ZERO, DVec3::ZERO)
+                let (s, e) = (offsets[k], lower_end[k]);
+                let mut lower = Contribution::default();
+                for (hit, &c) in hrow[s - base..e - base].iter_mut().zip(&slots[s..e]) {
+                    if *hit {
+                        *hit = false;
+                        lower += c;
+                    }
+                }
+                let (mut f, mut t) = (lower.force + upper[k].force, lower.torque + upper[k].torque);
+                if parts.frozen[k] {
+                    (f, t) = (DVec3::ZERO, DVec3::ZERO);
                 } else {
-                    let (s, e) = (offsets[k] - base, offsets[k + 1] - base);
-                    let (mut f, mut t) = pair_forces(
-                        parts,
-                        k,
-                        &partner[offsets[k]..offsets[k + 1]],
-                        &partner_id[offsets[k]..offsets[k + 1]],
-                        &mut hrow[s * h..e * h],
-                        &mut arow[s..e],
-                        h,
-                        fp,
-                    );
                     let (fw, tw) = wall_forces(
                         parts,
                         k,
@@ -171,8 +343,7 @@ pub fn compute(
                     f += fw;
                     t += tw;
                     f += parts.mass[k] * fp.gravity;
-                    (f, t)
-                };
+                }
                 fo[k - first] = f;
                 to[k - first] = t;
             }
@@ -181,126 +352,269 @@ pub fn compute(
     p.torque = torque;
 }
 
-/// History length marking the run-time (non-specialised) variant of [`pair_forces_n`].
+/// History length marking the run-time (non-specialised) variant of [`jobs_block`].
 const DYN: usize = usize::MAX;
 
-/// The pair contacts of owned particle `k`, dispatched on the history length
-/// so that the common lengths get a loop with the record size known at compile time.
-#[inline(never)]
-#[allow(clippy::too_many_arguments)]
-fn pair_forces(
-    p: &Particles,
-    k: usize,
-    partners: &[u32],
-    partner_ids: &[u64],
-    hist: &mut [f64],
-    active: &mut [bool],
-    h: usize,
-    fp: &ForceParams,
-) -> (DVec3, DVec3) {
-    match h {
-        0 => pair_forces_n::<0>(p, k, partners, partner_ids, hist, active, h, fp),
-        3 => pair_forces_n::<3>(p, k, partners, partner_ids, hist, active, h, fp),
-        _ => pair_forces_n::<DYN>(p, k, partners, partner_ids, hist, active, h, fp),
+/// How the pair stage evaluates one contact: a contact law, either looked
+/// up per pair or fixed for the whole run with its sub-models known at
+/// compile time.
+trait PairEval: Sync {
+    /// The contact of the pair `(i, j)` (canonical order, `d = x_j − x_i` of
+    /// squared length `r2`), or `None` when the two are out of range.
+    #[allow(clippy::too_many_arguments)]
+    fn eval(
+        &self,
+        p: &Particles,
+        ij: (usize, usize),
+        radii: (f64, f64),
+        d: DVec3,
+        r2: f64,
+        rec: &mut [f64],
+        fp: &ForceParams,
+    ) -> Option<PairForce>;
+}
+
+/// The body of particle `k` with the given radius (from `packed`, the same bits).
+#[inline(always)]
+fn body_of(p: &Particles, k: usize, radius: f64) -> Body {
+    Body {
+        x: p.x[k],
+        v: p.v[k],
+        omega: p.omega[k],
+        radius,
+        inv_mass: p.inv_mass[k],
     }
 }
 
-#[inline(always)]
-#[allow(clippy::too_many_arguments)]
-fn pair_forces_n<const H: usize>(
-    p: &Particles,
-    k: usize,
-    partners: &[u32],
-    partner_ids: &[u64],
-    hist: &mut [f64],
-    active: &mut [bool],
-    h_dyn: usize,
-    fp: &ForceParams,
-) -> (DVec3, DVec3) {
-    let h = if H == DYN { h_dyn } else { H };
-    let mut f = DVec3::ZERO;
-    let mut t = DVec3::ZERO;
-    let (idk, xk, sk) = (p.id[k], p.x[k], p.shift[k]);
-    let pk = p.packed[k];
-    let (pad, dt) = (fp.range_pad, fp.dt);
-    // The chute and most runs have one material pair: look its law up once.
-    let single = (fp.laws.n == 1).then(|| &fp.laws.laws[0]);
-    let packed = &p.packed[..];
-    let active = &mut active[..partners.len()];
-    let partner_ids = &partner_ids[..partners.len()];
-    // k's side of every pair (the radius from `packed`, the same bits).
-    let bk = Body {
-        x: xk,
-        v: p.v[k],
-        omega: p.omega[k],
-        radius: pk.w,
-        inv_mass: p.inv_mass[k],
-    };
-    for (e, &q) in partners.iter().enumerate() {
-        let q = q as usize;
-        // Cheap filter on the packed image positions (a superset of the contacts).
-        let pq = packed[q];
-        let reach = (pk.w + pq.w + pad) * (1.0 + 1e-9);
-        let dd = pq - pk;
-        if dd.x * dd.x + dd.y * dd.y + dd.z * dd.z >= reach * reach {
-            if active[e] {
-                hist[e * h..(e + 1) * h].fill(0.0);
-                active[e] = false;
-            }
-            continue;
-        }
-        let rec = &mut hist[e * h..(e + 1) * h];
-        // Exact separation seen from k. IEEE subtraction is exactly
-        // antisymmetric (a − b = −(b − a)), so the canonical
-        // d = (x_j − x_i) + (s_j − s_i) is exactly ±d_kq.
-        let d_kq = (p.x[q] - xk) + (p.shift[q] - sk);
-        let r2 = d_kq.length_squared();
-        // The partner's id and radius come from the row and `packed`, so a
-        // contact loads only the partner's x, shift, v, ω and 1/m besides.
-        let lower = idk < partner_ids[e];
-        let (i, j, d) = if lower { (k, q, d_kq) } else { (q, k, -d_kq) };
-        let law = match single {
-            Some(law) => law,
-            None => fp.laws.get(p.material[i], p.material[j]),
-        };
-        let (ri, rj) = if lower { (pk.w, pq.w) } else { (pq.w, pk.w) };
+/// Any law table: the law looked up per pair; laws with couples or
+/// stochastic friction go out of line.
+struct AnyLaw;
+
+impl PairEval for AnyLaw {
+    #[inline(always)]
+    fn eval(
+        &self,
+        p: &Particles,
+        (i, j): (usize, usize),
+        (ri, rj): (f64, f64),
+        d: DVec3,
+        r2: f64,
+        rec: &mut [f64],
+        fp: &ForceParams,
+    ) -> Option<PairForce> {
+        let law = fp.laws.get(p.material[i], p.material[j]);
         let range = law.normal.range(ri, rj);
         if r2 >= range * range {
-            if active[e] {
-                rec.fill(0.0);
-                active[e] = false;
-            }
-            continue;
+            return None;
         }
-        let bq = Body {
-            x: p.x[q],
-            v: p.v[q],
-            omega: p.omega[q],
-            radius: pq.w,
-            inv_mass: p.inv_mass[q],
-        };
-        let (bi, bj) = if lower { (&bk, &bq) } else { (&bq, &bk) };
+        let (bi, bj) = (body_of(p, i, ri), body_of(p, j, rj));
         let r = r2.sqrt();
-        let pf = if law.is_plain() {
-            law.evaluate_plain(&Kinematics::pair(bi, bj, d, r), dt, rec)
+        Some(if law.is_plain() {
+            law.evaluate_plain(&Kinematics::pair(&bi, &bj, d, r), fp.dt, rec)
         } else {
-            let ids = if lower {
-                (idk, partner_ids[e])
-            } else {
-                (partner_ids[e], idk)
-            };
-            general_pair(p, law, (i, j), (bi, bj), ids, d, r, rec, fp)
-        };
-        active[e] = h != 0;
-        if lower {
-            f += pf.force_i;
-            t += pf.torque_i;
-        } else {
-            f -= pf.force_i;
-            t += pf.torque_j;
+            general_pair(
+                p,
+                law,
+                (i, j),
+                (&bi, &bj),
+                (p.id[i], p.id[j]),
+                d,
+                r,
+                rec,
+                fp,
+            )
+        })
+    }
+}
+
+/// One plain law (no couples, no stochastic friction) for every pair.
+struct OnePlainLaw<'a>(&'a ContactLaw);
+
+impl PairEval for OnePlainLaw<'_> {
+    #[inline(always)]
+    fn eval(
+        &self,
+        p: &Particles,
+        (i, j): (usize, usize),
+        (ri, rj): (f64, f64),
+        d: DVec3,
+        r2: f64,
+        rec: &mut [f64],
+        fp: &ForceParams,
+    ) -> Option<PairForce> {
+        let range = self.0.normal.range(ri, rj);
+        if r2 >= range * range {
+            return None;
+        }
+        let (bi, bj) = (body_of(p, i, ri), body_of(p, j, rj));
+        let kin = Kinematics::pair(&bi, &bj, d, r2.sqrt());
+        Some(self.0.evaluate_plain(&kin, fp.dt, rec))
+    }
+}
+
+/// Hooke normal force with a linear spring-slider, the law of the chute
+/// benchmark and of most LAMMPS-style granular runs, for every pair: the
+/// same functions as the general path ([`hooke_force`],
+/// [`spring_slider_force`], [`PairForce::plain`]), so the same bits, with
+/// the model choice made once per run instead of per contact.
+struct HookeSpringSlider {
+    stiffness: f64,
+    damping: HookeDamping,
+    no_tension: bool,
+    friction: f64,
+    ratio: f64,
+    damping_ratio: f64,
+}
+
+impl HookeSpringSlider {
+    fn of(law: &ContactLaw) -> Option<Self> {
+        if !law.is_plain() {
+            return None;
+        }
+        match (law.normal, law.tangential) {
+            (
+                NormalModel::Hooke {
+                    stiffness,
+                    damping,
+                    no_tension,
+                },
+                TangentialModel::SpringSlider {
+                    friction,
+                    stiffness: TangentialStiffness::Linear { ratio },
+                    damping_ratio,
+                },
+            ) => Some(Self {
+                stiffness,
+                damping,
+                no_tension,
+                friction,
+                ratio,
+                damping_ratio,
+            }),
+            _ => None,
         }
     }
-    (f, t)
+}
+
+impl PairEval for HookeSpringSlider {
+    #[inline(always)]
+    fn eval(
+        &self,
+        p: &Particles,
+        (i, j): (usize, usize),
+        (ri, rj): (f64, f64),
+        d: DVec3,
+        r2: f64,
+        rec: &mut [f64],
+        fp: &ForceParams,
+    ) -> Option<PairForce> {
+        // NormalModel::range of a Hooke contact.
+        let range = ri + rj;
+        if r2 >= range * range {
+            return None;
+        }
+        let (bi, bj) = (body_of(p, i, ri), body_of(p, j, rj));
+        let kin = Kinematics::pair(&bi, &bj, d, r2.sqrt());
+        let normal = hooke_force(self.stiffness, self.damping, self.no_tension, &kin);
+        let stiffness = TangentialStiffness::Linear { ratio: self.ratio };
+        let f_t = spring_slider_force(
+            self.friction,
+            stiffness,
+            self.damping_ratio,
+            &kin,
+            &normal,
+            fp.dt,
+            &mut rec[..3],
+        );
+        Some(PairForce::plain(&kin, &normal, f_t))
+    }
+}
+
+/// Pass one over the owned particles `first..last`: evaluate their jobs,
+/// writing each particle's sum over higher-id partners to `upper`.
+fn pass_one(blk: &Block, upper: &mut [Contribution]) {
+    let (fp, out) = (blk.fp, blk.out);
+    let single = (fp.laws.n == 1).then(|| &fp.laws.laws[0]);
+    match (single, out.h) {
+        (Some(law), 3) if HookeSpringSlider::of(law).is_some() => {
+            let kernel = HookeSpringSlider::of(law).unwrap();
+            jobs_block::<_, 3>(blk, &kernel, upper)
+        }
+        (Some(law), 0) if law.is_plain() => jobs_block::<_, 0>(blk, &OnePlainLaw(law), upper),
+        (Some(law), 3) if law.is_plain() => jobs_block::<_, 3>(blk, &OnePlainLaw(law), upper),
+        _ => jobs_block::<_, DYN>(blk, &AnyLaw, upper),
+    }
+}
+
+/// What [`jobs_block`] works on.
+struct Block<'a> {
+    p: &'a Particles,
+    first: usize,
+    jobs: &'a [PairJob],
+    job_offsets: &'a [usize],
+    out: &'a PairOut<'a>,
+    fp: &'a ForceParams<'a>,
+}
+
+/// The pair jobs of a block of owned particles, with `H` history values
+/// per contact known at compile time (or [`DYN`]).
+#[inline(never)]
+fn jobs_block<E: PairEval, const H: usize>(blk: &Block, eval: &E, upper: &mut [Contribution]) {
+    let Block {
+        p, first, out, fp, ..
+    } = *blk;
+    let h = if H == DYN { out.h } else { H };
+    let packed = &p.packed[..];
+    let pad = fp.range_pad;
+    for (o, sum) in upper.iter_mut().enumerate() {
+        let k = first + o;
+        let (idk, pk) = (p.id[k], packed[k]);
+        let mut acc = Contribution::default();
+        for job in &blk.jobs[blk.job_offsets[k]..blk.job_offsets[k + 1]] {
+            let q = job.partner as usize;
+            // Cheap filter on the packed image positions (a superset of the contacts).
+            let pq = packed[q];
+            let reach = (pk.w + pq.w + pad) * (1.0 + 1e-9);
+            let dd = pq - pk;
+            if dd.x * dd.x + dd.y * dd.y + dd.z * dd.z >= reach * reach {
+                out.open(job);
+                continue;
+            }
+            // Exact separation seen from k. IEEE subtraction is exactly
+            // antisymmetric (a − b = −(b − a)), so the canonical
+            // d = (x_j − x_i) + (s_j − s_i) is exactly ±d_kq.
+            let d_kq = (p.x[q] - p.x[k]) + (p.shift[q] - p.shift[k]);
+            let lower = idk < p.id[q];
+            let (ij, radii, d) = if lower {
+                ((k, q), (pk.w, pq.w), d_kq)
+            } else {
+                ((q, k), (pq.w, pk.w), -d_kq)
+            };
+            let e = job.entry as usize;
+            // SAFETY: entry `e` belongs to this job alone (see `PairOut`).
+            let rec = unsafe { out.history.range(e * h, h) };
+            let Some(pf) = eval.eval(p, ij, radii, d, d_kq.length_squared(), rec, fp) else {
+                out.open(job);
+                continue;
+            };
+            // i receives force_i, j its negation (as f − force_i = f + (−force_i)).
+            let on_i = Contribution {
+                force: pf.force_i,
+                torque: pf.torque_i,
+            };
+            let on_j = Contribution {
+                force: -pf.force_i,
+                torque: pf.torque_j,
+            };
+            if lower {
+                acc += on_i;
+                out.touch(job, None, on_j);
+            } else {
+                out.touch(job, Some(on_j), on_i);
+            }
+        }
+        *sum = acc;
+    }
 }
 
 /// Reset a contact record that has opened (only writing a record that holds something).
@@ -343,4 +657,190 @@ fn wall_forces(
         }
     }
     (f, t)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::contact::normal::HookeDamping;
+    use crate::contact::tangential::TangentialStiffness;
+    use crate::particles::ParticleRecord;
+    use crate::rng::Stream;
+
+    /// A small deterministic generator for test inputs.
+    struct Lcg(u64);
+
+    impl Lcg {
+        fn unit(&mut self) -> f64 {
+            self.0 = self
+                .0
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (self.0 >> 11) as f64 / (1u64 << 53) as f64
+        }
+
+        fn vec(&mut self, scale: f64) -> DVec3 {
+            DVec3::new(self.unit() - 0.5, self.unit() - 0.5, self.unit() - 0.5) * scale
+        }
+    }
+
+    /// 216 overlapping polydisperse spheres on a jittered lattice, with
+    /// scrambled ids, random velocities and spins, and every seventh frozen.
+    fn cluster() -> Particles {
+        let mut rng = Lcg(7);
+        let mut p = Particles::default();
+        let mut k = 0u64;
+        for a in 0..6 {
+            for b in 0..6 {
+                for c in 0..6 {
+                    let radius = 0.5 * (0.9 + 0.2 * rng.unit());
+                    let x = DVec3::new(a as f64, b as f64, c as f64) * 0.97 + rng.vec(0.05);
+                    p.push_owned(&ParticleRecord {
+                        id: (k * 97) % 216,
+                        x,
+                        v: rng.vec(2.0),
+                        omega: rng.vec(4.0),
+                        radius,
+                        mass: ParticleRecord::sphere_mass(radius, 1.0),
+                        material: 0,
+                        frozen: k % 7 == 3,
+                    });
+                    k += 1;
+                }
+            }
+        }
+        p.refresh_packed();
+        p
+    }
+
+    fn hooke_spring(restitution: bool) -> ContactLaw {
+        ContactLaw {
+            normal: NormalModel::Hooke {
+                stiffness: 2e5,
+                damping: if restitution {
+                    HookeDamping::Restitution { beta: 0.2 }
+                } else {
+                    HookeDamping::Rate { rate: 50.0 }
+                },
+                no_tension: false,
+            },
+            tangential: TangentialModel::SpringSlider {
+                friction: 0.5,
+                stiffness: TangentialStiffness::Linear { ratio: 2.0 / 7.0 },
+                damping_ratio: 0.3,
+            },
+            stochastic: None,
+            rolling: None,
+            spinning: None,
+        }
+    }
+
+    /// `law` for every pair, as a table of one material, or of two (which
+    /// makes the force stage look the law up per pair).
+    fn table(law: ContactLaw, materials: usize) -> LawTable {
+        LawTable {
+            n: materials,
+            laws: vec![law; materials * materials],
+            history_len: law.history_len(),
+        }
+    }
+
+    /// Run `steps` force evaluations (positions moved a little between
+    /// them, so that the history rotates); return forces, torques and history.
+    fn run(laws: &LawTable, steps: usize) -> (Vec<DVec3>, Vec<DVec3>, Vec<f64>) {
+        let mut p = cluster();
+        let mut nl = NeighborList::build(&p, 0.1, laws.history_len);
+        let mut results = PairResults::default();
+        let fp = ForceParams {
+            laws,
+            walls: &[],
+            gravity: DVec3::new(0.0, 0.0, -9.81),
+            dt: 1e-4,
+            range_pad: 0.0,
+            step: 0,
+            noise: PairNoise::new(1, Stream::StochasticFriction),
+        };
+        for _ in 0..steps {
+            compute(&mut p, &mut nl, &mut [], &mut results, &fp);
+            for k in 0..p.n_owned {
+                if !p.frozen[k] {
+                    let v = p.v[k];
+                    p.x[k] += 1e-4 * v;
+                }
+            }
+            p.refresh_packed();
+        }
+        (p.force, p.torque, nl.history)
+    }
+
+    fn bits(v: &[DVec3]) -> Vec<[u64; 3]> {
+        v.iter().map(|x| x.to_array().map(f64::to_bits)).collect()
+    }
+
+    #[test]
+    fn specialised_kernels_give_the_bits_of_the_general_path() {
+        for law in [hooke_spring(false), hooke_spring(true)] {
+            let (f1, t1, h1) = run(&table(law, 1), 5);
+            let (f2, t2, h2) = run(&table(law, 2), 5);
+            assert_eq!(bits(&f1), bits(&f2));
+            assert_eq!(bits(&t1), bits(&t2));
+            assert!(h1.iter().zip(&h2).all(|(a, b)| a.to_bits() == b.to_bits()));
+            assert!(h1.iter().any(|&v| v != 0.0), "the test must load springs");
+        }
+    }
+
+    /// The force on each particle is `L + U` (+ gravity), each the sum of its
+    /// contacts with lower-id (`L`) or higher-id (`U`) partners in id order,
+    /// each contact evaluated directly in canonical orientation.
+    #[test]
+    fn forces_are_the_id_ordered_sums_of_the_lower_and_upper_contacts() {
+        let law = hooke_spring(false);
+        let laws = table(law, 1);
+        let (force, torque, _) = run(&laws, 1);
+        let p = cluster();
+        let g = DVec3::new(0.0, 0.0, -9.81);
+        let mut by_id: Vec<usize> = (0..p.n_owned).collect();
+        by_id.sort_by_key(|&k| p.id[k]);
+        let mut contacts = 0;
+        for k in 0..p.n_owned {
+            let (mut lower, mut upper) = (Contribution::default(), Contribution::default());
+            for &q in &by_id {
+                if q == k || (p.frozen[k] && p.frozen[q]) {
+                    continue;
+                }
+                let k_lower = p.id[k] < p.id[q];
+                let (i, j) = if k_lower { (k, q) } else { (q, k) };
+                let d = p.x[j] - p.x[i];
+                let r = d.length();
+                if r >= p.radius[i] + p.radius[j] {
+                    continue;
+                }
+                contacts += 1;
+                let (bi, bj) = (body_of(&p, i, p.radius[i]), body_of(&p, j, p.radius[j]));
+                let mut rec = [0.0; 3];
+                let pf = law.evaluate_plain(&Kinematics::pair(&bi, &bj, d, r), 1e-4, &mut rec);
+                if k_lower {
+                    upper += Contribution {
+                        force: pf.force_i,
+                        torque: pf.torque_i,
+                    };
+                } else {
+                    lower += Contribution {
+                        force: -pf.force_i,
+                        torque: pf.torque_j,
+                    };
+                }
+            }
+            let (f, t) = if p.frozen[k] {
+                (DVec3::ZERO, DVec3::ZERO)
+            } else {
+                (
+                    lower.force + upper.force + p.mass[k] * g,
+                    lower.torque + upper.torque,
+                )
+            };
+            assert_eq!(bits(&[force[k], torque[k]]), bits(&[f, t]), "particle {k}");
+        }
+        assert!(contacts > 400, "{contacts} contacts");
+    }
 }

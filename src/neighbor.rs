@@ -13,7 +13,7 @@
 //! particles are binned into cubic cells of the largest interaction range.
 
 use crate::particles::Particles;
-use glam::DVec3;
+use glam::{DVec3, DVec4};
 use rayon::prelude::*;
 
 /// Owned particles per parallel work block (fixed, so that the work split never depends on the thread count).
@@ -92,25 +92,48 @@ impl CellGrid {
         (k * self.dims[1] + j) * self.dims[0] + i
     }
 
-    /// Call `f` for every point index in the 27 cells around `x`.
+    /// Call `f` with the ranges of [`Self::items`] slots that make up the
+    /// 27 cells around `x` (9 runs of 3 consecutive cells).
     #[inline]
-    pub fn for_each_near(&self, x: DVec3, mut f: impl FnMut(usize)) {
+    pub fn near_slots(&self, x: DVec3, mut f: impl FnMut(std::ops::Range<usize>)) {
         let c = self.coords(x);
         for k in c[2].saturating_sub(1)..=(c[2] + 1).min(self.dims[2] - 1) {
             for j in c[1].saturating_sub(1)..=(c[1] + 1).min(self.dims[1] - 1) {
                 let row = (k * self.dims[1] + j) * self.dims[0];
                 let i0 = row + c[0].saturating_sub(1);
                 let i1 = row + (c[0] + 1).min(self.dims[0] - 1);
-                for &q in &self.items[self.start[i0] as usize..self.start[i1 + 1] as usize] {
-                    f(q as usize);
-                }
+                f(self.start[i0] as usize..self.start[i1 + 1] as usize);
             }
         }
+    }
+
+    /// The point indices in cell order (the slots of [`Self::near_slots`]).
+    pub fn items(&self) -> &[u32] {
+        &self.items
     }
 }
 
 /// One block's row lengths and `(partner id, partner index)` entries.
 type BlockRows = (Vec<usize>, Vec<(u64, u32)>);
+
+/// [`PairJob::mirror`] of a pair whose partner has no row on this rank (a ghost).
+pub const NO_MIRROR: u32 = u32::MAX;
+
+/// A pair that its row's particle evaluates for both sides.
+///
+/// Every pair of two owned particles appears in both their rows; exactly one
+/// of the two entries, the one in the row of the lower global id, carries a
+/// job, so the pair is evaluated once. A pair with a ghost is evaluated by
+/// its owned side (the ghost's owner evaluates it too, with the same bits).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PairJob {
+    /// Local index of the partner.
+    pub partner: u32,
+    /// The pair's entry in this particle's row.
+    pub entry: u32,
+    /// The pair's entry in the partner's row, or [`NO_MIRROR`].
+    pub mirror: u32,
+}
 
 /// Full neighbour list in compressed-row form, with per-entry contact history.
 #[derive(Debug, Clone, Default)]
@@ -130,9 +153,28 @@ pub struct NeighborList {
     /// (false guarantees all zeros). Lets the force loop skip reading the
     /// records of the many entries that are not in contact.
     pub active: Vec<bool>,
+    /// Row starts of [`Self::jobs`]: owned particle `p` evaluates
+    /// `jobs[job_offsets[p]..job_offsets[p+1]]`.
+    pub job_offsets: Vec<usize>,
+    /// The pairs to evaluate, about half the entries (see [`PairJob`]).
+    pub jobs: Vec<PairJob>,
+    /// Per owned particle `p`: the end of the entries whose partner has a
+    /// lower global id than `p` (rows are sorted, so these come first).
+    pub lower_end: Vec<usize>,
 }
 
 impl NeighborList {
+    /// An empty list for `n` owned particles.
+    pub fn empty(n: usize, history_len: usize) -> Self {
+        Self {
+            offsets: vec![0; n + 1],
+            job_offsets: vec![0; n + 1],
+            lower_end: vec![0; n],
+            history_len,
+            ..Default::default()
+        }
+    }
+
     /// Number of entries.
     pub fn len(&self) -> usize {
         self.partner.len()
@@ -153,24 +195,35 @@ impl NeighborList {
         let images: Vec<DVec3> = p.x.iter().zip(&p.shift).map(|(&x, &s)| x + s).collect();
         let cell = 2.0 * p.max_radius() + reach;
         let grid = CellGrid::new(&images, cell.max(f64::MIN_POSITIVE));
+        // The candidates in cell order, so that each cell's are read in sequence:
+        // image position and radius, and (local index, frozen).
+        let slots = grid.items();
+        let near: Vec<DVec4> = slots
+            .iter()
+            .map(|&q| images[q as usize].extend(p.radius[q as usize]))
+            .collect();
+        let who: Vec<(u32, bool)> = slots.iter().map(|&q| (q, p.frozen[q as usize])).collect();
         let n = p.n_owned;
         let blocks: Vec<BlockRows> = (0..n.div_ceil(BLOCK))
             .into_par_iter()
             .map(|b| {
                 let mut counts = Vec::with_capacity(BLOCK);
                 let mut entries = Vec::new();
-                for i in b * BLOCK..((b + 1) * BLOCK).min(n) {
+                let first = b * BLOCK;
+                let last = (first + BLOCK).min(n);
+                for (i, &xi) in images.iter().enumerate().take(last).skip(first) {
                     let start = entries.len();
-                    let xi = images[i];
-                    let ri = p.radius[i] + reach;
+                    let ri = p.radius[i];
                     let fi = p.frozen[i];
-                    grid.for_each_near(xi, |q| {
-                        if q == i || (fi && p.frozen[q]) {
-                            return;
-                        }
-                        let cut = ri + p.radius[q];
-                        if (images[q] - xi).length_squared() < cut * cut {
-                            entries.push((p.id[q], q as u32));
+                    grid.near_slots(xi, |range| {
+                        for (c, &(q, fq)) in near[range.clone()].iter().zip(&who[range]) {
+                            // (R_i + R_q) + reach: the same bits from either side,
+                            // so a pair of owned particles is in both rows or neither.
+                            let cut = (ri + c.w) + reach;
+                            let d = c.truncate() - xi;
+                            if d.length_squared() < cut * cut && q as usize != i && !(fi && fq) {
+                                entries.push((p.id[q as usize], q));
+                            }
                         }
                     });
                     entries[start..].sort_unstable();
@@ -192,9 +245,76 @@ impl NeighborList {
             list.partner_id.extend(entries.iter().map(|e| e.0));
             list.partner.extend(entries.iter().map(|e| e.1));
         }
+        assert!(
+            list.len() < NO_MIRROR as usize,
+            "neighbour list of {} entries exceeds the 32-bit entry index",
+            list.len()
+        );
         list.history = vec![0.0; list.len() * history_len];
         list.refresh_active();
+        list.assign_jobs(p);
         list
+    }
+
+    /// Give each pair its evaluating entry ([`Self::jobs`]): the entry in
+    /// the row of the lower global id when the partner is owned and lists
+    /// this particle too, else the entry itself.
+    fn assign_jobs(&mut self, p: &Particles) {
+        let n = self.offsets.len() - 1;
+        let list = &*self;
+        let blocks: Vec<(Vec<usize>, Vec<PairJob>)> = (0..n.div_ceil(BLOCK))
+            .into_par_iter()
+            .map(|b| {
+                let mut counts = Vec::with_capacity(BLOCK);
+                let mut jobs = Vec::new();
+                for k in b * BLOCK..((b + 1) * BLOCK).min(n) {
+                    let start = jobs.len();
+                    let row = &list.partner_id[list.offsets[k]..list.offsets[k + 1]];
+                    counts.push(row.partition_point(|&id| id < p.id[k]));
+                    for e in list.offsets[k]..list.offsets[k + 1] {
+                        let q = list.partner[e] as usize;
+                        let mirror = if q < n {
+                            list.entry_of(q, p.id[k])
+                        } else {
+                            None
+                        };
+                        let evaluates = match mirror {
+                            Some(_) => p.id[k] < list.partner_id[e],
+                            None => true,
+                        };
+                        if evaluates {
+                            jobs.push(PairJob {
+                                partner: q as u32,
+                                entry: e as u32,
+                                mirror: mirror.map_or(NO_MIRROR, |m| m as u32),
+                            });
+                        }
+                    }
+                    counts.push(jobs.len() - start);
+                }
+                (counts, jobs)
+            })
+            .collect();
+        self.job_offsets = Vec::with_capacity(n + 1);
+        self.job_offsets.push(0);
+        self.lower_end = Vec::with_capacity(n);
+        self.jobs = Vec::with_capacity(self.len() / 2 + 1);
+        for (counts, jobs) in blocks {
+            // counts holds (lower entries, jobs) per particle.
+            for c in counts.chunks_exact(2) {
+                let k = self.lower_end.len();
+                self.lower_end.push(self.offsets[k] + c[0]);
+                self.job_offsets
+                    .push(self.job_offsets.last().unwrap() + c[1]);
+            }
+            self.jobs.extend(jobs);
+        }
+    }
+
+    /// The entry of owned particle `q`'s row whose partner has global id `id`.
+    pub fn entry_of(&self, q: usize, id: u64) -> Option<usize> {
+        let (s, e) = (self.offsets[q], self.offsets[q + 1]);
+        self.partner_id[s..e].binary_search(&id).ok().map(|i| s + i)
     }
 
     /// Recompute [`Self::active`] from the history records (call after
@@ -253,4 +373,86 @@ pub fn spatial_order(p: &Particles, cell: f64) -> Vec<usize> {
         .collect();
     keys.par_sort_unstable();
     keys.into_iter().map(|k| k.2).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::particles::ParticleRecord;
+
+    /// 125 polydisperse spheres (radii 1:3) with scrambled ids, some frozen,
+    /// plus 30 ghosts (images of some of them shifted by 10 along x).
+    fn spheres() -> Particles {
+        let mut p = Particles::default();
+        let record = |k: u64| {
+            let (a, b, c) = ((k % 5) as f64, ((k / 5) % 5) as f64, (k / 25) as f64);
+            let radius = 0.25 + 0.5 * ((k * 37 % 11) as f64 / 10.0);
+            ParticleRecord {
+                id: (k * 53) % 125,
+                x: DVec3::new(a, b, c) * 1.1 + DVec3::splat(0.01 * (k % 3) as f64),
+                v: DVec3::ZERO,
+                omega: DVec3::ZERO,
+                radius,
+                mass: 1.0,
+                material: 0,
+                frozen: k % 9 == 4,
+            }
+        };
+        for k in 0..125 {
+            p.push_owned(&record(k));
+        }
+        for k in 0..30 {
+            p.push_ghost(&record(k * 4), DVec3::new(5.5, 0.0, 0.0));
+        }
+        p
+    }
+
+    #[test]
+    fn every_pair_has_one_job_and_mirrors_point_back() {
+        let p = spheres();
+        let nl = NeighborList::build(&p, 0.2, 3);
+        let n = p.n_owned;
+        let mut jobs_of_pair = std::collections::HashMap::new();
+        for k in 0..n {
+            let row = &nl.partner_id[nl.offsets[k]..nl.offsets[k + 1]];
+            assert!(row.windows(2).all(|w| w[0] < w[1]), "row {k} sorted");
+            let lower = row.iter().filter(|&&id| id < p.id[k]).count();
+            assert_eq!(nl.lower_end[k], nl.offsets[k] + lower);
+            let jobs = &nl.jobs[nl.job_offsets[k]..nl.job_offsets[k + 1]];
+            assert!(jobs.windows(2).all(|w| w[0].entry < w[1].entry));
+            for job in jobs {
+                let e = job.entry as usize;
+                assert!((nl.offsets[k]..nl.offsets[k + 1]).contains(&e));
+                assert_eq!(job.partner, nl.partner[e]);
+                let q = job.partner as usize;
+                if q < n {
+                    assert!(p.id[k] < p.id[q], "the lower id evaluates");
+                    let m = job.mirror as usize;
+                    assert_eq!(nl.partner[m] as usize, k, "mirror is the reverse entry");
+                    assert!((nl.offsets[q]..nl.offsets[q + 1]).contains(&m));
+                } else {
+                    assert_eq!(job.mirror, NO_MIRROR);
+                }
+                *jobs_of_pair.entry((k, q)).or_insert(0) += 1;
+            }
+        }
+        let mut ghost_pairs = 0;
+        for k in 0..n {
+            for e in nl.offsets[k]..nl.offsets[k + 1] {
+                let q = nl.partner[e] as usize;
+                let key = if q >= n || p.id[k] < p.id[q] {
+                    (k, q)
+                } else {
+                    (q, k)
+                };
+                assert_eq!(jobs_of_pair.get(&key), Some(&1), "pair {key:?}");
+                if q < n {
+                    assert!(nl.entry_of(q, p.id[k]).is_some(), "symmetric rows");
+                } else {
+                    ghost_pairs += 1;
+                }
+            }
+        }
+        assert!(ghost_pairs > 0 && nl.jobs.len() > 100);
+    }
 }

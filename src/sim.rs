@@ -64,6 +64,7 @@ pub struct Simulation {
     pub decomp: Decomposition,
     pub(crate) halo: Halo,
     pub(crate) x_ref: Vec<DVec3>,
+    pair_results: forces::PairResults,
     comm: Box<dyn Comm>,
 }
 
@@ -85,11 +86,7 @@ impl Simulation {
         let h = setup.laws.history_len;
         let mut sim = Simulation {
             wall_history: vec![0.0; particles.n_owned * setup.walls.len() * h],
-            neighbors: NeighborList {
-                offsets: vec![0; particles.n_owned + 1],
-                history_len: h,
-                ..Default::default()
-            },
+            neighbors: NeighborList::empty(particles.n_owned, h),
             next_id: setup.next_id,
             particles,
             setup,
@@ -98,6 +95,7 @@ impl Simulation {
             decomp,
             halo: Halo::default(),
             x_ref: Vec::new(),
+            pair_results: forces::PairResults::default(),
             comm,
         };
         sim.insert_due()?;
@@ -214,6 +212,7 @@ impl Simulation {
             &mut self.particles,
             &mut self.neighbors,
             &mut self.wall_history,
+            &mut self.pair_results,
             &fp,
         );
     }
@@ -708,6 +707,7 @@ impl Simulation {
             decomp,
             halo,
             x_ref,
+            pair_results: forces::PairResults::default(),
             comm,
         })
     }

@@ -132,6 +132,26 @@ pub struct PairForce {
     pub torque_j: DVec3,
 }
 
+impl PairForce {
+    /// The forces and torques of a contact without couples, from its normal
+    /// force and its tangential force `F_t` on `j`: `F_i = −F_n n − F_t`,
+    /// torques `ℓ_i n × F_i` on `i` and `ℓ_j n × F_i` on `j` (none for a wall).
+    #[inline(always)]
+    pub fn plain(k: &Kinematics, normal: &NormalForce, f_t: DVec3) -> Self {
+        let force_i = -normal.total * k.n - f_t;
+        let arm = k.n.cross(force_i);
+        PairForce {
+            force_i,
+            torque_i: k.lever_i * arm,
+            torque_j: if k.lever_j.is_finite() {
+                k.lever_j * arm
+            } else {
+                DVec3::ZERO
+            },
+        }
+    }
+}
+
 impl ContactLaw {
     /// History values per contact this law needs.
     ///
@@ -191,17 +211,7 @@ impl ContactLaw {
         let normal = self.normal.force(k);
         let t_len = self.tangential.history_len();
         let f_t = self.tangential.force(k, &normal, dt, &mut history[..t_len]);
-        let force_i = -normal.total * k.n - f_t;
-        let arm = k.n.cross(force_i);
-        PairForce {
-            force_i,
-            torque_i: k.lever_i * arm,
-            torque_j: if k.lever_j.is_finite() {
-                k.lever_j * arm
-            } else {
-                DVec3::ZERO
-            },
-        }
+        PairForce::plain(k, &normal, f_t)
     }
 
     /// Evaluate a contact, with the rolling and spinning couples.
@@ -229,11 +239,8 @@ impl ContactLaw {
         let normal = self.normal.force(k);
         let t_len = self.tangential.history_len();
         let f_t = self.tangential.force(k, &normal, dt, &mut history[..t_len]);
-        let force_i = -normal.total * k.n - f_t;
-        let arm = k.n.cross(force_i);
+        let mut pf = PairForce::plain(k, &normal, f_t);
         let wall = !k.lever_j.is_finite();
-        let mut torque_i = k.lever_i * arm;
-        let mut torque_j = if wall { DVec3::ZERO } else { k.lever_j * arm };
         if self.needs_inertia() {
             let inertia = inertia();
             let mut couple = DVec3::ZERO;
@@ -273,16 +280,12 @@ impl ContactLaw {
                 };
                 couple += spinning::spinning_torque(sp, &input);
             }
-            torque_i += couple;
+            pf.torque_i += couple;
             if !wall {
-                torque_j -= couple;
+                pf.torque_j -= couple;
             }
         }
-        PairForce {
-            force_i,
-            torque_i,
-            torque_j,
-        }
+        pf
     }
 
     /// Evaluate a particle–particle contact: [`Self::evaluate_with`] plus, when

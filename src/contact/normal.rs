@@ -83,6 +83,32 @@ pub struct NormalForce {
 /// `2^{1/6}`, the WCA cut-off in units of `σ`.
 pub const WCA_CUTOFF_FACTOR: f64 = 1.122_462_048_309_373;
 
+/// The Hooke normal force `F_n = k_n δ + γ_n δ̇` (the body of
+/// [`NormalModel::Hooke`], callable with the parameters fixed at compile time).
+#[inline(always)]
+pub fn hooke_force(
+    stiffness: f64,
+    damping: HookeDamping,
+    no_tension: bool,
+    k: &Kinematics,
+) -> NormalForce {
+    let gamma = match damping {
+        HookeDamping::Restitution { beta } => 2.0 * beta * (stiffness * k.m_eff).sqrt(),
+        HookeDamping::Rate { rate } => rate * k.m_eff,
+    };
+    let elastic = stiffness * k.delta;
+    let mut total = elastic + gamma * k.delta_dot;
+    if no_tension && total < 0.0 {
+        total = 0.0;
+    }
+    NormalForce {
+        total,
+        elastic,
+        stiffness,
+        damping: gamma,
+    }
+}
+
 impl NormalModel {
     /// The centre distance below which two spheres of radii `ri`, `rj` interact.
     #[inline]
@@ -99,30 +125,14 @@ impl NormalModel {
     }
 
     /// Evaluate the normal force of a contact.
-    #[inline]
+    #[inline(always)]
     pub fn force(&self, k: &Kinematics) -> NormalForce {
         match *self {
             NormalModel::Hooke {
                 stiffness,
                 damping,
                 no_tension,
-            } => {
-                let gamma = match damping {
-                    HookeDamping::Restitution { beta } => 2.0 * beta * (stiffness * k.m_eff).sqrt(),
-                    HookeDamping::Rate { rate } => rate * k.m_eff,
-                };
-                let elastic = stiffness * k.delta;
-                let mut total = elastic + gamma * k.delta_dot;
-                if no_tension && total < 0.0 {
-                    total = 0.0;
-                }
-                NormalForce {
-                    total,
-                    elastic,
-                    stiffness,
-                    damping: gamma,
-                }
-            }
+            } => hooke_force(stiffness, damping, no_tension, k),
             NormalModel::Hertz {
                 e_star,
                 beta,

@@ -64,7 +64,7 @@ impl TangentialModel {
     }
 
     /// Tangential force on `j`. `history` is this model's slice (length [`Self::history_len`]).
-    #[inline]
+    #[inline(always)]
     pub fn force(
         &self,
         k: &Kinematics,
@@ -86,35 +86,47 @@ impl TangentialModel {
                 friction,
                 stiffness,
                 damping_ratio,
-            } => {
-                let k_t = match stiffness {
-                    TangentialStiffness::Linear { ratio } => ratio * normal.stiffness,
-                    TangentialStiffness::Mindlin { g_star } => {
-                        8.0 * g_star * (k.r_eff * k.delta).sqrt()
-                    }
-                };
-                let gamma_t = damping_ratio * normal.damping;
-                let old = DVec3::new(history[0], history[1], history[2]);
-                let mut xi = rotate_about_normal(rotate_into_plane(old, k.n), k.n, k.spin_n * dt);
-                xi += k.v_t * dt;
-                let mut f = -k_t * xi - gamma_t * k.v_t;
-                let limit = friction * normal.total.abs();
-                let f2 = f.length_squared();
-                if f2 > limit * limit {
-                    f *= limit / f2.sqrt();
-                    xi = if k_t > 0.0 {
-                        -(f + gamma_t * k.v_t) / k_t
-                    } else {
-                        DVec3::ZERO
-                    };
-                }
-                history[0] = xi.x;
-                history[1] = xi.y;
-                history[2] = xi.z;
-                f
-            }
+            } => spring_slider_force(friction, stiffness, damping_ratio, k, normal, dt, history),
         }
     }
+}
+
+/// The Cundall–Strack spring-slider force on `j` (the body of
+/// [`TangentialModel::SpringSlider`], callable with the parameters fixed at
+/// compile time). `history` holds `ξ` (3 values).
+#[inline(always)]
+pub fn spring_slider_force(
+    friction: f64,
+    stiffness: TangentialStiffness,
+    damping_ratio: f64,
+    k: &Kinematics,
+    normal: &NormalForce,
+    dt: f64,
+    history: &mut [f64],
+) -> DVec3 {
+    let k_t = match stiffness {
+        TangentialStiffness::Linear { ratio } => ratio * normal.stiffness,
+        TangentialStiffness::Mindlin { g_star } => 8.0 * g_star * (k.r_eff * k.delta).sqrt(),
+    };
+    let gamma_t = damping_ratio * normal.damping;
+    let old = DVec3::new(history[0], history[1], history[2]);
+    let mut xi = rotate_about_normal(rotate_into_plane(old, k.n), k.n, k.spin_n * dt);
+    xi += k.v_t * dt;
+    let mut f = -k_t * xi - gamma_t * k.v_t;
+    let limit = friction * normal.total.abs();
+    let f2 = f.length_squared();
+    if f2 > limit * limit {
+        f *= limit / f2.sqrt();
+        xi = if k_t > 0.0 {
+            -(f + gamma_t * k.v_t) / k_t
+        } else {
+            DVec3::ZERO
+        };
+    }
+    history[0] = xi.x;
+    history[1] = xi.y;
+    history[2] = xi.z;
+    f
 }
 
 /// Rotate `v` (in the plane normal to the unit vector `n`) by `angle` about
