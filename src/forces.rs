@@ -13,7 +13,7 @@ use crate::contact::{
     Body, ContactInertia, ContactLaw, Kinematics, NormalModel, PairContext, PairForce,
     TangentialModel,
 };
-use crate::neighbor::{NeighborList, PairJob, BLOCK, NO_MIRROR};
+use crate::neighbor::{NeighborList, BLOCK};
 use crate::particles::Particles;
 use crate::rng::PairNoise;
 use crate::walls::Wall;
@@ -113,11 +113,12 @@ fn pair_inertia(p: &Particles, i: usize, j: usize) -> ContactInertia {
 /// reused (see [`compute`]).
 #[derive(Debug, Clone, Default)]
 pub struct PairResults {
-    /// Per entry with a lower-id partner: the force and torque on the row's
-    /// particle from the entry's contact, valid where `hit` is set.
-    slots: Vec<Contribution>,
-    /// Per entry: whether `slots` holds this step's contact; all false between steps.
-    hit: Vec<bool>,
+    /// Per job: the force and torque its contact gives to the side whose
+    /// lower-id sum `L` it belongs to (the higher-id particle), valid where
+    /// `stored` is set.
+    share: Vec<Contribution>,
+    /// Per job: whether `share` holds this step's contact.
+    stored: Vec<bool>,
     /// Per owned particle: the sum of its contacts with higher-id partners.
     upper: Vec<Contribution>,
 }
@@ -137,109 +138,6 @@ impl std::ops::AddAssign for Contribution {
     }
 }
 
-/// A slice written by several threads at once, each element by at most one
-/// of them during a pass.
-struct Disjoint<'a, T> {
-    ptr: *mut T,
-    len: usize,
-    _slice: std::marker::PhantomData<&'a mut [T]>,
-}
-
-// SAFETY: the users of `Disjoint` write each element from one thread only
-// (see `get`), so sharing the pointer between threads creates no data race.
-unsafe impl<T: Send> Sync for Disjoint<'_, T> {}
-
-impl<'a, T> Disjoint<'a, T> {
-    fn new(slice: &'a mut [T]) -> Self {
-        Self {
-            ptr: slice.as_mut_ptr(),
-            len: slice.len(),
-            _slice: std::marker::PhantomData,
-        }
-    }
-
-    /// Elements `start..start + len`.
-    ///
-    /// # Safety
-    ///
-    /// No other thread may access these elements until the pass ends, and
-    /// the caller must not hold another reference to them.
-    #[inline(always)]
-    #[allow(clippy::mut_from_ref)]
-    unsafe fn range(&self, start: usize, len: usize) -> &mut [T] {
-        assert!(start + len <= self.len);
-        // SAFETY: in bounds (checked above); exclusive by the caller's promise.
-        unsafe { std::slice::from_raw_parts_mut(self.ptr.add(start), len) }
-    }
-
-    /// Element `i` (same contract as [`Self::range`]).
-    #[inline(always)]
-    #[allow(clippy::mut_from_ref)]
-    unsafe fn get(&self, i: usize) -> &mut T {
-        assert!(i < self.len);
-        // SAFETY: in bounds (checked above); exclusive by the caller's promise.
-        unsafe { &mut *self.ptr.add(i) }
-    }
-}
-
-/// The per-entry arrays the pair stage writes, shared by the worker threads.
-///
-/// A pair's two entries (its job's `entry` and `mirror`) are touched only by
-/// the thread evaluating its job, and each pair has exactly one job (see
-/// [`crate::neighbor::PairJob`]), so no element is written by two threads.
-struct PairOut<'a> {
-    history: Disjoint<'a, f64>,
-    active: Disjoint<'a, bool>,
-    slots: Disjoint<'a, Contribution>,
-    hit: Disjoint<'a, bool>,
-    h: usize,
-}
-
-impl PairOut<'_> {
-    /// Record that the pair of `job` is apart: reset its history records.
-    #[inline(always)]
-    fn open(&self, job: &PairJob) {
-        let (e, m) = (job.entry as usize, job.mirror as usize);
-        // SAFETY: `e` and `m` belong to this job's pair alone (see `PairOut`).
-        unsafe {
-            if *self.active.get(e) {
-                self.history.range(e * self.h, self.h).fill(0.0);
-                *self.active.get(e) = false;
-                if job.mirror != NO_MIRROR {
-                    self.history.range(m * self.h, self.h).fill(0.0);
-                    *self.active.get(m) = false;
-                }
-            }
-        }
-    }
-
-    /// Store what the contact gives to the row's particle (when the
-    /// partner has the lower id; else the caller sums it) and to the
-    /// partner's entry, and copy the updated history record to the mirror.
-    #[inline(always)]
-    fn touch(&self, job: &PairJob, mine: Option<Contribution>, theirs: Contribution) {
-        let (e, m) = (job.entry as usize, job.mirror as usize);
-        let h = self.h;
-        // SAFETY: `e` and `m` belong to this job's pair alone (see `PairOut`).
-        unsafe {
-            *self.active.get(e) = h != 0;
-            if let Some(mine) = mine {
-                *self.slots.get(e) = mine;
-                *self.hit.get(e) = true;
-            }
-            if job.mirror != NO_MIRROR {
-                *self.slots.get(m) = theirs;
-                *self.hit.get(m) = true;
-                *self.active.get(m) = h != 0;
-                if h != 0 {
-                    let rec = self.history.range(e * h, h);
-                    self.history.range(m * h, h).copy_from_slice(rec);
-                }
-            }
-        }
-    }
-}
-
 /// Compute `force` and `torque` of every owned particle, updating the contact
 /// history in `nl` and the wall-contact history `wall_history`
 /// (`walls.len() · history_len` values per owned particle).
@@ -249,12 +147,12 @@ impl PairOut<'_> {
 /// higher-id partners, each in partner-id order: a split by global id, so
 /// the bits do not depend on ranks, threads or local order.
 ///
-/// Two passes. First every pair is evaluated once, by its job
-/// ([`crate::neighbor::PairJob`]), in canonical orientation, which gives
-/// both sides the same bits: the lower-id side adds its share to its `U`
-/// directly (its jobs run in partner-id order), the higher-id side's share
-/// is stored in its entry, and the updated history goes to both entries.
-/// Then each owned particle sums the stored shares of its lower-id entries.
+/// Two passes. First every pair is evaluated once, by its job (see
+/// [`NeighborList`]), in canonical orientation, which gives both sides the
+/// same bits: the lower-id side adds its share to its `U` directly (its
+/// jobs run in partner-id order) and the higher-id side's share is stored
+/// with the job. Then each owned particle sums the stored shares of its
+/// lower-id entries, in order.
 pub fn compute(
     p: &mut Particles,
     nl: &mut NeighborList,
@@ -264,69 +162,71 @@ pub fn compute(
 ) {
     let n = p.n_owned;
     let h = nl.history_len;
-    if nl.active.len() != nl.partner.len() {
+    let n_jobs = nl.jobs.len();
+    if nl.active.len() != n_jobs {
         nl.refresh_active();
     }
-    results.slots.resize(nl.len(), Contribution::default());
-    results.hit.resize(nl.len(), false);
+    results.share.resize(n_jobs, Contribution::default());
+    results.stored.resize(n_jobs, false);
     results.upper.resize(n, Contribution::default());
     let n_blocks = n.div_ceil(BLOCK);
     let block = |b: usize| (b * BLOCK, ((b + 1) * BLOCK).min(n));
-    {
-        let out = PairOut {
-            history: Disjoint::new(&mut nl.history),
-            active: Disjoint::new(&mut nl.active),
-            slots: Disjoint::new(&mut results.slots),
-            hit: Disjoint::new(&mut results.hit),
-            h,
-        };
-        let parts: &Particles = p;
-        let (jobs, job_offsets) = (&nl.jobs[..], &nl.job_offsets[..]);
-        results
-            .upper
-            .par_chunks_mut(BLOCK)
-            .enumerate()
-            .for_each(|(b, upper)| {
-                let blk = Block {
-                    p: parts,
-                    first: b * BLOCK,
-                    jobs,
-                    job_offsets,
-                    out: &out,
-                    fp,
-                };
-                pass_one(&blk, upper)
-            });
-    }
+    let job_offsets = &nl.job_offsets;
+    let jobs_of = |b: usize| job_offsets[block(b).1] - job_offsets[block(b).0];
+    let parts: &Particles = p;
+    let jobs = &nl.jobs[..];
+    split_chunks(&mut nl.history, (0..n_blocks).map(|b| jobs_of(b) * h))
+        .into_par_iter()
+        .zip(split_chunks(&mut nl.active, (0..n_blocks).map(jobs_of)))
+        .zip(split_chunks(&mut results.share, (0..n_blocks).map(jobs_of)))
+        .zip(split_chunks(
+            &mut results.stored,
+            (0..n_blocks).map(jobs_of),
+        ))
+        .zip(results.upper.par_chunks_mut(BLOCK))
+        .enumerate()
+        .for_each(|(b, ((((history, active), share), stored), upper))| {
+            let (first, last) = block(b);
+            let blk = Block {
+                p: parts,
+                first,
+                job_base: job_offsets[first],
+                jobs: &jobs[job_offsets[first]..job_offsets[last]],
+                job_offsets,
+                fp,
+                h,
+            };
+            let out = BlockOut {
+                history,
+                active,
+                share,
+                stored,
+                upper,
+            };
+            pass_one(&blk, out)
+        });
     let wh = fp.walls.len() * h;
     let mut force = std::mem::take(&mut p.force);
     let mut torque = std::mem::take(&mut p.torque);
-    let (offsets, lower_end) = (&nl.offsets, &nl.lower_end);
+    let (offsets, lower_end, job_of_entry) = (&nl.offsets, &nl.lower_end, &nl.job_of_entry);
     let whist = split_chunks(
         wall_history,
         (0..n_blocks).map(|b| (block(b).1 - block(b).0) * wh),
     );
-    let hits = split_chunks(
-        &mut results.hit,
-        (0..n_blocks).map(|b| offsets[block(b).1] - offsets[block(b).0]),
-    );
-    let (slots, upper) = (&results.slots, &results.upper);
+    let (share, stored, upper) = (&results.share, &results.stored, &results.upper);
     let parts: &Particles = p;
     force
         .par_chunks_mut(BLOCK)
         .zip(torque.par_chunks_mut(BLOCK))
-        .zip(whist.into_par_iter().zip(hits))
+        .zip(whist)
         .enumerate()
-        .for_each(|(b, ((fo, to), (wrow, hrow)))| {
+        .for_each(|(b, ((fo, to), wrow))| {
             let (first, last) = block(b);
-            let base = offsets[first];
             for k in first..last {
-                let (s, e) = (offsets[k], lower_end[k]);
                 let mut lower = Contribution::default();
-                for (hit, &c) in hrow[s - base..e - base].iter_mut().zip(&slots[s..e]) {
-                    if *hit {
-                        *hit = false;
-                        lower += c;
+                for &j in &job_of_entry[offsets[k]..lower_end[k]] {
+                    if stored[j as usize] {
+                        lower += share[j as usize];
                     }
                 }
                 let (mut f, mut t) = (lower.force + upper[k].force, lower.torque + upper[k].torque);
@@ -530,87 +430,122 @@ impl PairEval for HookeSpringSlider {
     }
 }
 
-/// Pass one over the owned particles `first..last`: evaluate their jobs,
-/// writing each particle's sum over higher-id partners to `upper`.
-fn pass_one(blk: &Block, upper: &mut [Contribution]) {
-    let (fp, out) = (blk.fp, blk.out);
-    let single = (fp.laws.n == 1).then(|| &fp.laws.laws[0]);
-    match (single, out.h) {
+/// Pass one over a block of owned particles: evaluate their jobs with the
+/// evaluator that fits the law table.
+fn pass_one(blk: &Block, out: BlockOut) {
+    let single = (blk.fp.laws.n == 1).then(|| &blk.fp.laws.laws[0]);
+    match (single, blk.h) {
         (Some(law), 3) if HookeSpringSlider::of(law).is_some() => {
             let kernel = HookeSpringSlider::of(law).unwrap();
-            jobs_block::<_, 3>(blk, &kernel, upper)
+            jobs_block::<_, 3>(blk, &kernel, out)
         }
-        (Some(law), 0) if law.is_plain() => jobs_block::<_, 0>(blk, &OnePlainLaw(law), upper),
-        (Some(law), 3) if law.is_plain() => jobs_block::<_, 3>(blk, &OnePlainLaw(law), upper),
-        _ => jobs_block::<_, DYN>(blk, &AnyLaw, upper),
+        (Some(law), 0) if law.is_plain() => jobs_block::<_, 0>(blk, &OnePlainLaw(law), out),
+        (Some(law), 3) if law.is_plain() => jobs_block::<_, 3>(blk, &OnePlainLaw(law), out),
+        _ => jobs_block::<_, DYN>(blk, &AnyLaw, out),
     }
 }
 
-/// What [`jobs_block`] works on.
+/// What [`jobs_block`] reads.
 struct Block<'a> {
     p: &'a Particles,
+    /// The block's first owned particle.
     first: usize,
-    jobs: &'a [PairJob],
+    /// Index of the block's first job.
+    job_base: usize,
+    /// The block's jobs (their partners).
+    jobs: &'a [u32],
     job_offsets: &'a [usize],
-    out: &'a PairOut<'a>,
     fp: &'a ForceParams<'a>,
+    h: usize,
+}
+
+/// What [`jobs_block`] writes: the block's slices of the per-job arrays and
+/// its particles' upper sums.
+struct BlockOut<'a> {
+    history: &'a mut [f64],
+    active: &'a mut [bool],
+    share: &'a mut [Contribution],
+    stored: &'a mut [bool],
+    upper: &'a mut [Contribution],
 }
 
 /// The pair jobs of a block of owned particles, with `H` history values
 /// per contact known at compile time (or [`DYN`]).
 #[inline(never)]
-fn jobs_block<E: PairEval, const H: usize>(blk: &Block, eval: &E, upper: &mut [Contribution]) {
+fn jobs_block<E: PairEval, const H: usize>(blk: &Block, eval: &E, out: BlockOut) {
     let Block {
-        p, first, out, fp, ..
+        p,
+        first,
+        fp,
+        job_base,
+        ..
     } = *blk;
-    let h = if H == DYN { out.h } else { H };
+    let h = if H == DYN { blk.h } else { H };
     let packed = &p.packed[..];
-    let pad = fp.range_pad;
+    let (pad, n) = (fp.range_pad, p.n_owned);
+    let BlockOut {
+        history,
+        active,
+        share,
+        stored,
+        upper,
+    } = out;
     for (o, sum) in upper.iter_mut().enumerate() {
         let k = first + o;
         let (idk, pk) = (p.id[k], packed[k]);
         let mut acc = Contribution::default();
-        for job in &blk.jobs[blk.job_offsets[k]..blk.job_offsets[k + 1]] {
-            let q = job.partner as usize;
+        for j in blk.job_offsets[k] - job_base..blk.job_offsets[k + 1] - job_base {
+            let q = blk.jobs[j] as usize;
+            stored[j] = false;
+            let rec = &mut history[j * h..(j + 1) * h];
             // Cheap filter on the packed image positions (a superset of the contacts).
             let pq = packed[q];
             let reach = (pk.w + pq.w + pad) * (1.0 + 1e-9);
             let dd = pq - pk;
-            if dd.x * dd.x + dd.y * dd.y + dd.z * dd.z >= reach * reach {
-                out.open(job);
-                continue;
-            }
-            // Exact separation seen from k. IEEE subtraction is exactly
-            // antisymmetric (a − b = −(b − a)), so the canonical
-            // d = (x_j − x_i) + (s_j − s_i) is exactly ±d_kq.
-            let d_kq = (p.x[q] - p.x[k]) + (p.shift[q] - p.shift[k]);
-            let lower = idk < p.id[q];
-            let (ij, radii, d) = if lower {
-                ((k, q), (pk.w, pq.w), d_kq)
+            let pf = if dd.x * dd.x + dd.y * dd.y + dd.z * dd.z >= reach * reach {
+                None
             } else {
-                ((q, k), (pq.w, pk.w), -d_kq)
+                // Exact separation seen from k. IEEE subtraction is exactly
+                // antisymmetric (a − b = −(b − a)), so the canonical
+                // d = (x_j − x_i) + (s_j − s_i) is exactly ±d_kq.
+                let d_kq = (p.x[q] - p.x[k]) + (p.shift[q] - p.shift[k]);
+                let lower = idk < p.id[q];
+                let (ij, radii, d) = if lower {
+                    ((k, q), (pk.w, pq.w), d_kq)
+                } else {
+                    ((q, k), (pq.w, pk.w), -d_kq)
+                };
+                eval.eval(p, ij, radii, d, d_kq.length_squared(), rec, fp)
+                    .map(|pf| (lower, pf))
             };
-            let e = job.entry as usize;
-            // SAFETY: entry `e` belongs to this job alone (see `PairOut`).
-            let rec = unsafe { out.history.range(e * h, h) };
-            let Some(pf) = eval.eval(p, ij, radii, d, d_kq.length_squared(), rec, fp) else {
-                out.open(job);
+            let Some((lower, pf)) = pf else {
+                // Apart: the contact, if any, has opened.
+                if active[j] {
+                    rec.fill(0.0);
+                    active[j] = false;
+                }
                 continue;
             };
+            active[j] = h != 0;
             // i receives force_i, j its negation (as f − force_i = f + (−force_i)).
-            let on_i = Contribution {
-                force: pf.force_i,
-                torque: pf.torque_i,
-            };
             let on_j = Contribution {
                 force: -pf.force_i,
                 torque: pf.torque_j,
             };
             if lower {
-                acc += on_i;
-                out.touch(job, None, on_j);
+                acc += Contribution {
+                    force: pf.force_i,
+                    torque: pf.torque_i,
+                };
+                // The partner's share, kept for its L if the partner is owned here.
+                if q < n {
+                    share[j] = on_j;
+                    stored[j] = true;
+                }
             } else {
-                out.touch(job, Some(on_j), on_i);
+                // A ghost with a lower id: k's own share, for its L.
+                share[j] = on_j;
+                stored[j] = true;
             }
         }
         *sum = acc;

@@ -43,7 +43,7 @@ impl HistoryRows {
         for p in 0..n_owned {
             if p < rows && h > 0 {
                 for e in nl.offsets[p]..nl.offsets[p + 1] {
-                    let rec = &nl.history[e * h..(e + 1) * h];
+                    let rec = nl.record(e);
                     if rec.iter().any(|&v| v != 0.0) {
                         out.partner.push(nl.partner_id[e]);
                         out.values.extend_from_slice(rec);
@@ -118,23 +118,30 @@ impl HistoryRows {
     }
 
     /// Write the records into a freshly built list whose row `p` belongs to
-    /// the same particle as row `p` here. A record whose partner is not in
-    /// the new list is dropped: the two were out of reach, so the contact
-    /// had opened and its record would have been reset anyway.
+    /// the same particle as row `p` here. Each pair's record is taken from
+    /// the row of the particle that evaluates it (both particles of a pair
+    /// carry the same record). A record whose partner is not in the new list
+    /// is dropped: the two were out of reach, so the contact had opened and
+    /// its record would have been reset anyway.
     pub fn fill_list(&self, nl: &mut NeighborList) {
         let h = nl.history_len;
         if h == 0 || self.len != h {
             return;
         }
-        let offsets = &nl.offsets;
-        let ids = &nl.partner_id;
-        crate::neighbor::for_each_row_mut(&mut nl.history, offsets, h, |p, row| {
+        let (offsets, ids, job_of_entry) = (&nl.offsets, &nl.partner_id, &nl.job_of_entry);
+        let job_offsets = &nl.job_offsets;
+        crate::neighbor::for_each_row_mut(&mut nl.history, job_offsets, h, |p, row| {
             let (s, e) = (self.offsets[p], self.offsets[p + 1]);
             if s == e {
                 return;
             }
             let mut k = s;
-            for (slot, &id) in ids[offsets[p]..offsets[p + 1]].iter().enumerate() {
+            for entry in offsets[p]..offsets[p + 1] {
+                let job = job_of_entry[entry] as usize;
+                if !(job_offsets[p]..job_offsets[p + 1]).contains(&job) {
+                    continue; // evaluated by the partner
+                }
+                let id = ids[entry];
                 while k < e && self.partner[k] < id {
                     k += 1;
                 }
@@ -142,6 +149,7 @@ impl HistoryRows {
                     break;
                 }
                 if self.partner[k] == id {
+                    let slot = job - job_offsets[p];
                     row[slot * h..(slot + 1) * h].copy_from_slice(&self.values[k * h..(k + 1) * h]);
                 }
             }

@@ -116,26 +116,17 @@ impl CellGrid {
 /// One block's row lengths and `(partner id, partner index)` entries.
 type BlockRows = (Vec<usize>, Vec<(u64, u32)>);
 
-/// [`PairJob::mirror`] of a pair whose partner has no row on this rank (a ghost).
-pub const NO_MIRROR: u32 = u32::MAX;
-
-/// A pair that its row's particle evaluates for both sides.
+/// Full neighbour list in compressed-row form, with one contact-history
+/// record per pair.
 ///
-/// Every pair of two owned particles appears in both their rows; exactly one
-/// of the two entries, the one in the row of the lower global id, carries a
-/// job, so the pair is evaluated once. A pair with a ghost is evaluated by
-/// its owned side (the ghost's owner evaluates it too, with the same bits).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct PairJob {
-    /// Local index of the partner.
-    pub partner: u32,
-    /// The pair's entry in this particle's row.
-    pub entry: u32,
-    /// The pair's entry in the partner's row, or [`NO_MIRROR`].
-    pub mirror: u32,
-}
-
-/// Full neighbour list in compressed-row form, with per-entry contact history.
+/// Every pair of two owned particles appears in both their rows, and a pair
+/// with a ghost in the owned side's row. Each pair is a *job*, evaluated
+/// once per step: a pair of owned particles by the lower global id, a pair
+/// with a ghost by its owned side (the ghost's owner evaluates it too, with
+/// the same bits). Job `j` of particle `p` lies in
+/// `job_offsets[p]..job_offsets[p+1]`, in the order of `p`'s row, and holds
+/// the pair's history record; [`Self::job_of_entry`] maps both entries of a
+/// pair to it.
 #[derive(Debug, Clone, Default)]
 pub struct NeighborList {
     /// Row starts: the partners of owned particle `p` are `offsets[p]..offsets[p+1]`.
@@ -144,20 +135,22 @@ pub struct NeighborList {
     pub partner: Vec<u32>,
     /// Global id of each partner (the sort key and the history key).
     pub partner_id: Vec<u64>,
-    /// Contact history, `history_len` values per entry. Code that writes it
+    /// The job (pair) of each entry.
+    pub job_of_entry: Vec<u32>,
+    /// Row starts of the jobs: owned particle `p` evaluates jobs
+    /// `job_offsets[p]..job_offsets[p+1]`.
+    pub job_offsets: Vec<usize>,
+    /// The partner (local index) of each job.
+    pub jobs: Vec<u32>,
+    /// Contact history, `history_len` values per job. Code that writes it
     /// other than through the force stage must call [`Self::refresh_active`].
     pub history: Vec<f64>,
-    /// History values per entry.
+    /// History values per record.
     pub history_len: usize,
-    /// Per entry: whether its history record may hold a non-zero value
+    /// Per job: whether its history record may hold a non-zero value
     /// (false guarantees all zeros). Lets the force loop skip reading the
-    /// records of the many entries that are not in contact.
+    /// records of the many pairs that are not in contact.
     pub active: Vec<bool>,
-    /// Row starts of [`Self::jobs`]: owned particle `p` evaluates
-    /// `jobs[job_offsets[p]..job_offsets[p+1]]`.
-    pub job_offsets: Vec<usize>,
-    /// The pairs to evaluate, about half the entries (see [`PairJob`]).
-    pub jobs: Vec<PairJob>,
     /// Per owned particle `p`: the end of the entries whose partner has a
     /// lower global id than `p` (rows are sorted, so these come first).
     pub lower_end: Vec<usize>,
@@ -246,69 +239,78 @@ impl NeighborList {
             list.partner.extend(entries.iter().map(|e| e.1));
         }
         assert!(
-            list.len() < NO_MIRROR as usize,
+            list.len() < u32::MAX as usize,
             "neighbour list of {} entries exceeds the 32-bit entry index",
             list.len()
         );
-        list.history = vec![0.0; list.len() * history_len];
-        list.refresh_active();
         list.assign_jobs(p);
+        list.history = vec![0.0; list.jobs.len() * history_len];
+        list.refresh_active();
         list
     }
 
-    /// Give each pair its evaluating entry ([`Self::jobs`]): the entry in
-    /// the row of the lower global id when the partner is owned and lists
-    /// this particle too, else the entry itself.
+    /// Make the jobs: the entry in the row of the lower global id evaluates
+    /// a pair of owned particles that list each other, any other entry its
+    /// own pair. Fills [`Self::jobs`], [`Self::job_offsets`],
+    /// [`Self::job_of_entry`] and [`Self::lower_end`].
     fn assign_jobs(&mut self, p: &Particles) {
+        const EVALUATES: u32 = u32::MAX;
         let n = self.offsets.len() - 1;
         let list = &*self;
-        let blocks: Vec<(Vec<usize>, Vec<PairJob>)> = (0..n.div_ceil(BLOCK))
+        // Per entry: EVALUATES, or the entry of the same pair that does.
+        let role: Vec<Vec<u32>> = (0..n.div_ceil(BLOCK))
             .into_par_iter()
             .map(|b| {
-                let mut counts = Vec::with_capacity(BLOCK);
-                let mut jobs = Vec::new();
-                for k in b * BLOCK..((b + 1) * BLOCK).min(n) {
-                    let start = jobs.len();
-                    let row = &list.partner_id[list.offsets[k]..list.offsets[k + 1]];
-                    counts.push(row.partition_point(|&id| id < p.id[k]));
+                let (first, last) = (b * BLOCK, ((b + 1) * BLOCK).min(n));
+                let mut role = Vec::with_capacity(list.offsets[last] - list.offsets[first]);
+                for k in first..last {
                     for e in list.offsets[k]..list.offsets[k + 1] {
                         let q = list.partner[e] as usize;
-                        let mirror = if q < n {
-                            list.entry_of(q, p.id[k])
-                        } else {
-                            None
-                        };
-                        let evaluates = match mirror {
-                            Some(_) => p.id[k] < list.partner_id[e],
-                            None => true,
-                        };
-                        if evaluates {
-                            jobs.push(PairJob {
-                                partner: q as u32,
-                                entry: e as u32,
-                                mirror: mirror.map_or(NO_MIRROR, |m| m as u32),
-                            });
-                        }
+                        role.push(match (q < n).then(|| list.entry_of(q, p.id[k])).flatten() {
+                            Some(m) if list.partner_id[e] < p.id[k] => m as u32,
+                            _ => EVALUATES,
+                        });
                     }
-                    counts.push(jobs.len() - start);
                 }
-                (counts, jobs)
+                role
             })
             .collect();
+        let role: Vec<u32> = role.concat();
         self.job_offsets = Vec::with_capacity(n + 1);
         self.job_offsets.push(0);
         self.lower_end = Vec::with_capacity(n);
         self.jobs = Vec::with_capacity(self.len() / 2 + 1);
-        for (counts, jobs) in blocks {
-            // counts holds (lower entries, jobs) per particle.
-            for c in counts.chunks_exact(2) {
-                let k = self.lower_end.len();
-                self.lower_end.push(self.offsets[k] + c[0]);
-                self.job_offsets
-                    .push(self.job_offsets.last().unwrap() + c[1]);
+        self.job_of_entry = vec![0; self.len()];
+        for k in 0..n {
+            let row = self.offsets[k]..self.offsets[k + 1];
+            let lower = self.partner_id[row.clone()].partition_point(|&id| id < p.id[k]);
+            self.lower_end.push(row.start + lower);
+            for e in row {
+                if role[e] == EVALUATES {
+                    self.job_of_entry[e] = self.jobs.len() as u32;
+                    self.jobs.push(self.partner[e]);
+                }
             }
-            self.jobs.extend(jobs);
+            self.job_offsets.push(self.jobs.len());
         }
+        for (e, &m) in role.iter().enumerate() {
+            if m != EVALUATES {
+                self.job_of_entry[e] = self.job_of_entry[m as usize];
+            }
+        }
+    }
+
+    /// The history record of the pair of entry `e`.
+    pub fn record(&self, e: usize) -> &[f64] {
+        let (j, h) = (self.job_of_entry[e] as usize, self.history_len);
+        &self.history[j * h..(j + 1) * h]
+    }
+
+    /// The history record of the pair of entry `e`, to write (then call
+    /// [`Self::refresh_active`]).
+    pub fn record_mut(&mut self, e: usize) -> &mut [f64] {
+        let (j, h) = (self.job_of_entry[e] as usize, self.history_len);
+        &mut self.history[j * h..(j + 1) * h]
     }
 
     /// The entry of owned particle `q`'s row whose partner has global id `id`.
@@ -322,7 +324,7 @@ impl NeighborList {
     pub fn refresh_active(&mut self) {
         let h = self.history_len;
         self.active = if h == 0 {
-            vec![false; self.len()]
+            vec![false; self.jobs.len()]
         } else {
             self.history
                 .chunks_exact(h)
@@ -408,50 +410,40 @@ mod tests {
     }
 
     #[test]
-    fn every_pair_has_one_job_and_mirrors_point_back() {
+    fn every_pair_has_one_job_held_by_its_evaluator() {
         let p = spheres();
         let nl = NeighborList::build(&p, 0.2, 3);
         let n = p.n_owned;
-        let mut jobs_of_pair = std::collections::HashMap::new();
+        let evaluator_of = |j: usize| nl.job_offsets.partition_point(|&o| o <= j) - 1;
+        let mut entries_of_job = vec![0; nl.jobs.len()];
+        let mut ghost_pairs = 0;
         for k in 0..n {
             let row = &nl.partner_id[nl.offsets[k]..nl.offsets[k + 1]];
             assert!(row.windows(2).all(|w| w[0] < w[1]), "row {k} sorted");
             let lower = row.iter().filter(|&&id| id < p.id[k]).count();
             assert_eq!(nl.lower_end[k], nl.offsets[k] + lower);
-            let jobs = &nl.jobs[nl.job_offsets[k]..nl.job_offsets[k + 1]];
-            assert!(jobs.windows(2).all(|w| w[0].entry < w[1].entry));
-            for job in jobs {
-                let e = job.entry as usize;
-                assert!((nl.offsets[k]..nl.offsets[k + 1]).contains(&e));
-                assert_eq!(job.partner, nl.partner[e]);
-                let q = job.partner as usize;
-                if q < n {
-                    assert!(p.id[k] < p.id[q], "the lower id evaluates");
-                    let m = job.mirror as usize;
-                    assert_eq!(nl.partner[m] as usize, k, "mirror is the reverse entry");
-                    assert!((nl.offsets[q]..nl.offsets[q + 1]).contains(&m));
-                } else {
-                    assert_eq!(job.mirror, NO_MIRROR);
-                }
-                *jobs_of_pair.entry((k, q)).or_insert(0) += 1;
-            }
-        }
-        let mut ghost_pairs = 0;
-        for k in 0..n {
+            let own = nl.job_offsets[k]..nl.job_offsets[k + 1];
+            let mut previous = None;
             for e in nl.offsets[k]..nl.offsets[k + 1] {
                 let q = nl.partner[e] as usize;
-                let key = if q >= n || p.id[k] < p.id[q] {
-                    (k, q)
+                let j = nl.job_of_entry[e] as usize;
+                entries_of_job[j] += 1;
+                if q >= n || p.id[k] < p.id[q] {
+                    assert!(own.contains(&j), "entry {e} of {k} evaluates its pair");
+                    assert_eq!(nl.jobs[j] as usize, q);
+                    assert!(previous < Some(j), "jobs in row order");
+                    previous = Some(j);
+                    ghost_pairs += (q >= n) as usize;
                 } else {
-                    (q, k)
-                };
-                assert_eq!(jobs_of_pair.get(&key), Some(&1), "pair {key:?}");
-                if q < n {
+                    assert_eq!(evaluator_of(j), q, "the lower id {} evaluates", p.id[q]);
+                    assert_eq!(nl.jobs[j] as usize, k);
                     assert!(nl.entry_of(q, p.id[k]).is_some(), "symmetric rows");
-                } else {
-                    ghost_pairs += 1;
                 }
             }
+        }
+        for (j, &c) in entries_of_job.iter().enumerate() {
+            let ghost = nl.jobs[j] as usize >= n;
+            assert_eq!(c, if ghost { 1 } else { 2 }, "job {j}");
         }
         assert!(ghost_pairs > 0 && nl.jobs.len() > 100);
     }

@@ -425,7 +425,7 @@ impl Simulation {
         let mut out = Vec::new();
         for k in 0..p.n_owned {
             for e in nl.offsets[k]..nl.offsets[k + 1] {
-                let rec = &nl.history[e * h..(e + 1) * h];
+                let rec = nl.record(e);
                 if rec.iter().any(|&x| x != 0.0) {
                     out.push((
                         p.id[k],
@@ -544,7 +544,7 @@ impl Simulation {
             s.force.push(p.force[k]);
             s.torque.push(p.torque[k]);
             for e in nl.offsets[k]..nl.offsets[k + 1] {
-                let rec = &nl.history[e * h..(e + 1) * h];
+                let rec = nl.record(e);
                 if nonzero(rec) {
                     s.pair_keys.push((p.id[k], nl.partner_id[e]));
                     s.pair_values.extend_from_slice(rec);
@@ -667,7 +667,8 @@ impl Simulation {
                     ));
                     break 'rows;
                 }
-                neighbors.history[e * h..(e + 1) * h]
+                neighbors
+                    .record_mut(e)
                     .copy_from_slice(&snap.pair_values[r * h..(r + 1) * h]);
             }
         }
