@@ -13,6 +13,7 @@ use crate::contact::{
     Body, ContactInertia, ContactLaw, Kinematics, NormalModel, PairContext, PairForce,
     TangentialModel,
 };
+use crate::integrate;
 use crate::neighbor::{NeighborList, BLOCK};
 use crate::particles::Particles;
 use crate::rng::PairNoise;
@@ -49,17 +50,6 @@ pub fn split_chunks<T>(mut data: &mut [T], lens: impl Iterator<Item = usize>) ->
         data = tail;
     }
     out
-}
-
-#[inline]
-fn body(p: &Particles, k: usize) -> Body {
-    Body {
-        x: p.x[k],
-        v: p.v[k],
-        omega: p.omega[k],
-        radius: p.radius[k],
-        inv_mass: p.inv_mass[k],
-    }
 }
 
 /// A pair contact of a law with couples (rolling, spinning) or stochastic
@@ -152,13 +142,15 @@ impl std::ops::AddAssign for Contribution {
 /// same bits: the lower-id side adds its share to its `U` directly (its
 /// jobs run in partner-id order) and the higher-id side's share is stored
 /// with the job. Then each owned particle sums the stored shares of its
-/// lower-id entries, in order.
+/// lower-id entries, in order, and, when `kick` is set, takes the second
+/// half kick of velocity Verlet ([`integrate::half_kick`]) with its new force.
 pub fn compute(
     p: &mut Particles,
     nl: &mut NeighborList,
     wall_history: &mut [f64],
     results: &mut PairResults,
     fp: &ForceParams,
+    kick: bool,
 ) {
     let n = p.n_owned;
     let h = nl.history_len;
@@ -214,13 +206,21 @@ pub fn compute(
         (0..n_blocks).map(|b| (block(b).1 - block(b).0) * wh),
     );
     let (share, stored, upper) = (&results.share, &results.stored, &results.upper);
+    let mut v = std::mem::take(&mut p.v);
+    let mut omega = std::mem::take(&mut p.omega);
     let parts: &Particles = p;
+    let half = 0.5 * fp.dt;
     force
         .par_chunks_mut(BLOCK)
         .zip(torque.par_chunks_mut(BLOCK))
+        .zip(
+            v[..n]
+                .par_chunks_mut(BLOCK)
+                .zip(omega[..n].par_chunks_mut(BLOCK)),
+        )
         .zip(whist)
         .enumerate()
-        .for_each(|(b, ((fo, to), wrow))| {
+        .for_each(|(b, (((fo, to), (vo, wo)), wrow))| {
             let (first, last) = block(b);
             for k in first..last {
                 let mut lower = Contribution::default();
@@ -236,6 +236,7 @@ pub fn compute(
                     let (fw, tw) = wall_forces(
                         parts,
                         k,
+                        (vo[k - first], wo[k - first]),
                         &mut wrow[(k - first) * wh..(k - first + 1) * wh],
                         h,
                         fp,
@@ -243,6 +244,11 @@ pub fn compute(
                     f += fw;
                     t += tw;
                     f += parts.mass[k] * fp.gravity;
+                    if kick {
+                        let o = k - first;
+                        let inv = (parts.inv_mass[k], parts.inv_inertia[k]);
+                        integrate::half_kick((&mut vo[o], &mut wo[o]), (f, t), inv, half);
+                    }
                 }
                 fo[k - first] = f;
                 to[k - first] = t;
@@ -250,6 +256,8 @@ pub fn compute(
         });
     p.force = force;
     p.torque = torque;
+    p.v = v;
+    p.omega = omega;
 }
 
 /// History length marking the run-time (non-specialised) variant of [`jobs_block`].
@@ -561,9 +569,12 @@ fn clear(rec: &mut [f64]) {
 }
 
 #[inline]
+/// The wall contacts of owned particle `k`, whose velocity and angular
+/// velocity are `(v, omega)`.
 fn wall_forces(
     p: &Particles,
     k: usize,
+    (v, omega): (DVec3, DVec3),
     hist: &mut [f64],
     h: usize,
     fp: &ForceParams,
@@ -574,13 +585,14 @@ fn wall_forces(
         let rec = &mut hist[w * h..(w + 1) * h];
         match wall.touch(p.x[k], p.radius[k], 0.0) {
             Some(touch) => {
-                let kin = Kinematics::wall(
-                    &body(p, k),
-                    touch.n,
-                    touch.dist,
-                    touch.velocity,
-                    touch.omega,
-                );
+                let body = Body {
+                    x: p.x[k],
+                    v,
+                    omega,
+                    radius: p.radius[k],
+                    inv_mass: p.inv_mass[k],
+                };
+                let kin = Kinematics::wall(&body, touch.n, touch.dist, touch.velocity, touch.omega);
                 let law = fp.laws.get(p.material[k], wall.material);
                 let pf = law.evaluate_with(&kin, fp.dt, rec, || {
                     ContactInertia::wall(p.inv_inertia[k], p.inv_mass[k], p.radius[k])
@@ -696,7 +708,7 @@ mod tests {
             noise: PairNoise::new(1, Stream::StochasticFriction),
         };
         for _ in 0..steps {
-            compute(&mut p, &mut nl, &mut [], &mut results, &fp);
+            compute(&mut p, &mut nl, &mut [], &mut results, &fp, false);
             for k in 0..p.n_owned {
                 if !p.frozen[k] {
                     let v = p.v[k];

@@ -3,7 +3,8 @@
 //! Per step: `v += ½Δt F/m`, `ω += ½Δt τ/I`, `x += Δt v` ([`kick_drift`]);
 //! forces at the new positions, evaluated with the half-step velocities
 //! `v(t+½Δt)`, `ω(t+½Δt)` (as LAMMPS' `nve/sphere` does); then
-//! `v += ½Δt F/m`, `ω += ½Δt τ/I` ([`kick`]). Frozen particles never move.
+//! `v += ½Δt F/m`, `ω += ½Δt τ/I` ([`half_kick`], applied by the force stage
+//! as each particle's force is summed). Frozen particles never move.
 
 use crate::domain::Domain;
 use crate::neighbor::BLOCK;
@@ -58,15 +59,18 @@ pub fn kick_drift(p: &mut Particles, dt: f64, x_ref: &[DVec3], domain: &Domain) 
             for (o, ((x, v), w)) in x.iter_mut().zip(v).zip(w).enumerate() {
                 let k = base + o;
                 if !frozen[k] {
-                    *v += (half * im[k]) * f[k];
-                    *w += (half * ii[k]) * t[k];
+                    half_kick((v, w), (f[k], t[k]), (im[k], ii[k]), half);
                     *x += dt * *v;
                 }
-                let ok = x.is_finite()
-                    && v.is_finite()
-                    && w.is_finite()
-                    && x.cmpge(lo).all()
-                    && x.cmple(hi).all();
+                // A sum of the nine components is finite when they all are
+                // (the exact test runs only when the sum says otherwise).
+                let sum = (x.x + x.y + x.z) + (v.x + v.y + v.z) + (w.x + w.y + w.z);
+                let ok = sum.is_finite() && x.cmpge(lo).all() && x.cmple(hi).all()
+                    || x.is_finite()
+                        && v.is_finite()
+                        && w.is_finite()
+                        && x.cmpge(lo).all()
+                        && x.cmple(hi).all();
                 if !ok && scan.bad.is_none_or(|(_, i)| id[k] < i) {
                     scan.bad = Some((k, id[k]));
                 }
@@ -90,26 +94,15 @@ pub fn kick_drift(p: &mut Particles, dt: f64, x_ref: &[DVec3], domain: &Domain) 
         )
 }
 
-/// Second half kick of the owned, mobile particles.
-pub fn kick(p: &mut Particles, dt: f64) {
-    let n = p.n_owned;
-    let half = 0.5 * dt;
-    let (v, w) = (&mut p.v[..n], &mut p.omega[..n]);
-    let (f, t, im, ii) = (
-        &p.force[..n],
-        &p.torque[..n],
-        &p.inv_mass[..n],
-        &p.inv_inertia[..n],
-    );
-    v.par_chunks_mut(BLOCK)
-        .zip(w.par_chunks_mut(BLOCK))
-        .enumerate()
-        .for_each(|(b, (v, w))| {
-            let base = b * BLOCK;
-            for (o, (v, w)) in v.iter_mut().zip(w).enumerate() {
-                let k = base + o;
-                *v += (half * im[k]) * f[k];
-                *w += (half * ii[k]) * t[k];
-            }
-        });
+/// The half kick of one particle: `v += ½Δt F/m`, `ω += ½Δt τ/I`
+/// (`half` = ½Δt).
+#[inline(always)]
+pub fn half_kick(
+    (v, w): (&mut DVec3, &mut DVec3),
+    (f, t): (DVec3, DVec3),
+    (inv_mass, inv_inertia): (f64, f64),
+    half: f64,
+) {
+    *v += (half * inv_mass) * f;
+    *w += (half * inv_inertia) * t;
 }

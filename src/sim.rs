@@ -4,7 +4,8 @@
 //! Stages per step: `integrate` (first half kick and drift, with the
 //! displacement scan), `neighbor` (a rebuild when any particle anywhere moved
 //! more than half the skin or particles were inserted — a global decision —
-//! else a halo update), `force`, `integrate` (second half kick).
+//! else a halo update), `force` (with the second half kick, applied as each
+//! particle's force is summed).
 //!
 //! A rebuild wraps positions at periodic boundaries, migrates particles that
 //! left this rank's subdomain to their new owner together with their contact
@@ -32,7 +33,8 @@ use std::time::{Duration, Instant};
 /// Wall-clock time spent per stage.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Timers {
-    /// Integration (both halves).
+    /// Integration (the first half kick and drift; the second half kick is
+    /// part of the force stage).
     pub integrate: Duration,
     /// Neighbour-list rebuilds, insertion and halo updates (communication included).
     pub neighbor: Duration,
@@ -100,7 +102,7 @@ impl Simulation {
         };
         sim.insert_due()?;
         sim.rebuild()?;
-        sim.compute_forces();
+        sim.compute_forces(false);
         Ok(sim)
     }
 
@@ -162,11 +164,8 @@ impl Simulation {
         }
         let t2 = Instant::now();
         self.timers.neighbor += t2 - t1;
-        self.compute_forces();
-        let t3 = Instant::now();
-        self.timers.force += t3 - t2;
-        integrate::kick(&mut self.particles, self.setup.dt);
-        self.timers.integrate += t3.elapsed();
+        self.compute_forces(true);
+        self.timers.force += t2.elapsed();
         Ok(())
     }
 
@@ -197,7 +196,9 @@ impl Simulation {
         ))
     }
 
-    fn compute_forces(&mut self) {
+    /// The forces at the current positions, and with `kick` the second half
+    /// kick of the step.
+    fn compute_forces(&mut self, kick: bool) {
         let fp = ForceParams {
             laws: &self.setup.laws,
             walls: &self.setup.walls,
@@ -214,6 +215,7 @@ impl Simulation {
             &mut self.wall_history,
             &mut self.pair_results,
             &fp,
+            kick,
         );
     }
 
