@@ -498,13 +498,13 @@ fn jobs_block<E: PairEval, const H: usize>(blk: &Block, eval: &E, out: BlockOut)
         stored,
         upper,
     } = out;
+    stored.fill(false);
     for (o, sum) in upper.iter_mut().enumerate() {
         let k = first + o;
         let (idk, pk) = (p.id[k], packed[k]);
         let mut acc = Contribution::default();
         for j in blk.job_offsets[k] - job_base..blk.job_offsets[k + 1] - job_base {
             let q = blk.jobs[j] as usize;
-            stored[j] = false;
             let rec = &mut history[j * h..(j + 1) * h];
             // Cheap filter on the packed image positions (a superset of the contacts).
             let pq = packed[q];

@@ -92,19 +92,23 @@ impl CellGrid {
         (k * self.dims[1] + j) * self.dims[0] + i
     }
 
-    /// Call `f` with the ranges of [`Self::items`] slots that make up the
-    /// 27 cells around `x` (9 runs of 3 consecutive cells).
+    /// The ranges of [`Self::items`] slots that make up the 27 cells around
+    /// `x`: up to 9 runs of 3 consecutive cells (empty ranges at the edges).
     #[inline]
-    pub fn near_slots(&self, x: DVec3, mut f: impl FnMut(std::ops::Range<usize>)) {
+    pub fn near_slots(&self, x: DVec3) -> [std::ops::Range<usize>; 9] {
         let c = self.coords(x);
+        let mut out: [std::ops::Range<usize>; 9] = Default::default();
+        let mut r = 0;
         for k in c[2].saturating_sub(1)..=(c[2] + 1).min(self.dims[2] - 1) {
             for j in c[1].saturating_sub(1)..=(c[1] + 1).min(self.dims[1] - 1) {
                 let row = (k * self.dims[1] + j) * self.dims[0];
                 let i0 = row + c[0].saturating_sub(1);
                 let i1 = row + (c[0] + 1).min(self.dims[0] - 1);
-                f(self.start[i0] as usize..self.start[i1 + 1] as usize);
+                out[r] = self.start[i0] as usize..self.start[i1 + 1] as usize;
+                r += 1;
             }
         }
+        out
     }
 
     /// The point indices in cell order (the slots of [`Self::near_slots`]).
@@ -208,7 +212,7 @@ impl NeighborList {
                     let start = entries.len();
                     let ri = p.radius[i];
                     let fi = p.frozen[i];
-                    grid.near_slots(xi, |range| {
+                    for range in grid.near_slots(xi) {
                         for (c, &(q, fq)) in near[range.clone()].iter().zip(&who[range]) {
                             // (R_i + R_q) + reach: the same bits from either side,
                             // so a pair of owned particles is in both rows or neither.
@@ -218,7 +222,7 @@ impl NeighborList {
                                 entries.push((p.id[q as usize], q));
                             }
                         }
-                    });
+                    }
                     entries[start..].sort_unstable();
                     counts.push(entries.len() - start);
                 }
@@ -245,7 +249,7 @@ impl NeighborList {
         );
         list.assign_jobs(p);
         list.history = vec![0.0; list.jobs.len() * history_len];
-        list.refresh_active();
+        list.active = vec![false; list.jobs.len()];
         list
     }
 
@@ -266,10 +270,13 @@ impl NeighborList {
                 for k in first..last {
                     for e in list.offsets[k]..list.offsets[k + 1] {
                         let q = list.partner[e] as usize;
-                        role.push(match (q < n).then(|| list.entry_of(q, p.id[k])).flatten() {
-                            Some(m) if list.partner_id[e] < p.id[k] => m as u32,
-                            _ => EVALUATES,
-                        });
+                        // The lower id evaluates; the higher looks for the
+                        // pair in the partner's row (present there unless the
+                        // rows disagree at the cut-off, then it evaluates too).
+                        let mirror = (q < n && list.partner_id[e] < p.id[k])
+                            .then(|| list.entry_of(q, p.id[k]))
+                            .flatten();
+                        role.push(mirror.map_or(EVALUATES, |m| m as u32));
                     }
                 }
                 role
