@@ -499,64 +499,71 @@ fn jobs_block<E: PairEval, const H: usize>(blk: &Block, eval: &E, out: BlockOut)
         upper,
     } = out;
     stored.fill(false);
-    for (o, sum) in upper.iter_mut().enumerate() {
+    upper.fill(Contribution::default());
+    // First the cheap filter on the packed image positions over every job
+    // (a superset of the contacts), resetting the records of pairs that are
+    // apart; then the candidates, in job order, in a loop of their own (no
+    // hard-to-predict filter branch between two contact evaluations).
+    let mut candidates: Vec<(u32, u32)> = Vec::with_capacity(upper.len());
+    for o in 0..upper.len() {
         let k = first + o;
-        let (idk, pk) = (p.id[k], packed[k]);
-        let mut acc = Contribution::default();
+        let pk = packed[k];
         for j in blk.job_offsets[k] - job_base..blk.job_offsets[k + 1] - job_base {
-            let q = blk.jobs[j] as usize;
-            let rec = &mut history[j * h..(j + 1) * h];
-            // Cheap filter on the packed image positions (a superset of the contacts).
-            let pq = packed[q];
+            let pq = packed[blk.jobs[j] as usize];
             let reach = (pk.w + pq.w + pad) * (1.0 + 1e-9);
             let dd = pq - pk;
-            let pf = if dd.x * dd.x + dd.y * dd.y + dd.z * dd.z >= reach * reach {
-                None
-            } else {
-                // Exact separation seen from k. IEEE subtraction is exactly
-                // antisymmetric (a − b = −(b − a)), so the canonical
-                // d = (x_j − x_i) + (s_j − s_i) is exactly ±d_kq.
-                let d_kq = (p.x[q] - p.x[k]) + (p.shift[q] - p.shift[k]);
-                let lower = idk < p.id[q];
-                let (ij, radii, d) = if lower {
-                    ((k, q), (pk.w, pq.w), d_kq)
-                } else {
-                    ((q, k), (pq.w, pk.w), -d_kq)
-                };
-                eval.eval(p, ij, radii, d, d_kq.length_squared(), rec, fp)
-                    .map(|pf| (lower, pf))
+            if dd.x * dd.x + dd.y * dd.y + dd.z * dd.z < reach * reach {
+                candidates.push((o as u32, j as u32));
+            } else if active[j] {
+                history[j * h..(j + 1) * h].fill(0.0);
+                active[j] = false;
+            }
+        }
+    }
+    for &(o, j) in &candidates {
+        let (o, j) = (o as usize, j as usize);
+        let (k, q) = (first + o, blk.jobs[j] as usize);
+        let (pk, pq) = (packed[k], packed[q]);
+        let rec = &mut history[j * h..(j + 1) * h];
+        // Exact separation seen from k. IEEE subtraction is exactly
+        // antisymmetric (a − b = −(b − a)), so the canonical
+        // d = (x_j − x_i) + (s_j − s_i) is exactly ±d_kq.
+        let d_kq = (p.x[q] - p.x[k]) + (p.shift[q] - p.shift[k]);
+        let lower = p.id[k] < p.id[q];
+        let (ij, radii, d) = if lower {
+            ((k, q), (pk.w, pq.w), d_kq)
+        } else {
+            ((q, k), (pq.w, pk.w), -d_kq)
+        };
+        let Some(pf) = eval.eval(p, ij, radii, d, d_kq.length_squared(), rec, fp) else {
+            // Apart: the contact, if any, has opened.
+            if active[j] {
+                rec.fill(0.0);
+                active[j] = false;
+            }
+            continue;
+        };
+        active[j] = h != 0;
+        // i receives force_i, j its negation (as f − force_i = f + (−force_i)).
+        let on_j = Contribution {
+            force: -pf.force_i,
+            torque: pf.torque_j,
+        };
+        if lower {
+            upper[o] += Contribution {
+                force: pf.force_i,
+                torque: pf.torque_i,
             };
-            let Some((lower, pf)) = pf else {
-                // Apart: the contact, if any, has opened.
-                if active[j] {
-                    rec.fill(0.0);
-                    active[j] = false;
-                }
-                continue;
-            };
-            active[j] = h != 0;
-            // i receives force_i, j its negation (as f − force_i = f + (−force_i)).
-            let on_j = Contribution {
-                force: -pf.force_i,
-                torque: pf.torque_j,
-            };
-            if lower {
-                acc += Contribution {
-                    force: pf.force_i,
-                    torque: pf.torque_i,
-                };
-                // The partner's share, kept for its L if the partner is owned here.
-                if q < n {
-                    share[j] = on_j;
-                    stored[j] = true;
-                }
-            } else {
-                // A ghost with a lower id: k's own share, for its L.
+            // The partner's share, kept for its L if the partner is owned here.
+            if q < n {
                 share[j] = on_j;
                 stored[j] = true;
             }
+        } else {
+            // A ghost with a lower id: k's own share, for its L.
+            share[j] = on_j;
+            stored[j] = true;
         }
-        *sum = acc;
     }
 }
 
