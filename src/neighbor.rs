@@ -199,7 +199,10 @@ impl NeighborList {
             .iter()
             .map(|&q| images[q as usize].extend(p.radius[q as usize]))
             .collect();
-        let who: Vec<(u32, bool)> = slots.iter().map(|&q| (q, p.frozen[q as usize])).collect();
+        let who: Vec<(u64, u32, bool)> = slots
+            .iter()
+            .map(|&q| (p.id[q as usize], q, p.frozen[q as usize]))
+            .collect();
         let n = p.n_owned;
         let blocks: Vec<BlockRows> = (0..n.div_ceil(BLOCK))
             .into_par_iter()
@@ -210,19 +213,27 @@ impl NeighborList {
                 let last = (first + BLOCK).min(n);
                 for (i, &xi) in images.iter().enumerate().take(last).skip(first) {
                     let start = entries.len();
-                    let ri = p.radius[i];
-                    let fi = p.frozen[i];
-                    for range in grid.near_slots(xi) {
-                        for (c, &(q, fq)) in near[range.clone()].iter().zip(&who[range]) {
+                    let (ri, fi) = (p.radius[i], p.frozen[i]);
+                    let ranges = grid.near_slots(xi);
+                    // Room for every candidate; the pairs in reach are
+                    // compacted to the front without a branch per candidate.
+                    let room: usize = ranges.iter().map(|r| r.len()).sum();
+                    entries.resize(start + room, (0, 0));
+                    let mut end = start;
+                    for range in ranges {
+                        for (c, &(id, q, fq)) in near[range.clone()].iter().zip(&who[range]) {
                             // (R_i + R_q) + reach: the same bits from either side,
                             // so a pair of owned particles is in both rows or neither.
                             let cut = (ri + c.w) + reach;
                             let d = c.truncate() - xi;
-                            if d.length_squared() < cut * cut && q as usize != i && !(fi && fq) {
-                                entries.push((p.id[q as usize], q));
-                            }
+                            let keep = (d.length_squared() < cut * cut)
+                                & (q as usize != i)
+                                & !(fi & fq);
+                            entries[end] = (id, q);
+                            end += keep as usize;
                         }
                     }
+                    entries.truncate(end);
                     entries[start..].sort_unstable();
                     counts.push(entries.len() - start);
                 }
