@@ -162,102 +162,224 @@ pub fn compute(
     results.stored.resize(n_jobs, false);
     results.upper.resize(n, Contribution::default());
     let n_blocks = n.div_ceil(BLOCK);
-    let block = |b: usize| (b * BLOCK, ((b + 1) * BLOCK).min(n));
-    let job_offsets = &nl.job_offsets;
-    let jobs_of = |b: usize| job_offsets[block(b).1] - job_offsets[block(b).0];
-    let parts: &Particles = p;
-    let jobs = &nl.jobs[..];
-    split_chunks(&mut nl.history, (0..n_blocks).map(|b| jobs_of(b) * h))
-        .into_par_iter()
-        .zip(split_chunks(&mut nl.active, (0..n_blocks).map(jobs_of)))
-        .zip(split_chunks(&mut results.share, (0..n_blocks).map(jobs_of)))
-        .zip(split_chunks(
-            &mut results.stored,
-            (0..n_blocks).map(jobs_of),
-        ))
-        .zip(results.upper.par_chunks_mut(BLOCK))
-        .enumerate()
-        .for_each(|(b, ((((history, active), share), stored), upper))| {
-            let (first, last) = block(b);
-            let blk = Block {
-                p: parts,
-                first,
-                job_base: job_offsets[first],
-                jobs: &jobs[job_offsets[first]..job_offsets[last]],
-                job_offsets,
-                fp,
-                h,
-            };
-            let out = BlockOut {
-                history,
-                active,
-                share,
-                stored,
-                upper,
-            };
-            pass_one(&blk, out)
-        });
     let wh = fp.walls.len() * h;
     let mut force = std::mem::take(&mut p.force);
     let mut torque = std::mem::take(&mut p.torque);
-    let (offsets, lower_end, job_of_entry) = (&nl.offsets, &nl.lower_end, &nl.job_of_entry);
-    let whist = split_chunks(
-        wall_history,
-        (0..n_blocks).map(|b| (block(b).1 - block(b).0) * wh),
-    );
-    let (share, stored, upper) = (&results.share, &results.stored, &results.upper);
-    let mut v = std::mem::take(&mut p.v);
-    let mut omega = std::mem::take(&mut p.omega);
+    let mut history = std::mem::take(&mut nl.history);
+    let mut active = std::mem::take(&mut nl.active);
     let parts: &Particles = p;
-    let half = 0.5 * fp.dt;
-    force
-        .par_chunks_mut(BLOCK)
-        .zip(torque.par_chunks_mut(BLOCK))
-        .zip(
-            v[..n]
-                .par_chunks_mut(BLOCK)
-                .zip(omega[..n].par_chunks_mut(BLOCK)),
+    let ctx = Stage {
+        p: parts,
+        nl: &*nl,
+        fp,
+        n_blocks,
+        wh,
+    };
+    // The blocks in as many contiguous runs as there are threads. Within a
+    // run, pass two of a block follows pass one of the blocks its pairs
+    // reach (`NeighborList::block_reach`) while their results are still in
+    // cache; blocks whose pairs reach into another run wait for the end of
+    // pass one everywhere. The result does not depend on the runs.
+    let per_run = n_blocks
+        .div_ceil(rayon::current_num_threads().max(1))
+        .max(1);
+    let runs: Vec<(usize, usize)> = (0..n_blocks)
+        .step_by(per_run)
+        .map(|s| (s, (s + per_run).min(n_blocks)))
+        .collect();
+    // Where block `b` starts (`b` may be `n_blocks`: the end).
+    let particle_at = |b: usize| (b * BLOCK).min(n);
+    let job_at = |b: usize| nl.job_offsets[particle_at(b)];
+    let bounds = |f: &dyn Fn(usize) -> usize, per: usize| {
+        runs.iter()
+            .map(|&(s, e)| (f(e) - f(s)) * per)
+            .collect::<Vec<_>>()
+    };
+    let job_lens = bounds(&job_at, 1);
+    let particle_lens = bounds(&particle_at, 1);
+    let waiting: Vec<usize> = split_chunks(&mut history, bounds(&job_at, h).into_iter())
+        .into_par_iter()
+        .zip(split_chunks(&mut active, job_lens.iter().copied()))
+        .zip(split_chunks(&mut results.share, job_lens.iter().copied()))
+        .zip(split_chunks(&mut results.stored, job_lens.iter().copied()))
+        .zip(split_chunks(
+            &mut results.upper,
+            particle_lens.iter().copied(),
+        ))
+        .zip(split_chunks(&mut force, particle_lens.iter().copied()))
+        .zip(split_chunks(&mut torque, particle_lens.iter().copied()))
+        .zip(split_chunks(
+            wall_history,
+            bounds(&particle_at, wh).into_iter(),
+        ))
+        .zip(runs.par_iter())
+        .flat_map_iter(
+            |((((((((history, active), share), stored), upper), fo), to), wrow), &(s, e))| {
+                let mut run = RunOut {
+                    history,
+                    active,
+                    share,
+                    stored,
+                    upper,
+                    force: fo,
+                    torque: to,
+                    wall_history: wrow,
+                };
+                ctx.run_blocks(s, e, &mut run)
+            },
         )
-        .zip(whist)
+        .collect();
+    debug_assert!(waiting.windows(2).all(|w| w[0] < w[1]));
+    // Pass two of the blocks left waiting, in parallel.
+    let (share, stored, upper) = (&results.share, &results.stored, &results.upper);
+    let sizes =
+        |per: usize| (0..n_blocks).map(move |b| (particle_at(b + 1) - particle_at(b)) * per);
+    let todo: Vec<_> = split_chunks(&mut force, sizes(1))
+        .into_iter()
+        .zip(split_chunks(&mut torque, sizes(1)))
+        .zip(split_chunks(wall_history, sizes(wh)))
         .enumerate()
-        .for_each(|(b, (((fo, to), (vo, wo)), wrow))| {
-            let (first, last) = block(b);
-            for k in first..last {
-                let mut lower = Contribution::default();
-                for &j in &job_of_entry[offsets[k]..lower_end[k]] {
-                    if stored[j as usize] {
-                        lower += share[j as usize];
-                    }
-                }
-                let (mut f, mut t) = (lower.force + upper[k].force, lower.torque + upper[k].torque);
-                if parts.frozen[k] {
-                    (f, t) = (DVec3::ZERO, DVec3::ZERO);
-                } else {
-                    let (fw, tw) = wall_forces(
-                        parts,
-                        k,
-                        (vo[k - first], wo[k - first]),
-                        &mut wrow[(k - first) * wh..(k - first + 1) * wh],
-                        h,
-                        fp,
-                    );
-                    f += fw;
-                    t += tw;
-                    f += parts.mass[k] * fp.gravity;
-                    if kick {
-                        let o = k - first;
-                        let inv = (parts.inv_mass[k], parts.inv_inertia[k]);
-                        integrate::half_kick((&mut vo[o], &mut wo[o]), (f, t), inv, half);
-                    }
-                }
-                fo[k - first] = f;
-                to[k - first] = t;
-            }
-        });
+        .filter(|(b, _)| waiting.binary_search(b).is_ok())
+        .map(|(b, ((fo, to), wrow))| (b, (fo, to, wrow)))
+        .collect();
+    todo.into_par_iter().for_each(|(b, (fo, to, wrow))| {
+        let (first, _) = ctx.block(b);
+        ctx.pass_two(b, (share, stored, 0), &upper[first..], fo, to, wrow);
+    });
+    nl.history = history;
+    nl.active = active;
     p.force = force;
     p.torque = torque;
-    p.v = v;
-    p.omega = omega;
+    if kick {
+        integrate::kick(p, fp.dt);
+    }
+}
+
+/// The parts of one run of blocks that the force stage writes.
+struct RunOut<'a> {
+    history: &'a mut [f64],
+    active: &'a mut [bool],
+    share: &'a mut [Contribution],
+    stored: &'a mut [bool],
+    upper: &'a mut [Contribution],
+    force: &'a mut [DVec3],
+    torque: &'a mut [DVec3],
+    wall_history: &'a mut [f64],
+}
+
+/// What both passes of the force stage read.
+struct Stage<'a> {
+    p: &'a Particles,
+    nl: &'a NeighborList,
+    fp: &'a ForceParams<'a>,
+    n_blocks: usize,
+    wh: usize,
+}
+
+impl Stage<'_> {
+    /// Owned particles `first..last` of block `b`.
+    fn block(&self, b: usize) -> (usize, usize) {
+        let n = self.p.n_owned;
+        (b * BLOCK, ((b + 1) * BLOCK).min(n))
+    }
+
+    /// Pass one over the blocks `s..e`, with pass two of each block as soon
+    /// as every block its pairs reach is done; returns the blocks whose
+    /// pairs reach outside `s..e` (their pass two must wait).
+    fn run_blocks(&self, s: usize, e: usize, run: &mut RunOut) -> Vec<usize> {
+        let nl = self.nl;
+        let (h, wh) = (nl.history_len, self.wh);
+        let reach = nl.block_reach;
+        let (job0, first0) = (nl.job_offsets[self.block(s).0], self.block(s).0);
+        let mut waiting = Vec::new();
+        let mut next = s;
+        for b in s..e {
+            let (first, last) = self.block(b);
+            let (j0, j1) = (nl.job_offsets[first] - job0, nl.job_offsets[last] - job0);
+            let blk = Block {
+                p: self.p,
+                first,
+                job_base: nl.job_offsets[first],
+                jobs: &nl.jobs[nl.job_offsets[first]..nl.job_offsets[last]],
+                job_offsets: &nl.job_offsets,
+                fp: self.fp,
+                h,
+            };
+            let out = BlockOut {
+                history: &mut run.history[j0 * h..j1 * h],
+                active: &mut run.active[j0..j1],
+                share: &mut run.share[j0..j1],
+                stored: &mut run.stored[j0..j1],
+                upper: &mut run.upper[first - first0..last - first0],
+            };
+            pass_one(&blk, out);
+            // Blocks whose every reachable block has now had pass one.
+            while next < e && (next + reach).min(self.n_blocks - 1) <= b {
+                if next.saturating_sub(reach) >= s {
+                    let (f, l) = self.block(next);
+                    let (a, z) = (f - first0, l - first0);
+                    self.pass_two(
+                        next,
+                        (&*run.share, &*run.stored, job0),
+                        &run.upper[a..],
+                        &mut run.force[a..z],
+                        &mut run.torque[a..z],
+                        &mut run.wall_history[a * wh..z * wh],
+                    );
+                } else {
+                    waiting.push(next);
+                }
+                next += 1;
+            }
+        }
+        waiting.extend(next..e);
+        waiting
+    }
+
+    /// Pass two of block `b`: each particle's force is its lower-id shares
+    /// (`share`/`stored` indexed by job − `base`), in row order, plus its
+    /// upper sum (`upper`, from the block's first particle on), its wall
+    /// contacts and gravity.
+    fn pass_two(
+        &self,
+        b: usize,
+        (share, stored, base): (&[Contribution], &[bool], usize),
+        upper: &[Contribution],
+        fo: &mut [DVec3],
+        to: &mut [DVec3],
+        wrow: &mut [f64],
+    ) {
+        let (p, nl, fp, wh) = (self.p, self.nl, self.fp, self.wh);
+        let (first, last) = self.block(b);
+        for k in first..last {
+            let o = k - first;
+            let mut lower = Contribution::default();
+            for &j in &nl.job_of_entry[nl.offsets[k]..nl.lower_end[k]] {
+                let j = j as usize - base;
+                if stored[j] {
+                    lower += share[j];
+                }
+            }
+            let (mut f, mut t) = (lower.force + upper[o].force, lower.torque + upper[o].torque);
+            if p.frozen[k] {
+                (f, t) = (DVec3::ZERO, DVec3::ZERO);
+            } else {
+                let (fw, tw) = wall_forces(
+                    p,
+                    k,
+                    (p.v[k], p.omega[k]),
+                    &mut wrow[o * wh..(o + 1) * wh],
+                    nl.history_len,
+                    fp,
+                );
+                f += fw;
+                t += tw;
+                f += p.mass[k] * fp.gravity;
+            }
+            fo[o] = f;
+            to[o] = t;
+        }
+    }
 }
 
 /// History length marking the run-time (non-specialised) variant of [`jobs_block`].

@@ -3,8 +3,8 @@
 //! Per step: `v += ½Δt F/m`, `ω += ½Δt τ/I`, `x += Δt v` ([`kick_drift`]);
 //! forces at the new positions, evaluated with the half-step velocities
 //! `v(t+½Δt)`, `ω(t+½Δt)` (as LAMMPS' `nve/sphere` does); then
-//! `v += ½Δt F/m`, `ω += ½Δt τ/I` ([`half_kick`], applied by the force stage
-//! as each particle's force is summed). Frozen particles never move.
+//! `v += ½Δt F/m`, `ω += ½Δt τ/I` ([`kick`], called by the force stage once
+//! every force is known). Frozen particles never move.
 
 use crate::domain::Domain;
 use crate::neighbor::BLOCK;
@@ -92,6 +92,32 @@ pub fn kick_drift(p: &mut Particles, dt: f64, x_ref: &[DVec3], domain: &Domain) 
                 },
             },
         )
+}
+
+/// Second half kick of the owned, mobile particles.
+pub fn kick(p: &mut Particles, dt: f64) {
+    let n = p.n_owned;
+    let half = 0.5 * dt;
+    let (v, w) = (&mut p.v[..n], &mut p.omega[..n]);
+    let (f, t, im, ii, frozen) = (
+        &p.force[..n],
+        &p.torque[..n],
+        &p.inv_mass[..n],
+        &p.inv_inertia[..n],
+        &p.frozen[..n],
+    );
+    v.par_chunks_mut(BLOCK)
+        .zip(w.par_chunks_mut(BLOCK))
+        .enumerate()
+        .for_each(|(b, (v, w))| {
+            let base = b * BLOCK;
+            for (o, (v, w)) in v.iter_mut().zip(w).enumerate() {
+                let k = base + o;
+                if !frozen[k] {
+                    half_kick((v, w), (f[k], t[k]), (im[k], ii[k]), half);
+                }
+            }
+        });
 }
 
 /// The half kick of one particle: `v += ½Δt F/m`, `ω += ½Δt τ/I`

@@ -158,6 +158,9 @@ pub struct NeighborList {
     /// Per owned particle `p`: the end of the entries whose partner has a
     /// lower global id than `p` (rows are sorted, so these come first).
     pub lower_end: Vec<usize>,
+    /// The largest distance, in work blocks of [`BLOCK`] owned particles,
+    /// between two owned particles of one pair.
+    pub block_reach: usize,
 }
 
 impl NeighborList {
@@ -226,9 +229,8 @@ impl NeighborList {
                             // so a pair of owned particles is in both rows or neither.
                             let cut = (ri + c.w) + reach;
                             let d = c.truncate() - xi;
-                            let keep = (d.length_squared() < cut * cut)
-                                & (q as usize != i)
-                                & !(fi & fq);
+                            let keep =
+                                (d.length_squared() < cut * cut) & (q as usize != i) & !(fi & fq);
                             entries[end] = (id, q);
                             end += keep as usize;
                         }
@@ -316,6 +318,16 @@ impl NeighborList {
                 self.job_of_entry[e] = self.job_of_entry[m as usize];
             }
         }
+        self.block_reach = (0..n)
+            .flat_map(|k| {
+                let list = &*self;
+                list.partner[list.offsets[k]..list.offsets[k + 1]]
+                    .iter()
+                    .filter(move |&&q| (q as usize) < n)
+                    .map(move |&q| (q as usize / BLOCK).abs_diff(k / BLOCK))
+            })
+            .max()
+            .unwrap_or(0);
     }
 
     /// The history record of the pair of entry `e`.
