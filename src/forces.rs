@@ -1,10 +1,12 @@
 //! The force stage: contact, wall and body forces on every owned particle.
 //!
-//! Each owned particle sums, in this fixed order, its pair contacts (by
-//! partner id, the order of its neighbour list), then its wall contacts (by
-//! wall index), then gravity. Pairs are evaluated in canonical orientation,
-//! so both particles of a contact compute the same bits and Newton's third law
-//! holds exactly; the result does not depend on threads, ranks or local order.
+//! Each owned particle sums, in this fixed order, its pair contacts with
+//! lower-id partners (`L`, by partner id), plus those with higher-id partners
+//! (`U`, by partner id), then its wall contacts (by wall index), then
+//! gravity. Each pair is evaluated once, in canonical orientation, so both
+//! particles of a contact get the same bits (on one rank or two) and
+//! Newton's third law holds exactly; the result does not depend on threads,
+//! ranks or local order. See [`compute`] for the two passes.
 
 use crate::config::LawTable;
 use crate::contact::normal::{hooke_force, HookeDamping};

@@ -1,12 +1,13 @@
 //! Cell list and Verlet neighbour list with a skin.
 //!
 //! The list is *full*: every owned particle lists all its partners (owned or
-//! ghost) within `R_p + R_q + pad + skin`, sorted by the partner's global id.
-//! Each owned particle then sums its contact forces in that fixed order, so
-//! the total is independent of threads, ranks and local ordering. Each
-//! entry carries its own copy of the contact history; the two copies of a
-//! pair are updated from bit-identical inputs and so stay identical, and a
-//! particle that migrates takes its records with it.
+//! ghost) within `(R_p + R_q) + pad + skin`, sorted by the partner's global
+//! id, so its force can be summed in that fixed order, independent of
+//! threads, ranks and local ordering. Each pair is also one *job*, evaluated
+//! once per step (see [`NeighborList`]), which holds the pair's one
+//! contact-history record; at a rebuild the records are lifted out per
+//! particle ([`crate::history::HistoryRows`]), so a particle that migrates
+//! takes its records with it.
 //!
 //! The list stays valid until some particle has moved more than `skin / 2`
 //! since the last build (a global decision, see `sim`). Building is O(N):
