@@ -391,19 +391,24 @@ const DYN: usize = usize::MAX;
 /// up per pair or fixed for the whole run with its sub-models known at
 /// compile time.
 trait PairEval: Sync {
-    /// The contact of the pair `(i, j)` (canonical order, `d = x_j − x_i` of
-    /// squared length `r2`), or `None` when the two are out of range.
-    #[allow(clippy::too_many_arguments)]
-    fn eval(
-        &self,
-        p: &Particles,
-        ij: (usize, usize),
-        radii: (f64, f64),
-        d: DVec3,
-        r2: f64,
-        rec: &mut [f64],
-        fp: &ForceParams,
-    ) -> Option<PairForce>;
+    /// The centre distance below which a pair of the given materials and
+    /// radii interacts.
+    fn range(&self, materials: (u32, u32), radii: (f64, f64), fp: &ForceParams) -> f64;
+
+    /// The contact `c` (within range), with history record `rec`.
+    fn eval(&self, p: &Particles, c: &Pair, rec: &mut [f64], fp: &ForceParams) -> PairForce;
+}
+
+/// A pair in contact, in canonical order.
+struct Pair<'a> {
+    /// Local indices `(i, j)`.
+    ij: (usize, usize),
+    /// The two bodies.
+    bodies: (&'a Body, &'a Body),
+    /// Separation `d = x_j − x_i`.
+    d: DVec3,
+    /// Its length.
+    r: f64,
 }
 
 /// The body of particle `k` with the given radius (from `packed`, the same bits).
@@ -424,38 +429,21 @@ struct AnyLaw;
 
 impl PairEval for AnyLaw {
     #[inline(always)]
-    fn eval(
-        &self,
-        p: &Particles,
-        (i, j): (usize, usize),
-        (ri, rj): (f64, f64),
-        d: DVec3,
-        r2: f64,
-        rec: &mut [f64],
-        fp: &ForceParams,
-    ) -> Option<PairForce> {
+    fn range(&self, (a, b): (u32, u32), (ri, rj): (f64, f64), fp: &ForceParams) -> f64 {
+        fp.laws.get(a, b).normal.range(ri, rj)
+    }
+
+    #[inline(always)]
+    fn eval(&self, p: &Particles, c: &Pair, rec: &mut [f64], fp: &ForceParams) -> PairForce {
+        let (i, j) = c.ij;
         let law = fp.laws.get(p.material[i], p.material[j]);
-        let range = law.normal.range(ri, rj);
-        if r2 >= range * range {
-            return None;
-        }
-        let (bi, bj) = (body_of(p, i, ri), body_of(p, j, rj));
-        let r = r2.sqrt();
-        Some(if law.is_plain() {
-            law.evaluate_plain(&Kinematics::pair(&bi, &bj, d, r), fp.dt, rec)
+        if law.is_plain() {
+            let kin = Kinematics::pair(c.bodies.0, c.bodies.1, c.d, c.r);
+            law.evaluate_plain(&kin, fp.dt, rec)
         } else {
-            general_pair(
-                p,
-                law,
-                (i, j),
-                (&bi, &bj),
-                (p.id[i], p.id[j]),
-                d,
-                r,
-                rec,
-                fp,
-            )
-        })
+            let ids = (p.id[i], p.id[j]);
+            general_pair(p, law, c.ij, c.bodies, ids, c.d, c.r, rec, fp)
+        }
     }
 }
 
@@ -464,23 +452,14 @@ struct OnePlainLaw<'a>(&'a ContactLaw);
 
 impl PairEval for OnePlainLaw<'_> {
     #[inline(always)]
-    fn eval(
-        &self,
-        p: &Particles,
-        (i, j): (usize, usize),
-        (ri, rj): (f64, f64),
-        d: DVec3,
-        r2: f64,
-        rec: &mut [f64],
-        fp: &ForceParams,
-    ) -> Option<PairForce> {
-        let range = self.0.normal.range(ri, rj);
-        if r2 >= range * range {
-            return None;
-        }
-        let (bi, bj) = (body_of(p, i, ri), body_of(p, j, rj));
-        let kin = Kinematics::pair(&bi, &bj, d, r2.sqrt());
-        Some(self.0.evaluate_plain(&kin, fp.dt, rec))
+    fn range(&self, _: (u32, u32), (ri, rj): (f64, f64), _: &ForceParams) -> f64 {
+        self.0.normal.range(ri, rj)
+    }
+
+    #[inline(always)]
+    fn eval(&self, _: &Particles, c: &Pair, rec: &mut [f64], fp: &ForceParams) -> PairForce {
+        let kin = Kinematics::pair(c.bodies.0, c.bodies.1, c.d, c.r);
+        self.0.evaluate_plain(&kin, fp.dt, rec)
     }
 }
 
@@ -529,24 +508,15 @@ impl HookeSpringSlider {
 }
 
 impl PairEval for HookeSpringSlider {
+    /// [`NormalModel::range`] of a Hooke contact.
     #[inline(always)]
-    fn eval(
-        &self,
-        p: &Particles,
-        (i, j): (usize, usize),
-        (ri, rj): (f64, f64),
-        d: DVec3,
-        r2: f64,
-        rec: &mut [f64],
-        fp: &ForceParams,
-    ) -> Option<PairForce> {
-        // NormalModel::range of a Hooke contact.
-        let range = ri + rj;
-        if r2 >= range * range {
-            return None;
-        }
-        let (bi, bj) = (body_of(p, i, ri), body_of(p, j, rj));
-        let kin = Kinematics::pair(&bi, &bj, d, r2.sqrt());
+    fn range(&self, _: (u32, u32), (ri, rj): (f64, f64), _: &ForceParams) -> f64 {
+        ri + rj
+    }
+
+    #[inline(always)]
+    fn eval(&self, _: &Particles, c: &Pair, rec: &mut [f64], fp: &ForceParams) -> PairForce {
+        let kin = Kinematics::pair(c.bodies.0, c.bodies.1, c.d, c.r);
         let normal = hooke_force(self.stiffness, self.damping, self.no_tension, &kin);
         let stiffness = TangentialStiffness::Linear { ratio: self.ratio };
         let f_t = spring_slider_force(
@@ -558,7 +528,7 @@ impl PairEval for HookeSpringSlider {
             fp.dt,
             &mut rec[..3],
         );
-        Some(PairForce::plain(&kin, &normal, f_t))
+        PairForce::plain(&kin, &normal, f_t)
     }
 }
 
@@ -659,14 +629,24 @@ fn jobs_block<E: PairEval, const H: usize>(blk: &Block, eval: &E, out: BlockOut)
         } else {
             ((q, k), (pq.w, pk.w), -d_kq)
         };
-        let Some(pf) = eval.eval(p, ij, radii, d, d_kq.length_squared(), rec, fp) else {
+        let r2 = d_kq.length_squared();
+        let range = eval.range((p.material[ij.0], p.material[ij.1]), radii, fp);
+        if r2 >= range * range {
             // Apart: the contact, if any, has opened.
             if active[j] {
                 rec.fill(0.0);
                 active[j] = false;
             }
             continue;
+        }
+        let (bi, bj) = (body_of(p, ij.0, radii.0), body_of(p, ij.1, radii.1));
+        let pair = Pair {
+            ij,
+            bodies: (&bi, &bj),
+            d,
+            r: r2.sqrt(),
         };
+        let pf = eval.eval(p, &pair, rec, fp);
         active[j] = h != 0;
         // i receives force_i, j its negation (as f − force_i = f + (−force_i)).
         let on_j = Contribution {

@@ -96,7 +96,19 @@ pub fn hooke_force(
         HookeDamping::Restitution { beta } => 2.0 * beta * (stiffness * k.m_eff).sqrt(),
         HookeDamping::Rate { rate } => rate * k.m_eff,
     };
-    let elastic = stiffness * k.delta;
+    damped(stiffness * k.delta, stiffness, gamma, no_tension, k)
+}
+
+/// The normal force from its elastic part, secant stiffness and damping
+/// coefficient: `F_n = F_el + γ_n δ̇`, clamped at 0 with `no_tension`.
+#[inline(always)]
+fn damped(
+    elastic: f64,
+    stiffness: f64,
+    gamma: f64,
+    no_tension: bool,
+    k: &Kinematics,
+) -> NormalForce {
     let mut total = elastic + gamma * k.delta_dot;
     if no_tension && total < 0.0 {
         total = 0.0;
@@ -143,16 +155,7 @@ impl NormalModel {
                 let secant = k_h * sqrt_delta;
                 let elastic = secant * k.delta;
                 let gamma = 5f64.sqrt() * beta * (k_h * k.m_eff).sqrt() * sqrt_delta.sqrt();
-                let mut total = elastic + gamma * k.delta_dot;
-                if no_tension && total < 0.0 {
-                    total = 0.0;
-                }
-                NormalForce {
-                    total,
-                    elastic,
-                    stiffness: secant,
-                    damping: gamma,
-                }
+                damped(elastic, secant, gamma, no_tension, k)
             }
             NormalModel::Wca { epsilon, sigma } => {
                 let s2 = sigma * sigma / (k.r * k.r);
