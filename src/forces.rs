@@ -15,7 +15,6 @@ use crate::contact::{
     Body, ContactInertia, ContactLaw, Kinematics, NormalModel, PairContext, PairForce,
     TangentialModel,
 };
-use crate::integrate;
 use crate::neighbor::{NeighborList, BLOCK};
 use crate::particles::Particles;
 use crate::rng::PairNoise;
@@ -144,15 +143,13 @@ impl std::ops::AddAssign for Contribution {
 /// same bits: the lower-id side adds its share to its `U` directly (its
 /// jobs run in partner-id order) and the higher-id side's share is stored
 /// with the job. Then each owned particle sums the stored shares of its
-/// lower-id entries, in order, and, when `kick` is set, takes the second
-/// half kick of velocity Verlet ([`integrate::half_kick`]) with its new force.
+/// lower-id entries, in order.
 pub fn compute(
     p: &mut Particles,
     nl: &mut NeighborList,
     wall_history: &mut [f64],
     results: &mut PairResults,
     fp: &ForceParams,
-    kick: bool,
 ) {
     let n = p.n_owned;
     let h = nl.history_len;
@@ -190,7 +187,7 @@ pub fn compute(
         .map(|s| (s, (s + per_run).min(n_blocks)))
         .collect();
     // Where block `b` starts (`b` may be `n_blocks`: the end).
-    let particle_at = |b: usize| (b * BLOCK).min(n);
+    let particle_at = |b: usize| ctx.block(b).0;
     let job_at = |b: usize| nl.job_offsets[particle_at(b)];
     let bounds = |f: &dyn Fn(usize) -> usize, per: usize| {
         runs.iter()
@@ -252,9 +249,6 @@ pub fn compute(
     nl.active = active;
     p.force = force;
     p.torque = torque;
-    if kick {
-        integrate::kick(p, fp.dt);
-    }
 }
 
 /// The parts of one run of blocks that the force stage writes.
@@ -279,10 +273,10 @@ struct Stage<'a> {
 }
 
 impl Stage<'_> {
-    /// Owned particles `first..last` of block `b`.
+    /// Owned particles `first..last` of block `b` (empty at `b = n_blocks`).
     fn block(&self, b: usize) -> (usize, usize) {
         let n = self.p.n_owned;
-        (b * BLOCK, ((b + 1) * BLOCK).min(n))
+        ((b * BLOCK).min(n), ((b + 1) * BLOCK).min(n))
     }
 
     /// Pass one over the blocks `s..e`, with pass two of each block as soon
@@ -366,14 +360,8 @@ impl Stage<'_> {
             if p.frozen[k] {
                 (f, t) = (DVec3::ZERO, DVec3::ZERO);
             } else {
-                let (fw, tw) = wall_forces(
-                    p,
-                    k,
-                    (p.v[k], p.omega[k]),
-                    &mut wrow[o * wh..(o + 1) * wh],
-                    nl.history_len,
-                    fp,
-                );
+                let (fw, tw) =
+                    wall_forces(p, k, &mut wrow[o * wh..(o + 1) * wh], nl.history_len, fp);
                 f += fw;
                 t += tw;
                 f += p.mass[k] * fp.gravity;
@@ -536,11 +524,10 @@ impl PairEval for HookeSpringSlider {
 /// evaluator that fits the law table.
 fn pass_one(blk: &Block, out: BlockOut) {
     let single = (blk.fp.laws.n == 1).then(|| &blk.fp.laws.laws[0]);
+    if let (Some(kernel), 3) = (single.and_then(HookeSpringSlider::of), blk.h) {
+        return jobs_block::<_, 3>(blk, &kernel, out);
+    }
     match (single, blk.h) {
-        (Some(law), 3) if HookeSpringSlider::of(law).is_some() => {
-            let kernel = HookeSpringSlider::of(law).unwrap();
-            jobs_block::<_, 3>(blk, &kernel, out)
-        }
         (Some(law), 0) if law.is_plain() => jobs_block::<_, 0>(blk, &OnePlainLaw(law), out),
         (Some(law), 3) if law.is_plain() => jobs_block::<_, 3>(blk, &OnePlainLaw(law), out),
         _ => jobs_block::<_, DYN>(blk, &AnyLaw, out),
@@ -679,13 +666,11 @@ fn clear(rec: &mut [f64]) {
     }
 }
 
+/// The wall contacts of owned particle `k`.
 #[inline]
-/// The wall contacts of owned particle `k`, whose velocity and angular
-/// velocity are `(v, omega)`.
 fn wall_forces(
     p: &Particles,
     k: usize,
-    (v, omega): (DVec3, DVec3),
     hist: &mut [f64],
     h: usize,
     fp: &ForceParams,
@@ -696,13 +681,7 @@ fn wall_forces(
         let rec = &mut hist[w * h..(w + 1) * h];
         match wall.touch(p.x[k], p.radius[k], 0.0) {
             Some(touch) => {
-                let body = Body {
-                    x: p.x[k],
-                    v,
-                    omega,
-                    radius: p.radius[k],
-                    inv_mass: p.inv_mass[k],
-                };
+                let body = body_of(p, k, p.radius[k]);
                 let kin = Kinematics::wall(&body, touch.n, touch.dist, touch.velocity, touch.omega);
                 let law = fp.laws.get(p.material[k], wall.material);
                 let pf = law.evaluate_with(&kin, fp.dt, rec, || {
@@ -819,7 +798,7 @@ mod tests {
             noise: PairNoise::new(1, Stream::StochasticFriction),
         };
         for _ in 0..steps {
-            compute(&mut p, &mut nl, &mut [], &mut results, &fp, false);
+            compute(&mut p, &mut nl, &mut [], &mut results, &fp);
             for k in 0..p.n_owned {
                 if !p.frozen[k] {
                     let v = p.v[k];

@@ -3,8 +3,7 @@
 //! Per step: `v += ½Δt F/m`, `ω += ½Δt τ/I`, `x += Δt v` ([`kick_drift`]);
 //! forces at the new positions, evaluated with the half-step velocities
 //! `v(t+½Δt)`, `ω(t+½Δt)` (as LAMMPS' `nve/sphere` does); then
-//! `v += ½Δt F/m`, `ω += ½Δt τ/I` ([`kick`], called by the force stage once
-//! every force is known). Frozen particles never move.
+//! `v += ½Δt F/m`, `ω += ½Δt τ/I` ([`kick`]). Frozen particles never move.
 
 use crate::domain::Domain;
 use crate::neighbor::BLOCK;
@@ -65,12 +64,8 @@ pub fn kick_drift(p: &mut Particles, dt: f64, x_ref: &[DVec3], domain: &Domain) 
                 // A sum of the nine components is finite when they all are
                 // (the exact test runs only when the sum says otherwise).
                 let sum = (x.x + x.y + x.z) + (v.x + v.y + v.z) + (w.x + w.y + w.z);
-                let ok = sum.is_finite() && x.cmpge(lo).all() && x.cmple(hi).all()
-                    || x.is_finite()
-                        && v.is_finite()
-                        && w.is_finite()
-                        && x.cmpge(lo).all()
-                        && x.cmple(hi).all();
+                let finite = sum.is_finite() || x.is_finite() && v.is_finite() && w.is_finite();
+                let ok = finite && x.cmpge(lo).all() && x.cmple(hi).all();
                 if !ok && scan.bad.is_none_or(|(_, i)| id[k] < i) {
                     scan.bad = Some((k, id[k]));
                 }
@@ -123,7 +118,7 @@ pub fn kick(p: &mut Particles, dt: f64) {
 /// The half kick of one particle: `v += ½Δt F/m`, `ω += ½Δt τ/I`
 /// (`half` = ½Δt).
 #[inline(always)]
-pub fn half_kick(
+fn half_kick(
     (v, w): (&mut DVec3, &mut DVec3),
     (f, t): (DVec3, DVec3),
     (inv_mass, inv_inertia): (f64, f64),

@@ -414,7 +414,7 @@ mod tests {
     use crate::particles::ParticleRecord;
 
     /// 125 polydisperse spheres (radii 1:3) with scrambled ids, some frozen,
-    /// plus 30 ghosts (images of some of them shifted by 10 along x).
+    /// plus 30 ghosts (images of some of them shifted by 5.5 along x).
     fn spheres() -> Particles {
         let mut p = Particles::default();
         let record = |k: u64| {

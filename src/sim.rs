@@ -4,8 +4,7 @@
 //! Stages per step: `integrate` (first half kick and drift, with the
 //! displacement scan), `neighbor` (a rebuild when any particle anywhere moved
 //! more than half the skin or particles were inserted — a global decision —
-//! else a halo update), `force` (with the second half kick, applied as each
-//! particle's force is summed).
+//! else a halo update), `force`, `integrate` (second half kick).
 //!
 //! A rebuild wraps positions at periodic boundaries, migrates particles that
 //! left this rank's subdomain to their new owner together with their contact
@@ -33,8 +32,7 @@ use std::time::{Duration, Instant};
 /// Wall-clock time spent per stage.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Timers {
-    /// Integration (the first half kick and drift; the second half kick is
-    /// part of the force stage).
+    /// Integration (both halves).
     pub integrate: Duration,
     /// Neighbour-list rebuilds, insertion and halo updates (communication included).
     pub neighbor: Duration,
@@ -102,7 +100,7 @@ impl Simulation {
         };
         sim.insert_due()?;
         sim.rebuild()?;
-        sim.compute_forces(false);
+        sim.compute_forces();
         Ok(sim)
     }
 
@@ -164,8 +162,11 @@ impl Simulation {
         }
         let t2 = Instant::now();
         self.timers.neighbor += t2 - t1;
-        self.compute_forces(true);
-        self.timers.force += t2.elapsed();
+        self.compute_forces();
+        let t3 = Instant::now();
+        self.timers.force += t3 - t2;
+        integrate::kick(&mut self.particles, self.setup.dt);
+        self.timers.integrate += t3.elapsed();
         Ok(())
     }
 
@@ -196,9 +197,7 @@ impl Simulation {
         ))
     }
 
-    /// The forces at the current positions, and with `kick` the second half
-    /// kick of the step.
-    fn compute_forces(&mut self, kick: bool) {
+    fn compute_forces(&mut self) {
         let fp = ForceParams {
             laws: &self.setup.laws,
             walls: &self.setup.walls,
@@ -215,7 +214,6 @@ impl Simulation {
             &mut self.wall_history,
             &mut self.pair_results,
             &fp,
-            kick,
         );
     }
 
