@@ -2,6 +2,8 @@
 //! the output layout of the interface contract (`/frames/<step>`, `/thermo`,
 //! root attributes, the XDMF sidecar).
 
+mod common;
+
 use gravel::io::h5out::{list_frames, read_frame, read_thermo};
 use std::collections::HashSet;
 use std::ffi::OsStr;
@@ -58,11 +60,7 @@ fn describe(out: &Output) -> String {
 /// 50 spheres placed at random in a closed box (six walls), falling under
 /// gravity onto the floor: frames every 50 steps, thermo every 20, 230 steps.
 fn small_config() -> String {
-    let wall = |p: [f64; 3], n: [f64; 3]| {
-        format!(
-            "[[wall]]\nkind = \"plane\"\npoint = {p:?}\nnormal = {n:?}\nmaterial = \"glass\"\n\n"
-        )
-    };
+    let wall = |p: [f64; 3], n: [f64; 3]| common::plane_wall(p, n, "glass");
     let walls: String = [
         ([0.0, 0.0, 0.0], [0.0, 0.0, 1.0]),
         ([0.0, 0.0, 2.0 * L], [0.0, 0.0, -1.0]),

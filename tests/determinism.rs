@@ -34,9 +34,7 @@ spinning = { model = "edem", friction = 0.3 }
 "#;
 
 fn plane(point: [f64; 3], normal: [f64; 3]) -> String {
-    format!(
-        "\n[[wall]]\nkind = \"plane\"\npoint = {point:?}\nnormal = {normal:?}\nmaterial = \"glass\"\n"
-    )
+    common::plane_wall(point, normal, "glass")
 }
 
 /// About 600 polydisperse beads poured at 1 m/s into a walled box

@@ -5,6 +5,8 @@
 //!
 //! Each continuation goes through a real checkpoint file (write, read back).
 
+mod common;
+
 use gravel::comm::SerialComm;
 use gravel::config::Setup;
 use gravel::io::checkpoint;
@@ -28,11 +30,7 @@ tangential = { model = "spring_slider", friction = 0.5, mindlin = true }
 /// in y, a floor, and gravity tilted along x so that grains cross the periodic face.
 /// The pour runs until 20 ms; runs here last 30 ms, so a cut before 20 ms is mid-pour.
 fn pour_config(steps: u64) -> String {
-    let plane = |p: [f64; 3], n: [f64; 3]| {
-        format!(
-            "\n[[wall]]\nkind = \"plane\"\npoint = {p:?}\nnormal = {n:?}\nmaterial = \"glass\"\n"
-        )
-    };
+    let plane = |p: [f64; 3], n: [f64; 3]| common::plane_wall(p, n, "glass");
     format!(
         r#"[run]
 name = "pour"

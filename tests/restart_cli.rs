@@ -5,6 +5,8 @@
 //! reproduces the uninterrupted run; damaged checkpoints and incompatible configs are
 //! refused with exit 2 without touching the output.
 
+mod common;
+
 use gravel::io::checkpoint;
 use gravel::io::h5out::{list_frames, read_frame, read_thermo, FrameOwned};
 use gravel::snapshot::Snapshot;
@@ -20,11 +22,7 @@ const TOTAL: u64 = 1600;
 /// A pour with friction into a channel periodic along x, side walls and a floor;
 /// frames every 100 steps, thermo every 50.
 fn config(checkpoint_every: u64, friction: f64) -> String {
-    let plane = |p: [f64; 3], n: [f64; 3]| {
-        format!(
-            "\n[[wall]]\nkind = \"plane\"\npoint = {p:?}\nnormal = {n:?}\nmaterial = \"glass\"\n"
-        )
-    };
+    let plane = |p: [f64; 3], n: [f64; 3]| common::plane_wall(p, n, "glass");
     format!(
         r#"[run]
 name = "pour"

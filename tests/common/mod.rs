@@ -12,6 +12,13 @@ use gravel::config::Setup;
 use gravel::sim::Simulation;
 use std::fmt::Write as _;
 
+/// A `[[wall]]` table of a plane through `point` with the given `normal`.
+pub fn plane_wall(point: [f64; 3], normal: [f64; 3], material: &str) -> String {
+    format!(
+        "\n[[wall]]\nkind = \"plane\"\npoint = {point:?}\nnormal = {normal:?}\nmaterial = \"{material}\"\n"
+    )
+}
+
 /// `β(e) = −ln e / sqrt(ln² e + π²)` (physics.md), written out independently of the engine.
 pub fn beta_of(e: f64) -> f64 {
     let l = e.ln();
