@@ -15,7 +15,7 @@ use crate::contact::{
     Body, ContactInertia, ContactLaw, Kinematics, NormalModel, PairContext, PairForce,
     TangentialModel,
 };
-use crate::neighbor::{NeighborList, BLOCK};
+use crate::neighbor::{NeighborList, BLOCK, NO_SLOT};
 use crate::particles::Particles;
 use crate::rng::PairNoise;
 use crate::walls::Wall;
@@ -104,14 +104,74 @@ fn pair_inertia(p: &Particles, i: usize, j: usize) -> ContactInertia {
 /// reused (see [`compute`]).
 #[derive(Debug, Clone, Default)]
 pub struct PairResults {
-    /// Per job: the force and torque its contact gives to the side whose
-    /// lower-id sum `L` it belongs to (the higher-id particle), valid where
-    /// `stored` is set.
+    /// Per entry of the list: the force and torque that the entry's pair
+    /// gives to the row's particle, for its lower-id sum `L` (see
+    /// [`NeighborList::share_slot`]), valid where `stored` is set.
     share: Vec<Contribution>,
-    /// Per job: whether `share` holds this step's contact.
+    /// Per entry: whether `share` holds this step's contact. Pass two
+    /// clears what it reads, so all are false between steps.
     stored: Vec<bool>,
     /// Per owned particle: the sum of its contacts with higher-id partners.
     upper: Vec<Contribution>,
+}
+
+/// The per-entry shares of [`PairResults`] as seen by the threads of one
+/// force stage. Each slot is written by exactly one job in pass one and
+/// read and cleared by pass two of the slot's particle, after that job (the
+/// wavefront in [`compute`] orders them), so no slot is ever touched by
+/// two threads at once, though the writes of one run of blocks land in
+/// another's rows.
+struct ShareSlots {
+    share: *mut Contribution,
+    stored: *mut bool,
+    len: usize,
+}
+
+// SAFETY: threads access disjoint slots (see the type's docs).
+unsafe impl Sync for ShareSlots {}
+
+impl ShareSlots {
+    fn new(share: &mut [Contribution], stored: &mut [bool]) -> Self {
+        assert_eq!(share.len(), stored.len());
+        Self {
+            share: share.as_mut_ptr(),
+            stored: stored.as_mut_ptr(),
+            len: share.len(),
+        }
+    }
+
+    /// Store the share of entry `e`.
+    ///
+    /// # Safety
+    /// No other thread reads or writes slot `e` during the call.
+    #[inline(always)]
+    unsafe fn put(&self, e: usize, c: Contribution) {
+        assert!(e < self.len);
+        // SAFETY: in bounds, and exclusive by the caller's promise.
+        unsafe {
+            *self.share.add(e) = c;
+            *self.stored.add(e) = true;
+        }
+    }
+
+    /// Take the share of entry `e`, if one was stored this step.
+    ///
+    /// # Safety
+    /// As [`Self::put`].
+    #[inline(always)]
+    unsafe fn take(&self, e: usize) -> Option<Contribution> {
+        assert!(e < self.len);
+        // SAFETY: in bounds, and exclusive by the caller's promise.
+        unsafe {
+            let stored = self.stored.add(e);
+            if *stored {
+                *stored = false;
+                Some(*self.share.add(e))
+            } else {
+                None
+            }
+        }
+    }
 }
 
 /// What contacts contribute to one particle.
@@ -142,8 +202,8 @@ impl std::ops::AddAssign for Contribution {
 /// [`NeighborList`]), in canonical orientation, which gives both sides the
 /// same bits: the lower-id side adds its share to its `U` directly (its
 /// jobs run in partner-id order) and the higher-id side's share is stored
-/// with the job. Then each owned particle sums the stored shares of its
-/// lower-id entries, in order.
+/// at that side's entry of the pair. Then each owned particle sums the
+/// stored shares of its lower-id entries, in order.
 pub fn compute(
     p: &mut Particles,
     nl: &mut NeighborList,
@@ -157,8 +217,12 @@ pub fn compute(
     if nl.active.len() != n_jobs {
         nl.refresh_active();
     }
-    results.share.resize(n_jobs, Contribution::default());
-    results.stored.resize(n_jobs, false);
+    if results.stored.len() != nl.len() {
+        results.stored.clear();
+        results.stored.resize(nl.len(), false);
+        results.share.resize(nl.len(), Contribution::default());
+    }
+    let slots = ShareSlots::new(&mut results.share, &mut results.stored);
     results.upper.resize(n, Contribution::default());
     let n_blocks = n.div_ceil(BLOCK);
     let wh = fp.walls.len() * h;
@@ -173,6 +237,7 @@ pub fn compute(
         fp,
         n_blocks,
         wh,
+        slots: &slots,
     };
     // The blocks in as many contiguous runs as there are threads. Within a
     // run, pass two of a block follows pass one of the blocks its pairs
@@ -199,8 +264,6 @@ pub fn compute(
     let waiting: Vec<usize> = split_chunks(&mut history, bounds(&job_at, h).into_iter())
         .into_par_iter()
         .zip(split_chunks(&mut active, job_lens.iter().copied()))
-        .zip(split_chunks(&mut results.share, job_lens.iter().copied()))
-        .zip(split_chunks(&mut results.stored, job_lens.iter().copied()))
         .zip(split_chunks(
             &mut results.upper,
             particle_lens.iter().copied(),
@@ -213,12 +276,10 @@ pub fn compute(
         ))
         .zip(runs.par_iter())
         .flat_map_iter(
-            |((((((((history, active), share), stored), upper), fo), to), wrow), &(s, e))| {
+            |((((((history, active), upper), fo), to), wrow), &(s, e))| {
                 let mut run = RunOut {
                     history,
                     active,
-                    share,
-                    stored,
                     upper,
                     force: fo,
                     torque: to,
@@ -230,7 +291,7 @@ pub fn compute(
         .collect();
     debug_assert!(waiting.windows(2).all(|w| w[0] < w[1]));
     // Pass two of the blocks left waiting, in parallel.
-    let (share, stored, upper) = (&results.share, &results.stored, &results.upper);
+    let upper = &results.upper;
     let sizes =
         |per: usize| (0..n_blocks).map(move |b| (particle_at(b + 1) - particle_at(b)) * per);
     let todo: Vec<_> = split_chunks(&mut force, sizes(1))
@@ -243,7 +304,7 @@ pub fn compute(
         .collect();
     todo.into_par_iter().for_each(|(b, (fo, to, wrow))| {
         let (first, _) = ctx.block(b);
-        ctx.pass_two(b, (share, stored, 0), &upper[first..], fo, to, wrow);
+        ctx.pass_two(b, &upper[first..], fo, to, wrow);
     });
     nl.history = history;
     nl.active = active;
@@ -255,8 +316,6 @@ pub fn compute(
 struct RunOut<'a> {
     history: &'a mut [f64],
     active: &'a mut [bool],
-    share: &'a mut [Contribution],
-    stored: &'a mut [bool],
     upper: &'a mut [Contribution],
     force: &'a mut [DVec3],
     torque: &'a mut [DVec3],
@@ -270,6 +329,7 @@ struct Stage<'a> {
     fp: &'a ForceParams<'a>,
     n_blocks: usize,
     wh: usize,
+    slots: &'a ShareSlots,
 }
 
 impl Stage<'_> {
@@ -297,6 +357,8 @@ impl Stage<'_> {
                 first,
                 job_base: nl.job_offsets[first],
                 jobs: &nl.jobs[nl.job_offsets[first]..nl.job_offsets[last]],
+                share_slot: &nl.share_slot[nl.job_offsets[first]..nl.job_offsets[last]],
+                slots: self.slots,
                 job_offsets: &nl.job_offsets,
                 fp: self.fp,
                 h,
@@ -304,8 +366,6 @@ impl Stage<'_> {
             let out = BlockOut {
                 history: &mut run.history[j0 * h..j1 * h],
                 active: &mut run.active[j0..j1],
-                share: &mut run.share[j0..j1],
-                stored: &mut run.stored[j0..j1],
                 upper: &mut run.upper[first - first0..last - first0],
             };
             pass_one(&blk, out);
@@ -316,7 +376,6 @@ impl Stage<'_> {
                     let (a, z) = (f - first0, l - first0);
                     self.pass_two(
                         next,
-                        (&*run.share, &*run.stored, job0),
                         &run.upper[a..],
                         &mut run.force[a..z],
                         &mut run.torque[a..z],
@@ -333,13 +392,13 @@ impl Stage<'_> {
     }
 
     /// Pass two of block `b`: each particle's force is its lower-id shares
-    /// (`share`/`stored` indexed by job − `base`), in row order, plus its
-    /// upper sum (`upper`, from the block's first particle on), its wall
-    /// contacts and gravity.
+    /// (its row's lower-id entries of the share slots), in row order, plus
+    /// its upper sum (`upper`, from the block's first particle on), its
+    /// wall contacts and gravity. Must follow pass one of every block the
+    /// block's pairs reach.
     fn pass_two(
         &self,
         b: usize,
-        (share, stored, base): (&[Contribution], &[bool], usize),
         upper: &[Contribution],
         fo: &mut [DVec3],
         to: &mut [DVec3],
@@ -350,10 +409,12 @@ impl Stage<'_> {
         for k in first..last {
             let o = k - first;
             let mut lower = Contribution::default();
-            for &j in &nl.job_of_entry[nl.offsets[k]..nl.lower_end[k]] {
-                let j = j as usize - base;
-                if stored[j] {
-                    lower += share[j];
+            for e in nl.offsets[k]..nl.lower_end[k] {
+                // SAFETY: entry e is particle k's, and this block's pass
+                // two is the only reader, after every writer (the caller
+                // orders it after pass one of the blocks in reach).
+                if let Some(c) = unsafe { self.slots.take(e) } {
+                    lower += c;
                 }
             }
             let (mut f, mut t) = (lower.force + upper[o].force, lower.torque + upper[o].torque);
@@ -543,18 +604,19 @@ struct Block<'a> {
     job_base: usize,
     /// The block's jobs (their partners).
     jobs: &'a [u32],
+    /// The share slots of the block's jobs ([`NeighborList::share_slot`]).
+    share_slot: &'a [u32],
+    slots: &'a ShareSlots,
     job_offsets: &'a [usize],
     fp: &'a ForceParams<'a>,
     h: usize,
 }
 
 /// What [`jobs_block`] writes: the block's slices of the per-job arrays and
-/// its particles' upper sums.
+/// its particles' upper sums (and, through [`Block::slots`], the shares).
 struct BlockOut<'a> {
     history: &'a mut [f64],
     active: &'a mut [bool],
-    share: &'a mut [Contribution],
-    stored: &'a mut [bool],
     upper: &'a mut [Contribution],
 }
 
@@ -571,15 +633,12 @@ fn jobs_block<E: PairEval, const H: usize>(blk: &Block, eval: &E, out: BlockOut)
     } = *blk;
     let h = if H == DYN { blk.h } else { H };
     let packed = &p.packed[..];
-    let (pad, n) = (fp.range_pad, p.n_owned);
+    let pad = fp.range_pad;
     let BlockOut {
         history,
         active,
-        share,
-        stored,
         upper,
     } = out;
-    stored.fill(false);
     upper.fill(Contribution::default());
     // First the cheap filter on the packed image positions over every job
     // (a superset of the contacts), resetting the records of pairs that are
@@ -645,15 +704,14 @@ fn jobs_block<E: PairEval, const H: usize>(blk: &Block, eval: &E, out: BlockOut)
                 force: pf.force_i,
                 torque: pf.torque_i,
             };
-            // The partner's share, kept for its L if the partner is owned here.
-            if q < n {
-                share[j] = on_j;
-                stored[j] = true;
-            }
-        } else {
-            // A ghost with a lower id: k's own share, for its L.
-            share[j] = on_j;
-            stored[j] = true;
+        }
+        // The higher-id side's share, for its L: the partner's if it is
+        // owned here, or k's own when the partner is a ghost with a lower id.
+        let slot = blk.share_slot[j];
+        if slot != NO_SLOT {
+            // SAFETY: this job is the slot's only writer, and its reader
+            // runs after this block's pass one.
+            unsafe { blk.slots.put(slot as usize, on_j) };
         }
     }
 }

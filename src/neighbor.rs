@@ -20,6 +20,9 @@ use rayon::prelude::*;
 /// Owned particles per parallel work block (fixed, so that the work split never depends on the thread count).
 pub const BLOCK: usize = 512;
 
+/// [`NeighborList::share_slot`] of a job whose higher-id side is a ghost.
+pub const NO_SLOT: u32 = u32::MAX;
+
 /// A uniform grid of cubic cells over a set of points.
 #[derive(Debug, Clone)]
 pub struct CellGrid {
@@ -147,6 +150,12 @@ pub struct NeighborList {
     pub job_offsets: Vec<usize>,
     /// The partner (local index) of each job.
     pub jobs: Vec<u32>,
+    /// Per job: the entry whose particle adds the share of the higher-id
+    /// side to its lower-id sum `L` (the higher-id side's entry of the
+    /// pair), or [`NO_SLOT`] where that side is a ghost (its owner
+    /// evaluates the pair too). A particle's `L` then reads its own
+    /// row's lower-id entries, in order.
+    pub share_slot: Vec<u32>,
     /// Contact history, `history_len` values per job. Code that writes it
     /// other than through the force stage must call [`Self::refresh_active`].
     pub history: Vec<f64>,
@@ -301,6 +310,7 @@ impl NeighborList {
         self.job_offsets.push(0);
         self.lower_end = Vec::with_capacity(n);
         self.jobs = Vec::with_capacity(self.len() / 2 + 1);
+        self.share_slot = Vec::with_capacity(self.len() / 2 + 1);
         self.job_of_entry = vec![0; self.len()];
         for k in 0..n {
             let row = self.offsets[k]..self.offsets[k + 1];
@@ -310,13 +320,19 @@ impl NeighborList {
                 if role[e] == EVALUATES {
                     self.job_of_entry[e] = self.jobs.len() as u32;
                     self.jobs.push(self.partner[e]);
+                    // A lower-id partner: the share is this particle's own;
+                    // else the partner's, placed by its mirror entry below.
+                    let own = self.partner_id[e] < p.id[k];
+                    self.share_slot.push(if own { e as u32 } else { NO_SLOT });
                 }
             }
             self.job_offsets.push(self.jobs.len());
         }
         for (e, &m) in role.iter().enumerate() {
             if m != EVALUATES {
-                self.job_of_entry[e] = self.job_of_entry[m as usize];
+                let job = self.job_of_entry[m as usize];
+                self.job_of_entry[e] = job;
+                self.share_slot[job as usize] = e as u32;
             }
         }
         self.block_reach = (0..n)
@@ -477,5 +493,29 @@ mod tests {
             assert_eq!(c, if ghost { 1 } else { 2 }, "job {j}");
         }
         assert!(ghost_pairs > 0 && nl.jobs.len() > 100);
+        // Each job's share goes to the higher-id side's entry of the pair,
+        // unless that side is a ghost; no entry takes two shares.
+        let mut taken = vec![false; nl.len()];
+        for (j, &slot) in nl.share_slot.iter().enumerate() {
+            let (k, q) = (evaluator_of(j), nl.jobs[j] as usize);
+            let higher = if p.id[k] < p.id[q] { q } else { k };
+            if higher >= n {
+                assert_eq!(slot, NO_SLOT, "job {j}: the ghost's owner keeps its share");
+                continue;
+            }
+            let e = slot as usize;
+            assert!(
+                (nl.offsets[higher]..nl.lower_end[higher]).contains(&e),
+                "job {j}"
+            );
+            assert_eq!(
+                nl.job_of_entry[e] as usize, j,
+                "slot of job {j} is its entry"
+            );
+            assert!(
+                !std::mem::replace(&mut taken[e], true),
+                "entry {e} taken twice"
+            );
+        }
     }
 }
