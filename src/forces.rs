@@ -104,11 +104,11 @@ fn pair_inertia(p: &Particles, i: usize, j: usize) -> ContactInertia {
 /// reused (see [`compute`]).
 #[derive(Debug, Clone, Default)]
 pub struct PairResults {
-    /// Per entry of the list: the force and torque that the entry's pair
-    /// gives to the row's particle, for its lower-id sum `L` (see
-    /// [`NeighborList::share_slot`]), valid where `stored` is set.
+    /// Per share slot ([`NeighborList::slot_offsets`]): the force and
+    /// torque that the slot's pair gives to its particle, for its lower-id
+    /// sum `L`, valid where `stored` is set.
     share: Vec<Contribution>,
-    /// Per entry: whether `share` holds this step's contact. Pass two
+    /// Per slot: whether `share` holds this step's contact. Pass two
     /// clears what it reads, so all are false between steps.
     stored: Vec<bool>,
     /// Per owned particle: the sum of its contacts with higher-id partners.
@@ -140,7 +140,7 @@ impl ShareSlots {
         }
     }
 
-    /// Store the share of entry `e`.
+    /// Store the share of slot `e`.
     ///
     /// # Safety
     /// No other thread reads or writes slot `e` during the call.
@@ -154,7 +154,7 @@ impl ShareSlots {
         }
     }
 
-    /// Take the share of entry `e`, if one was stored this step.
+    /// Take the share of slot `e`, if one was stored this step.
     ///
     /// # Safety
     /// As [`Self::put`].
@@ -217,10 +217,11 @@ pub fn compute(
     if nl.active.len() != n_jobs {
         nl.refresh_active();
     }
-    if results.stored.len() != nl.len() {
+    let n_slots = nl.slot_offsets[n];
+    if results.stored.len() != n_slots {
         results.stored.clear();
-        results.stored.resize(nl.len(), false);
-        results.share.resize(nl.len(), Contribution::default());
+        results.stored.resize(n_slots, false);
+        results.share.resize(n_slots, Contribution::default());
     }
     let slots = ShareSlots::new(&mut results.share, &mut results.stored);
     results.upper.resize(n, Contribution::default());
@@ -409,8 +410,8 @@ impl Stage<'_> {
         for k in first..last {
             let o = k - first;
             let mut lower = Contribution::default();
-            for e in nl.offsets[k]..nl.lower_end[k] {
-                // SAFETY: entry e is particle k's, and this block's pass
+            for e in nl.slot_offsets[k]..nl.slot_offsets[k + 1] {
+                // SAFETY: slot e is particle k's, and this block's pass
                 // two is the only reader, after every writer (the caller
                 // orders it after pass one of the blocks in reach).
                 if let Some(c) = unsafe { self.slots.take(e) } {

@@ -150,11 +150,10 @@ pub struct NeighborList {
     pub job_offsets: Vec<usize>,
     /// The partner (local index) of each job.
     pub jobs: Vec<u32>,
-    /// Per job: the entry whose particle adds the share of the higher-id
-    /// side to its lower-id sum `L` (the higher-id side's entry of the
-    /// pair), or [`NO_SLOT`] where that side is a ghost (its owner
-    /// evaluates the pair too). A particle's `L` then reads its own
-    /// row's lower-id entries, in order.
+    /// Per job: the share slot (see [`Self::slot_offsets`]) of the higher-id
+    /// side's entry of the pair, where that side adds its share to its
+    /// lower-id sum `L`, or [`NO_SLOT`] where that side is a ghost (its
+    /// owner evaluates the pair too).
     pub share_slot: Vec<u32>,
     /// Contact history, `history_len` values per job. Code that writes it
     /// other than through the force stage must call [`Self::refresh_active`].
@@ -165,9 +164,11 @@ pub struct NeighborList {
     /// (false guarantees all zeros). Lets the force loop skip reading the
     /// records of the many pairs that are not in contact.
     pub active: Vec<bool>,
-    /// Per owned particle `p`: the end of the entries whose partner has a
-    /// lower global id than `p` (rows are sorted, so these come first).
-    pub lower_end: Vec<usize>,
+    /// Share slots: owned particle `p` has one per entry whose partner has a
+    /// lower global id (the first entries of its sorted row), numbered
+    /// `slot_offsets[p]..slot_offsets[p+1]` in row order, so that its `L`
+    /// reads a short contiguous run.
+    pub slot_offsets: Vec<usize>,
     /// The largest distance, in work blocks of [`BLOCK`] owned particles,
     /// between two owned particles of one pair.
     pub block_reach: usize,
@@ -179,7 +180,7 @@ impl NeighborList {
         Self {
             offsets: vec![0; n + 1],
             job_offsets: vec![0; n + 1],
-            lower_end: vec![0; n],
+            slot_offsets: vec![0; n + 1],
             history_len,
             ..Default::default()
         }
@@ -279,7 +280,7 @@ impl NeighborList {
     /// Make the jobs: the entry in the row of the lower global id evaluates
     /// a pair of owned particles that list each other, any other entry its
     /// own pair. Fills [`Self::jobs`], [`Self::job_offsets`],
-    /// [`Self::job_of_entry`] and [`Self::lower_end`].
+    /// [`Self::job_of_entry`], [`Self::share_slot`] and [`Self::slot_offsets`].
     fn assign_jobs(&mut self, p: &Particles) {
         const EVALUATES: u32 = u32::MAX;
         let n = self.offsets.len() - 1;
@@ -308,31 +309,38 @@ impl NeighborList {
         let role: Vec<u32> = role.concat();
         self.job_offsets = Vec::with_capacity(n + 1);
         self.job_offsets.push(0);
-        self.lower_end = Vec::with_capacity(n);
+        self.slot_offsets = Vec::with_capacity(n + 1);
+        self.slot_offsets.push(0);
         self.jobs = Vec::with_capacity(self.len() / 2 + 1);
         self.share_slot = Vec::with_capacity(self.len() / 2 + 1);
         self.job_of_entry = vec![0; self.len()];
         for k in 0..n {
             let row = self.offsets[k]..self.offsets[k + 1];
             let lower = self.partner_id[row.clone()].partition_point(|&id| id < p.id[k]);
-            self.lower_end.push(row.start + lower);
-            for e in row {
+            let slot0 = *self.slot_offsets.last().expect("starts with 0");
+            self.slot_offsets.push(slot0 + lower);
+            let slot_of = |e: usize| (slot0 + e - row.start) as u32;
+            for e in row.clone() {
                 if role[e] == EVALUATES {
                     self.job_of_entry[e] = self.jobs.len() as u32;
                     self.jobs.push(self.partner[e]);
                     // A lower-id partner: the share is this particle's own;
                     // else the partner's, placed by its mirror entry below.
                     let own = self.partner_id[e] < p.id[k];
-                    self.share_slot.push(if own { e as u32 } else { NO_SLOT });
+                    self.share_slot.push(if own { slot_of(e) } else { NO_SLOT });
                 }
             }
             self.job_offsets.push(self.jobs.len());
         }
-        for (e, &m) in role.iter().enumerate() {
-            if m != EVALUATES {
-                let job = self.job_of_entry[m as usize];
-                self.job_of_entry[e] = job;
-                self.share_slot[job as usize] = e as u32;
+        for k in 0..n {
+            let (row, slot0) = (self.offsets[k], self.slot_offsets[k]);
+            for e in row..self.offsets[k + 1] {
+                let m = role[e];
+                if m != EVALUATES {
+                    let job = self.job_of_entry[m as usize];
+                    self.job_of_entry[e] = job;
+                    self.share_slot[job as usize] = (slot0 + e - row) as u32;
+                }
             }
         }
         self.block_reach = (0..n)
@@ -468,7 +476,7 @@ mod tests {
             let row = &nl.partner_id[nl.offsets[k]..nl.offsets[k + 1]];
             assert!(row.windows(2).all(|w| w[0] < w[1]), "row {k} sorted");
             let lower = row.iter().filter(|&&id| id < p.id[k]).count();
-            assert_eq!(nl.lower_end[k], nl.offsets[k] + lower);
+            assert_eq!(nl.slot_offsets[k + 1] - nl.slot_offsets[k], lower);
             let own = nl.job_offsets[k]..nl.job_offsets[k + 1];
             let mut previous = None;
             for e in nl.offsets[k]..nl.offsets[k + 1] {
@@ -495,7 +503,7 @@ mod tests {
         assert!(ghost_pairs > 0 && nl.jobs.len() > 100);
         // Each job's share goes to the higher-id side's entry of the pair,
         // unless that side is a ghost; no entry takes two shares.
-        let mut taken = vec![false; nl.len()];
+        let mut taken = vec![false; nl.slot_offsets[n]];
         for (j, &slot) in nl.share_slot.iter().enumerate() {
             let (k, q) = (evaluator_of(j), nl.jobs[j] as usize);
             let higher = if p.id[k] < p.id[q] { q } else { k };
@@ -503,18 +511,16 @@ mod tests {
                 assert_eq!(slot, NO_SLOT, "job {j}: the ghost's owner keeps its share");
                 continue;
             }
-            let e = slot as usize;
-            assert!(
-                (nl.offsets[higher]..nl.lower_end[higher]).contains(&e),
-                "job {j}"
-            );
+            let (s, s0) = (slot as usize, nl.slot_offsets[higher]);
+            assert!((s0..nl.slot_offsets[higher + 1]).contains(&s), "job {j}");
+            let e = nl.offsets[higher] + (s - s0);
             assert_eq!(
                 nl.job_of_entry[e] as usize, j,
                 "slot of job {j} is its entry"
             );
             assert!(
-                !std::mem::replace(&mut taken[e], true),
-                "entry {e} taken twice"
+                !std::mem::replace(&mut taken[s], true),
+                "slot {s} taken twice"
             );
         }
     }
