@@ -334,8 +334,8 @@ impl NeighborList {
         }
         for k in 0..n {
             let (row, slot0) = (self.offsets[k], self.slot_offsets[k]);
-            for e in row..self.offsets[k + 1] {
-                let m = role[e];
+            let end = self.offsets[k + 1];
+            for (e, &m) in role.iter().enumerate().take(end).skip(row) {
                 if m != EVALUATES {
                     let job = self.job_of_entry[m as usize];
                     self.job_of_entry[e] = job;
