@@ -640,13 +640,18 @@ fn jobs_block<E: PairEval, const H: usize>(blk: &Block, eval: &E, out: BlockOut)
         active,
         upper,
     } = out;
-    upper.fill(Contribution::default());
+    let n_block = upper.len();
+    let mut upper = UpperSums {
+        out: upper,
+        at: 0,
+        sum: Contribution::default(),
+    };
     // First the cheap filter on the packed image positions over every job
     // (a superset of the contacts), resetting the records of pairs that are
     // apart; then the candidates, in job order, in a loop of their own (no
     // hard-to-predict filter branch between two contact evaluations).
-    let mut candidates: Vec<(u32, u32)> = Vec::with_capacity(upper.len());
-    for o in 0..upper.len() {
+    let mut candidates: Vec<(u32, u32)> = Vec::with_capacity(n_block);
+    for o in 0..n_block {
         let k = first + o;
         let pk = packed[k];
         for j in blk.job_offsets[k] - job_base..blk.job_offsets[k + 1] - job_base {
@@ -680,6 +685,7 @@ fn jobs_block<E: PairEval, const H: usize>(blk: &Block, eval: &E, out: BlockOut)
             }
         }
         let (o, j) = (o as usize, j as usize);
+        upper.reach(o);
         let (k, q) = (first + o, blk.jobs[j] as usize);
         let (pk, pq) = (packed[k], packed[q]);
         let rec = &mut history[j * h..(j + 1) * h];
@@ -718,7 +724,7 @@ fn jobs_block<E: PairEval, const H: usize>(blk: &Block, eval: &E, out: BlockOut)
             torque: pf.torque_j,
         };
         if lower {
-            upper[o] += Contribution {
+            upper.sum += Contribution {
                 force: pf.force_i,
                 torque: pf.torque_i,
             };
@@ -731,6 +737,33 @@ fn jobs_block<E: PairEval, const H: usize>(blk: &Block, eval: &E, out: BlockOut)
             // runs after this block's pass one.
             unsafe { blk.slots.put(slot as usize, on_j) };
         }
+    }
+    upper.finish();
+}
+
+/// The upper sums `U` of a block's particles, built in candidate order
+/// (by particle) and each written once, with no clearing pass.
+struct UpperSums<'a> {
+    out: &'a mut [Contribution],
+    /// The particle whose sum is being built.
+    at: usize,
+    sum: Contribution,
+}
+
+impl UpperSums<'_> {
+    /// Move on to particle `o` (not before the current one), storing the
+    /// sums of the particles passed (zero for those without contacts).
+    #[inline(always)]
+    fn reach(&mut self, o: usize) {
+        while self.at < o {
+            self.out[self.at] = std::mem::take(&mut self.sum);
+            self.at += 1;
+        }
+    }
+
+    /// Store the remaining sums.
+    fn finish(mut self) {
+        self.reach(self.out.len());
     }
 }
 
