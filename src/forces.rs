@@ -154,22 +154,32 @@ impl ShareSlots {
         }
     }
 
-    /// Take the share of slot `e`, if one was stored this step.
+    /// Take the share of slot `e`: the one stored this step, else `+0`
+    /// (in every component). Without a branch, which would be hard to
+    /// predict; adding `+0` to a sum that starts at `+0` never changes
+    /// its bits (round to nearest never makes `−0` from a `+0` start).
     ///
     /// # Safety
     /// As [`Self::put`].
     #[inline(always)]
-    unsafe fn take(&self, e: usize) -> Option<Contribution> {
+    unsafe fn take(&self, e: usize) -> Contribution {
         assert!(e < self.len);
         // SAFETY: in bounds, and exclusive by the caller's promise.
-        unsafe {
-            let stored = self.stored.add(e);
-            if *stored {
-                *stored = false;
-                Some(*self.share.add(e))
-            } else {
-                None
-            }
+        let (stored, c) = unsafe {
+            let flag = self.stored.add(e);
+            (std::mem::replace(&mut *flag, false), *self.share.add(e))
+        };
+        let mask = (stored as u64).wrapping_neg();
+        let keep = |v: DVec3| {
+            DVec3::new(
+                f64::from_bits(v.x.to_bits() & mask),
+                f64::from_bits(v.y.to_bits() & mask),
+                f64::from_bits(v.z.to_bits() & mask),
+            )
+        };
+        Contribution {
+            force: keep(c.force),
+            torque: keep(c.torque),
         }
     }
 }
@@ -414,9 +424,7 @@ impl Stage<'_> {
                 // SAFETY: slot e is particle k's, and this block's pass
                 // two is the only reader, after every writer (the caller
                 // orders it after pass one of the blocks in reach).
-                if let Some(c) = unsafe { self.slots.take(e) } {
-                    lower += c;
-                }
+                lower += unsafe { self.slots.take(e) };
             }
             let (mut f, mut t) = (lower.force + upper[o].force, lower.torque + upper[o].torque);
             if p.frozen[k] {
