@@ -154,6 +154,15 @@ impl ShareSlots {
         }
     }
 
+    /// Hint the cache to load slot `e` (if any) soon.
+    #[inline(always)]
+    fn prefetch(&self, e: u32) {
+        if (e as usize) < self.len {
+            // The hint neither reads nor writes the slot.
+            prefetch_ptr(self.share.wrapping_add(e as usize));
+        }
+    }
+
     /// Take the share of slot `e`: the one stored this step, else `+0`
     /// (in every component). Without a branch, which would be hard to
     /// predict; adding `+0` to a sum that starts at `+0` never changes
@@ -691,6 +700,7 @@ fn jobs_block<E: PairEval, const H: usize>(blk: &Block, eval: &E, out: BlockOut)
             if let Some(rec) = history.get(jn * h) {
                 prefetch(rec);
             }
+            blk.slots.prefetch(blk.share_slot[jn]);
         }
         let (o, j) = (o as usize, j as usize);
         upper.reach(o);
@@ -784,11 +794,18 @@ const FILTER_AHEAD: usize = 8;
 /// Hint the cache to load `x` soon.
 #[inline(always)]
 fn prefetch<T>(x: &T) {
+    prefetch_ptr(x as *const T);
+}
+
+/// Hint the cache to load the value at `x` soon (any address: the hint
+/// never faults, reads or writes).
+#[inline(always)]
+fn prefetch_ptr<T>(x: *const T) {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: a prefetch never faults and has no effect on program state.
     unsafe {
         use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        _mm_prefetch::<_MM_HINT_T0>((x as *const T).cast());
+        _mm_prefetch::<_MM_HINT_T0>(x.cast());
     }
     #[cfg(not(target_arch = "x86_64"))]
     let _ = x;
