@@ -232,8 +232,9 @@ impl NeighborList {
                     // Room for every candidate; the pairs in reach are
                     // compacted to the front without a branch per candidate.
                     let room: usize = ranges.iter().map(|r| r.len()).sum();
-                    entries.resize(start + room, (0, 0));
-                    let mut end = start;
+                    entries.reserve(room);
+                    let spare = &mut entries.spare_capacity_mut()[..room];
+                    let mut kept = 0;
                     for range in ranges {
                         for (c, &(id, q, fq)) in near[range.clone()].iter().zip(&who[range]) {
                             // (R_i + R_q) + reach: the same bits from either side,
@@ -242,12 +243,14 @@ impl NeighborList {
                             let d = c.truncate() - xi;
                             let keep =
                                 (d.length_squared() < cut * cut) & (q as usize != i) & !(fi & fq);
-                            entries[end] = (id, q);
-                            end += keep as usize;
+                            spare[kept].write((id, q));
+                            kept += keep as usize;
                         }
                     }
-                    entries.truncate(end);
-                    entries[start..].sort_unstable();
+                    // SAFETY: the first `kept` spare slots were written above.
+                    unsafe { entries.set_len(start + kept) };
+                    // Ids are unique, so ordering by id alone is the full order.
+                    entries[start..].sort_unstable_by_key(|e| e.0);
                     counts.push(entries.len() - start);
                 }
                 (counts, entries)
