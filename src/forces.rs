@@ -952,6 +952,10 @@ mod tests {
         };
         for _ in 0..steps {
             compute(&mut p, &mut nl, &mut [], &mut results, &fp);
+            // Pass two took every stored share, leaving the slots clear
+            // for the next step (stale flags would add old shares).
+            assert!(results.stored.iter().all(|&s| !s), "a share was left");
+            assert_eq!(results.stored.len(), nl.slot_offsets[p.n_owned]);
             for k in 0..p.n_owned {
                 if !p.frozen[k] {
                     let v = p.v[k];
