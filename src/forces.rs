@@ -378,6 +378,7 @@ impl Stage<'_> {
                 job_base: nl.job_offsets[first],
                 jobs: &nl.jobs[nl.job_offsets[first]..nl.job_offsets[last]],
                 share_slot: &nl.share_slot[nl.job_offsets[first]..nl.job_offsets[last]],
+                evaluator_lower: &nl.evaluator_lower[nl.job_offsets[first]..nl.job_offsets[last]],
                 slots: self.slots,
                 job_offsets: &nl.job_offsets,
                 fp: self.fp,
@@ -624,6 +625,9 @@ struct Block<'a> {
     jobs: &'a [u32],
     /// The share slots of the block's jobs ([`NeighborList::share_slot`]).
     share_slot: &'a [u32],
+    /// Whether the block particle is the lower id of each job's pair
+    /// ([`NeighborList::evaluator_lower`]).
+    evaluator_lower: &'a [bool],
     slots: &'a ShareSlots,
     job_offsets: &'a [usize],
     fp: &'a ForceParams<'a>,
@@ -651,7 +655,7 @@ fn jobs_block<E: PairEval, const H: usize>(blk: &Block, eval: &E, out: BlockOut)
     } = *blk;
     let h = if H == DYN { blk.h } else { H };
     let packed = &p.packed[..];
-    let pad = fp.range_pad;
+    let (pad, n) = (fp.range_pad, p.n_owned);
     let BlockOut {
         history,
         active,
@@ -694,8 +698,9 @@ fn jobs_block<E: PairEval, const H: usize>(blk: &Block, eval: &E, out: BlockOut)
             prefetch(&p.x[qn]);
             prefetch(&p.v[qn]);
             prefetch(&p.omega[qn]);
-            prefetch(&p.id[qn]);
-            prefetch(&p.shift[qn]);
+            if qn >= n {
+                prefetch(&p.shift[qn]);
+            }
             prefetch(&p.inv_mass[qn]);
             if let Some(rec) = history.get(jn * h) {
                 prefetch(rec);
@@ -709,9 +714,11 @@ fn jobs_block<E: PairEval, const H: usize>(blk: &Block, eval: &E, out: BlockOut)
         let rec = &mut history[j * h..(j + 1) * h];
         // Exact separation seen from k. IEEE subtraction is exactly
         // antisymmetric (a − b = −(b − a)), so the canonical
-        // d = (x_j − x_i) + (s_j − s_i) is exactly ±d_kq.
-        let d_kq = (p.x[q] - p.x[k]) + (p.shift[q] - p.shift[k]);
-        let lower = p.id[k] < p.id[q];
+        // d = (x_j − x_i) + (s_j − s_i) is exactly ±d_kq. Owned particles'
+        // shifts are +0 (and s − (+0) = s), so only a ghost's is read.
+        let shift_q = if q < n { DVec3::ZERO } else { p.shift[q] };
+        let d_kq = (p.x[q] - p.x[k]) + shift_q;
+        let lower = blk.evaluator_lower[j];
         let (ij, radii, d) = if lower {
             ((k, q), (pk.w, pq.w), d_kq)
         } else {

@@ -150,6 +150,10 @@ pub struct NeighborList {
     pub job_offsets: Vec<usize>,
     /// The partner (local index) of each job.
     pub jobs: Vec<u32>,
+    /// Per job: whether its evaluator has the lower global id of the pair
+    /// (always for two owned particles; either way with a ghost), so that
+    /// the force loop need not fetch the partner's id.
+    pub evaluator_lower: Vec<bool>,
     /// Per job: the share slot (see [`Self::slot_offsets`]) of the higher-id
     /// side's entry of the pair, where that side adds its share to its
     /// lower-id sum `L`, or [`NO_SLOT`] where that side is a ghost (its
@@ -316,6 +320,7 @@ impl NeighborList {
         self.slot_offsets.push(0);
         self.jobs = Vec::with_capacity(self.len() / 2 + 1);
         self.share_slot = Vec::with_capacity(self.len() / 2 + 1);
+        self.evaluator_lower = Vec::with_capacity(self.len() / 2 + 1);
         self.job_of_entry = vec![0; self.len()];
         for k in 0..n {
             let row = self.offsets[k]..self.offsets[k + 1];
@@ -331,6 +336,7 @@ impl NeighborList {
                     // else the partner's, placed by its mirror entry below.
                     let own = self.partner_id[e] < p.id[k];
                     self.share_slot.push(if own { slot_of(e) } else { NO_SLOT });
+                    self.evaluator_lower.push(!own);
                 }
             }
             self.job_offsets.push(self.jobs.len());
@@ -488,6 +494,7 @@ mod tests {
                 entries_of_job[j] += 1;
                 if q >= n || p.id[k] < p.id[q] {
                     assert!(own.contains(&j), "entry {e} of {k} evaluates its pair");
+                    assert_eq!(nl.evaluator_lower[j], p.id[k] < p.id[q], "job {j}");
                     assert_eq!(nl.jobs[j] as usize, q);
                     assert!(previous < Some(j), "jobs in row order");
                     previous = Some(j);
