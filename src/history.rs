@@ -40,9 +40,14 @@ impl HistoryRows {
         let h = nl.history_len;
         let mut out = Self::empty(0, h);
         let rows = nl.offsets.len().saturating_sub(1);
+        // A job marked inactive holds zeros: skip reading its record.
+        let known = nl.active.len() == nl.jobs.len();
         for p in 0..n_owned {
             if p < rows && h > 0 {
                 for e in nl.offsets[p]..nl.offsets[p + 1] {
+                    if known && !nl.active[nl.job_of_entry[e] as usize] {
+                        continue;
+                    }
                     let rec = nl.record(e);
                     if rec.iter().any(|&v| v != 0.0) {
                         out.partner.push(nl.partner_id[e]);
