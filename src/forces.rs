@@ -115,7 +115,7 @@ pub struct PairResults {
     upper: Vec<Contribution>,
 }
 
-/// The per-entry shares of [`PairResults`] as seen by the threads of one
+/// The share slots of [`PairResults`] as seen by the threads of one
 /// force stage. Each slot is written by exactly one job in pass one and
 /// read and cleared by pass two of the slot's particle, after that job (the
 /// wavefront in [`compute`] orders them), so no slot is ever touched by
@@ -221,8 +221,8 @@ impl std::ops::AddAssign for Contribution {
 /// [`NeighborList`]), in canonical orientation, which gives both sides the
 /// same bits: the lower-id side adds its share to its `U` directly (its
 /// jobs run in partner-id order) and the higher-id side's share is stored
-/// at that side's entry of the pair. Then each owned particle sums the
-/// stored shares of its lower-id entries, in order.
+/// in that side's share slot for the pair. Then each owned particle sums
+/// its share slots (one per lower-id entry of its row), in row order.
 pub fn compute(
     p: &mut Particles,
     nl: &mut NeighborList,
@@ -371,14 +371,15 @@ impl Stage<'_> {
         let mut next = s;
         for b in s..e {
             let (first, last) = self.block(b);
-            let (j0, j1) = (nl.job_offsets[first] - job0, nl.job_offsets[last] - job0);
+            let block_jobs = nl.job_offsets[first]..nl.job_offsets[last];
+            let (j0, j1) = (block_jobs.start - job0, block_jobs.end - job0);
             let blk = Block {
                 p: self.p,
                 first,
-                job_base: nl.job_offsets[first],
-                jobs: &nl.jobs[nl.job_offsets[first]..nl.job_offsets[last]],
-                share_slot: &nl.share_slot[nl.job_offsets[first]..nl.job_offsets[last]],
-                evaluator_lower: &nl.evaluator_lower[nl.job_offsets[first]..nl.job_offsets[last]],
+                job_base: block_jobs.start,
+                jobs: &nl.jobs[block_jobs.clone()],
+                share_slot: &nl.share_slot[block_jobs.clone()],
+                evaluator_lower: &nl.evaluator_lower[block_jobs],
                 slots: self.slots,
                 job_offsets: &nl.job_offsets,
                 fp: self.fp,
@@ -684,9 +685,8 @@ fn jobs_block<E: PairEval, const H: usize>(blk: &Block, eval: &E, out: BlockOut)
             let dd = pq - pk;
             if dd.x * dd.x + dd.y * dd.y + dd.z * dd.z < reach * reach {
                 candidates.push((o as u32, j as u32));
-            } else if active[j] {
-                history[j * h..(j + 1) * h].fill(0.0);
-                active[j] = false;
+            } else {
+                opened(history, active, j, h);
             }
         }
     }
@@ -711,7 +711,6 @@ fn jobs_block<E: PairEval, const H: usize>(blk: &Block, eval: &E, out: BlockOut)
         upper.reach(o);
         let (k, q) = (first + o, blk.jobs[j] as usize);
         let (pk, pq) = (packed[k], packed[q]);
-        let rec = &mut history[j * h..(j + 1) * h];
         // Exact separation seen from k. IEEE subtraction is exactly
         // antisymmetric (a − b = −(b − a)), so the canonical
         // d = (x_j − x_i) + (s_j − s_i) is exactly ±d_kq. Owned particles'
@@ -727,11 +726,7 @@ fn jobs_block<E: PairEval, const H: usize>(blk: &Block, eval: &E, out: BlockOut)
         let r2 = d_kq.length_squared();
         let range = eval.range((p.material[ij.0], p.material[ij.1]), radii, fp);
         if r2 >= range * range {
-            // Apart: the contact, if any, has opened.
-            if active[j] {
-                rec.fill(0.0);
-                active[j] = false;
-            }
+            opened(history, active, j, h);
             continue;
         }
         let (bi, bj) = (body_of(p, ij.0, radii.0), body_of(p, ij.1, radii.1));
@@ -741,7 +736,7 @@ fn jobs_block<E: PairEval, const H: usize>(blk: &Block, eval: &E, out: BlockOut)
             d,
             r: r2.sqrt(),
         };
-        let pf = eval.eval(p, &pair, rec, fp);
+        let pf = eval.eval(p, &pair, &mut history[j * h..(j + 1) * h], fp);
         active[j] = h != 0;
         // i receives force_i, j its negation (as f − force_i = f + (−force_i)).
         let on_j = Contribution {
@@ -764,6 +759,16 @@ fn jobs_block<E: PairEval, const H: usize>(blk: &Block, eval: &E, out: BlockOut)
         }
     }
     upper.finish();
+}
+
+/// Job `j`'s pair is apart: its contact, if any, has opened, so its
+/// record (`h` values in `history`) goes back to zero.
+#[inline(always)]
+fn opened(history: &mut [f64], active: &mut [bool], j: usize, h: usize) {
+    if active[j] {
+        history[j * h..(j + 1) * h].fill(0.0);
+        active[j] = false;
+    }
 }
 
 /// The upper sums `U` of a block's particles, built in candidate order

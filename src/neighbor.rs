@@ -327,28 +327,28 @@ impl NeighborList {
             let lower = self.partner_id[row.clone()].partition_point(|&id| id < p.id[k]);
             let slot0 = *self.slot_offsets.last().expect("starts with 0");
             self.slot_offsets.push(slot0 + lower);
-            let slot_of = |e: usize| (slot0 + e - row.start) as u32;
             for e in row.clone() {
                 if role[e] == EVALUATES {
                     self.job_of_entry[e] = self.jobs.len() as u32;
                     self.jobs.push(self.partner[e]);
-                    // A lower-id partner: the share is this particle's own;
-                    // else the partner's, placed by its mirror entry below.
-                    let own = self.partner_id[e] < p.id[k];
-                    self.share_slot.push(if own { slot_of(e) } else { NO_SLOT });
+                    // A lower-id partner (the row's first `lower` entries):
+                    // the share is this particle's own; else the partner's,
+                    // placed by its mirror entry below.
+                    let own = e < row.start + lower;
+                    self.share_slot
+                        .push(if own { self.slot_of(k, e) } else { NO_SLOT });
                     self.evaluator_lower.push(!own);
                 }
             }
             self.job_offsets.push(self.jobs.len());
         }
         for k in 0..n {
-            let (row, slot0) = (self.offsets[k], self.slot_offsets[k]);
-            let end = self.offsets[k + 1];
+            let (row, end) = (self.offsets[k], self.offsets[k + 1]);
             for (e, &m) in role.iter().enumerate().take(end).skip(row) {
                 if m != EVALUATES {
                     let job = self.job_of_entry[m as usize];
                     self.job_of_entry[e] = job;
-                    self.share_slot[job as usize] = (slot0 + e - row) as u32;
+                    self.share_slot[job as usize] = self.slot_of(k, e);
                 }
             }
         }
@@ -362,6 +362,12 @@ impl NeighborList {
             })
             .max()
             .unwrap_or(0);
+    }
+
+    /// The share slot of entry `e`, a lower-id entry of owned particle
+    /// `k`'s row (see [`Self::slot_offsets`]).
+    fn slot_of(&self, k: usize, e: usize) -> u32 {
+        (self.slot_offsets[k] + e - self.offsets[k]) as u32
     }
 
     /// The history record of the pair of entry `e`.
