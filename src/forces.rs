@@ -15,7 +15,7 @@ use crate::contact::{
     Body, ContactInertia, ContactLaw, Kinematics, NormalModel, PairContext, PairForce,
     TangentialModel,
 };
-use crate::neighbor::{NeighborList, BLOCK, NO_SLOT};
+use crate::neighbor::{Contribution, NeighborList, BLOCK, NO_SLOT};
 use crate::particles::Particles;
 use crate::rng::PairNoise;
 use crate::walls::Wall;
@@ -104,26 +104,17 @@ fn pair_inertia(p: &Particles, i: usize, j: usize) -> ContactInertia {
 /// reused (see [`compute`]).
 #[derive(Debug, Clone, Default)]
 pub struct PairResults {
-    /// Per share slot ([`NeighborList::slot_offsets`]): the force and
-    /// torque that the slot's pair gives to its particle, for its lower-id
-    /// sum `L`, valid where `stored` is set.
-    share: Vec<Contribution>,
-    /// Per slot: whether `share` holds this step's contact. Pass two
-    /// clears what it reads, so all are false between steps.
-    stored: Vec<bool>,
     /// Per owned particle: the sum of its contacts with higher-id partners.
     upper: Vec<Contribution>,
 }
 
-/// The share slots of [`PairResults`] as seen by the threads of one
+/// The share slots ([`NeighborList::share`]) as seen by the threads of one
 /// force stage. Each slot is written by exactly one job in pass one and
-/// read and cleared by pass two of the slot's particle, after that job (the
-/// wavefront in [`compute`] orders them), so no slot is ever touched by
-/// two threads at once, though the writes of one run of blocks land in
-/// another's rows.
+/// read by pass two of the slot's particle, after that job (the wavefront
+/// in [`compute`] orders them), so no slot is ever touched by two threads
+/// at once, though the writes of one run of blocks land in another's rows.
 struct ShareSlots {
     share: *mut Contribution,
-    stored: *mut bool,
     len: usize,
 }
 
@@ -131,11 +122,9 @@ struct ShareSlots {
 unsafe impl Sync for ShareSlots {}
 
 impl ShareSlots {
-    fn new(share: &mut [Contribution], stored: &mut [bool]) -> Self {
-        assert_eq!(share.len(), stored.len());
+    fn new(share: &mut [Contribution]) -> Self {
         Self {
             share: share.as_mut_ptr(),
-            stored: stored.as_mut_ptr(),
             len: share.len(),
         }
     }
@@ -148,10 +137,7 @@ impl ShareSlots {
     unsafe fn put(&self, e: usize, c: Contribution) {
         assert!(e < self.len);
         // SAFETY: in bounds, and exclusive by the caller's promise.
-        unsafe {
-            *self.share.add(e) = c;
-            *self.stored.add(e) = true;
-        }
+        unsafe { *self.share.add(e) = c };
     }
 
     /// Hint the cache to load slot `e` (if any) soon.
@@ -163,48 +149,18 @@ impl ShareSlots {
         }
     }
 
-    /// Take the share of slot `e`: the one stored this step, else `+0`
-    /// (in every component). Without a branch, which would be hard to
-    /// predict; adding `+0` to a sum that starts at `+0` never changes
-    /// its bits (round to nearest never makes `−0` from a `+0` start).
+    /// The share of slot `e`: this step's, or `+0` in every component
+    /// where the pair is not in contact. Adding `+0` to a sum that starts
+    /// at `+0` never changes its bits (round to nearest never makes `−0`
+    /// from a `+0` start), so the sum needs no test.
     ///
     /// # Safety
     /// As [`Self::put`].
     #[inline(always)]
-    unsafe fn take(&self, e: usize) -> Contribution {
+    unsafe fn get(&self, e: usize) -> Contribution {
         assert!(e < self.len);
         // SAFETY: in bounds, and exclusive by the caller's promise.
-        let (stored, c) = unsafe {
-            let flag = self.stored.add(e);
-            (std::mem::replace(&mut *flag, false), *self.share.add(e))
-        };
-        let mask = (stored as u64).wrapping_neg();
-        let keep = |v: DVec3| {
-            DVec3::new(
-                f64::from_bits(v.x.to_bits() & mask),
-                f64::from_bits(v.y.to_bits() & mask),
-                f64::from_bits(v.z.to_bits() & mask),
-            )
-        };
-        Contribution {
-            force: keep(c.force),
-            torque: keep(c.torque),
-        }
-    }
-}
-
-/// What contacts contribute to one particle.
-#[derive(Debug, Clone, Copy, Default)]
-struct Contribution {
-    force: DVec3,
-    torque: DVec3,
-}
-
-impl std::ops::AddAssign for Contribution {
-    #[inline(always)]
-    fn add_assign(&mut self, other: Self) {
-        self.force += other.force;
-        self.torque += other.torque;
+        unsafe { *self.share.add(e) }
     }
 }
 
@@ -236,13 +192,13 @@ pub fn compute(
     if nl.active.len() != n_jobs {
         nl.refresh_active();
     }
-    let n_slots = nl.slot_offsets[n];
-    if results.stored.len() != n_slots {
-        results.stored.clear();
-        results.stored.resize(n_slots, false);
-        results.share.resize(n_slots, Contribution::default());
-    }
-    let slots = ShareSlots::new(&mut results.share, &mut results.stored);
+    let mut share = std::mem::take(&mut nl.share);
+    assert_eq!(
+        share.len(),
+        nl.slot_offsets[n],
+        "share slots of another list"
+    );
+    let slots = ShareSlots::new(&mut share);
     results.upper.resize(n, Contribution::default());
     let n_blocks = n.div_ceil(BLOCK);
     let wh = fp.walls.len() * h;
@@ -328,6 +284,7 @@ pub fn compute(
     });
     nl.history = history;
     nl.active = active;
+    nl.share = share;
     p.force = force;
     p.torque = torque;
 }
@@ -435,7 +392,7 @@ impl Stage<'_> {
                 // SAFETY: slot e is particle k's, and this block's pass
                 // two is the only reader, after every writer (the caller
                 // orders it after pass one of the blocks in reach).
-                lower += unsafe { self.slots.take(e) };
+                lower += unsafe { self.slots.get(e) };
             }
             let (mut f, mut t) = (lower.force + upper[o].force, lower.torque + upper[o].torque);
             if p.frozen[k] {
@@ -686,7 +643,7 @@ fn jobs_block<E: PairEval, const H: usize>(blk: &Block, eval: &E, out: BlockOut)
             if dd.x * dd.x + dd.y * dd.y + dd.z * dd.z < reach * reach {
                 candidates.push((o as u32, j as u32));
             } else {
-                opened(history, active, j, h);
+                opened(blk, history, active, j, h);
             }
         }
     }
@@ -726,7 +683,7 @@ fn jobs_block<E: PairEval, const H: usize>(blk: &Block, eval: &E, out: BlockOut)
         let r2 = d_kq.length_squared();
         let range = eval.range((p.material[ij.0], p.material[ij.1]), radii, fp);
         if r2 >= range * range {
-            opened(history, active, j, h);
+            opened(blk, history, active, j, h);
             continue;
         }
         let (bi, bj) = (body_of(p, ij.0, radii.0), body_of(p, ij.1, radii.1));
@@ -737,7 +694,7 @@ fn jobs_block<E: PairEval, const H: usize>(blk: &Block, eval: &E, out: BlockOut)
             r: r2.sqrt(),
         };
         let pf = eval.eval(p, &pair, &mut history[j * h..(j + 1) * h], fp);
-        active[j] = h != 0;
+        active[j] = true;
         // i receives force_i, j its negation (as f − force_i = f + (−force_i)).
         let on_j = Contribution {
             force: -pf.force_i,
@@ -761,13 +718,21 @@ fn jobs_block<E: PairEval, const H: usize>(blk: &Block, eval: &E, out: BlockOut)
     upper.finish();
 }
 
-/// Job `j`'s pair is apart: its contact, if any, has opened, so its
-/// record (`h` values in `history`) goes back to zero.
+/// Job `j` of the block (`history` and `active` are the block's, `h`
+/// values per record) is apart:
+/// its contact, if any, has opened, so its record and share slot go back
+/// to zero.
 #[inline(always)]
-fn opened(history: &mut [f64], active: &mut [bool], j: usize, h: usize) {
+fn opened(blk: &Block, history: &mut [f64], active: &mut [bool], j: usize, h: usize) {
     if active[j] {
         history[j * h..(j + 1) * h].fill(0.0);
         active[j] = false;
+        let slot = blk.share_slot[j];
+        if slot != NO_SLOT {
+            // SAFETY: this job is the slot's only writer, and its reader
+            // runs after this block's pass one.
+            unsafe { blk.slots.put(slot as usize, Contribution::default()) };
+        }
     }
 }
 
@@ -964,10 +929,7 @@ mod tests {
         };
         for _ in 0..steps {
             compute(&mut p, &mut nl, &mut [], &mut results, &fp);
-            // Pass two took every stored share, leaving the slots clear
-            // for the next step (stale flags would add old shares).
-            assert!(results.stored.iter().all(|&s| !s), "a share was left");
-            assert_eq!(results.stored.len(), nl.slot_offsets[p.n_owned]);
+            assert_slots_clear_apart(&p, &nl);
             for k in 0..p.n_owned {
                 if !p.frozen[k] {
                     let v = p.v[k];
@@ -995,19 +957,37 @@ mod tests {
         }
     }
 
-    /// The force on each particle is `L + U` (+ gravity), each the sum of its
-    /// contacts with lower-id (`L`) or higher-id (`U`) partners in id order,
-    /// each contact evaluated directly in canonical orientation.
-    #[test]
-    fn forces_are_the_id_ordered_sums_of_the_lower_and_upper_contacts() {
-        let law = hooke_spring(false);
-        let laws = table(law, 1);
-        let (force, torque, _) = run(&laws, 1);
-        let p = cluster();
-        let g = DVec3::new(0.0, 0.0, -9.81);
+    /// Every job whose pair is apart (centre distance at least `R_i + R_j`)
+    /// is inactive, with a zero record and a zero share slot: pass two sums
+    /// every slot, so a share left from a contact that opened would count.
+    fn assert_slots_clear_apart(p: &Particles, nl: &NeighborList) {
+        let h = nl.history_len;
+        for k in 0..p.n_owned {
+            for j in nl.job_offsets[k]..nl.job_offsets[k + 1] {
+                let q = nl.jobs[j] as usize;
+                if (p.x[q] - p.x[k]).length() < p.radius[k] + p.radius[q] {
+                    continue;
+                }
+                assert!(!nl.active[j], "job {j} of an open pair is active");
+                assert!(nl.history[j * h..(j + 1) * h].iter().all(|&v| v == 0.0));
+                let slot = nl.share_slot[j];
+                if slot != NO_SLOT {
+                    assert_eq!(nl.share[slot as usize], Contribution::default());
+                }
+            }
+        }
+        assert!(nl.share.len() == nl.slot_offsets[p.n_owned]);
+    }
+
+    /// The force and torque on each particle of `p` as `L + U` (+ gravity),
+    /// each the sum of its contacts with lower-id (`L`) or higher-id (`U`)
+    /// partners in id order, each contact evaluated directly in canonical
+    /// orientation with a zero history record; and the number of contacts.
+    fn direct_sums(p: &Particles, law: &ContactLaw, g: DVec3) -> (Vec<[DVec3; 2]>, usize) {
         let mut by_id: Vec<usize> = (0..p.n_owned).collect();
         by_id.sort_by_key(|&k| p.id[k]);
         let mut contacts = 0;
+        let mut out = Vec::new();
         for k in 0..p.n_owned {
             let (mut lower, mut upper) = (Contribution::default(), Contribution::default());
             for &q in &by_id {
@@ -1022,8 +1002,8 @@ mod tests {
                     continue;
                 }
                 contacts += 1;
-                let (bi, bj) = (body_of(&p, i, p.radius[i]), body_of(&p, j, p.radius[j]));
-                let mut rec = [0.0; 3];
+                let (bi, bj) = (body_of(p, i, p.radius[i]), body_of(p, j, p.radius[j]));
+                let mut rec = vec![0.0; law.history_len()];
                 let pf = law.evaluate_plain(&Kinematics::pair(&bi, &bj, d, r), 1e-4, &mut rec);
                 if k_lower {
                     upper += Contribution {
@@ -1037,16 +1017,92 @@ mod tests {
                     };
                 }
             }
-            let (f, t) = if p.frozen[k] {
-                (DVec3::ZERO, DVec3::ZERO)
+            out.push(if p.frozen[k] {
+                [DVec3::ZERO; 2]
             } else {
-                (
+                [
                     lower.force + upper.force + p.mass[k] * g,
                     lower.torque + upper.torque,
-                )
-            };
-            assert_eq!(bits(&[force[k], torque[k]]), bits(&[f, t]), "particle {k}");
+                ]
+            });
+        }
+        (out, contacts)
+    }
+
+    /// The force on each particle is `L + U` (+ gravity), each the sum of its
+    /// contacts with lower-id (`L`) or higher-id (`U`) partners in id order,
+    /// each contact evaluated directly in canonical orientation.
+    #[test]
+    fn forces_are_the_id_ordered_sums_of_the_lower_and_upper_contacts() {
+        let law = hooke_spring(false);
+        let (force, torque, _) = run(&table(law, 1), 1);
+        let (direct, contacts) = direct_sums(&cluster(), &law, DVec3::new(0.0, 0.0, -9.81));
+        for k in 0..force.len() {
+            assert_eq!(
+                bits(&[force[k], torque[k]]),
+                bits(&direct[k]),
+                "particle {k}"
+            );
         }
         assert!(contacts > 400, "{contacts} contacts");
+    }
+
+    /// Contacts that open between two steps (the cluster spread apart
+    /// within the same list) leave nothing behind: no share slot, no
+    /// record, no force. With laws with and without history, and with the
+    /// specialised and general kernels.
+    #[test]
+    fn opened_contacts_leave_no_share_or_record() {
+        let plain_hooke = ContactLaw {
+            tangential: TangentialModel::None,
+            ..hooke_spring(false)
+        };
+        for (law, materials) in [
+            (hooke_spring(false), 1),
+            (hooke_spring(false), 2),
+            (plain_hooke, 1),
+        ] {
+            let laws = table(law, materials);
+            let mut p = cluster();
+            let mut nl = NeighborList::build(&p, 0.1, laws.history_len);
+            let mut results = PairResults::default();
+            let g = DVec3::new(0.0, 0.0, -9.81);
+            let fp = ForceParams {
+                laws: &laws,
+                walls: &[],
+                gravity: g,
+                dt: 1e-4,
+                range_pad: 0.0,
+                step: 0,
+                noise: PairNoise::new(1, Stream::StochasticFriction),
+            };
+            compute(&mut p, &mut nl, &mut [], &mut results, &fp);
+            let touching = nl.active.iter().filter(|&&a| a).count();
+            assert!(touching > 200, "{touching} contacts");
+            // Spread by 5 %: the shallowest contacts open, the deepest stay.
+            for x in p.x.iter_mut() {
+                *x *= 1.05;
+            }
+            p.refresh_packed();
+            compute(&mut p, &mut nl, &mut [], &mut results, &fp);
+            assert_slots_clear_apart(&p, &nl);
+            let still = nl.active.iter().filter(|&&a| a).count();
+            assert!(
+                still > 0 && still < touching / 2,
+                "{still} of {touching} stay"
+            );
+            if law.history_len() == 0 {
+                // No history: the forces are the direct sums of the contacts left.
+                let (direct, contacts) = direct_sums(&p, &law, g);
+                assert_eq!(contacts, 2 * still);
+                for k in 0..p.n_owned {
+                    assert_eq!(
+                        bits(&[p.force[k], p.torque[k]]),
+                        bits(&direct[k]),
+                        "particle {k}"
+                    );
+                }
+            }
+        }
     }
 }

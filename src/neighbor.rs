@@ -121,6 +121,23 @@ impl CellGrid {
     }
 }
 
+/// A force and a torque: what contacts give one particle.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Contribution {
+    /// Force.
+    pub force: DVec3,
+    /// Torque.
+    pub torque: DVec3,
+}
+
+impl std::ops::AddAssign for Contribution {
+    #[inline(always)]
+    fn add_assign(&mut self, other: Self) {
+        self.force += other.force;
+        self.torque += other.torque;
+    }
+}
+
 /// One block's row lengths and `(partner id, partner index)` entries.
 type BlockRows = (Vec<usize>, Vec<(u64, u32)>);
 
@@ -164,15 +181,22 @@ pub struct NeighborList {
     pub history: Vec<f64>,
     /// History values per record.
     pub history_len: usize,
-    /// Per job: whether its history record may hold a non-zero value
-    /// (false guarantees all zeros). Lets the force loop skip reading the
-    /// records of the many pairs that are not in contact.
+    /// Per job: whether its history record may hold a non-zero value or
+    /// its share slot a share (false guarantees zeros in both). Lets the
+    /// force loop skip the records and slots of the many pairs that are
+    /// not in contact.
     pub active: Vec<bool>,
     /// Share slots: owned particle `p` has one per entry whose partner has a
     /// lower global id (the first entries of its sorted row), numbered
     /// `slot_offsets[p]..slot_offsets[p+1]` in row order, so that its `L`
     /// reads a short contiguous run.
     pub slot_offsets: Vec<usize>,
+    /// Per share slot: the force and torque that the slot's pair gives to
+    /// the slot's particle, for its lower-id sum `L` (written by the force
+    /// stage). Zero wherever the pair is not in contact: a slot is written
+    /// when its pair touches and cleared when the contact opens, so the
+    /// sum over a particle's slots needs no test.
+    pub share: Vec<Contribution>,
     /// The largest distance, in work blocks of [`BLOCK`] owned particles,
     /// between two owned particles of one pair.
     pub block_reach: usize,
@@ -281,6 +305,7 @@ impl NeighborList {
         list.assign_jobs(p);
         list.history = vec![0.0; list.jobs.len() * history_len];
         list.active = vec![false; list.jobs.len()];
+        list.share = vec![Contribution::default(); list.slot_offsets[n]];
         list
     }
 
@@ -390,9 +415,13 @@ impl NeighborList {
     }
 
     /// Recompute [`Self::active`] from the history records (call after
-    /// changing [`Self::history`] other than through the force stage).
+    /// changing [`Self::history`] other than through the force stage), and
+    /// clear the share slots.
     pub fn refresh_active(&mut self) {
         let h = self.history_len;
+        let n_slots = self.slot_offsets.last().copied().unwrap_or(0);
+        self.share.clear();
+        self.share.resize(n_slots, Contribution::default());
         self.active = if h == 0 {
             vec![false; self.jobs.len()]
         } else {
