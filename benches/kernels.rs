@@ -189,6 +189,11 @@ fn bench_neighbor_build(c: &mut Criterion) {
     group.bench_function("build_10k_periodic", |b| {
         b.iter(|| NeighborList::build(black_box(&p), reach, 3));
     });
+    // As the engine rebuilds: in place, reusing the list's storage.
+    let mut list = NeighborList::build(&p, reach, 3);
+    group.bench_function("rebuild_10k_periodic_in_place", |b| {
+        b.iter(|| list.rebuild(black_box(&p), reach, 3));
+    });
     // History carried through a rebuild as the engine does it: lifted out of
     // the old list by partner id, put back into the new one.
     let mut previous = NeighborList::build(&p, reach, 3);

@@ -1095,10 +1095,10 @@ mod tests {
                 // No history: the forces are the direct sums of the contacts left.
                 let (direct, contacts) = direct_sums(&p, &law, g);
                 assert_eq!(contacts, 2 * still);
-                for k in 0..p.n_owned {
+                for (k, direct) in direct.iter().enumerate() {
                     assert_eq!(
                         bits(&[p.force[k], p.torque[k]]),
-                        bits(&direct[k]),
+                        bits(direct),
                         "particle {k}"
                     );
                 }

@@ -33,9 +33,29 @@ pub struct CellGrid {
     items: Vec<u32>,
 }
 
+impl Default for CellGrid {
+    fn default() -> Self {
+        Self {
+            lo: DVec3::ZERO,
+            inv_size: 1.0,
+            dims: [1; 3],
+            start: Vec::new(),
+            items: Vec::new(),
+        }
+    }
+}
+
 impl CellGrid {
     /// Bin `points` into cells of edge at least `size`.
     pub fn new(points: &[DVec3], size: f64) -> Self {
+        let mut grid = Self::default();
+        grid.rebin(points, size, &mut Vec::new());
+        grid
+    }
+
+    /// Bin `points` anew into cells of edge at least `size`, reusing this
+    /// grid's storage and `cells` (scratch for each point's cell).
+    pub fn rebin(&mut self, points: &[DVec3], size: f64, cells: &mut Vec<usize>) {
         let (mut lo, mut hi) = (DVec3::splat(f64::INFINITY), DVec3::splat(f64::NEG_INFINITY));
         for &x in points {
             lo = lo.min(x);
@@ -57,28 +77,32 @@ impl CellGrid {
             ((extent.y / size) as usize).max(1) + 1,
             ((extent.z / size) as usize).max(1) + 1,
         ];
-        let inv_size = 1.0 / size;
         let n_cells = dims[0] * dims[1] * dims[2];
-        let mut grid = Self {
-            lo,
-            inv_size,
-            dims,
-            start: vec![0; n_cells + 1],
-            items: vec![0; points.len()],
-        };
-        let cells: Vec<usize> = points.iter().map(|&x| grid.cell_of(x)).collect();
-        for &c in &cells {
-            grid.start[c + 1] += 1;
+        self.lo = lo;
+        self.inv_size = 1.0 / size;
+        self.dims = dims;
+        self.start.clear();
+        self.start.resize(n_cells + 1, 0);
+        self.items.clear();
+        self.items.resize(points.len(), 0);
+        cells.clear();
+        cells.extend(points.iter().map(|&x| self.cell_of(x)));
+        for &c in cells.iter() {
+            self.start[c + 1] += 1;
         }
         for c in 0..n_cells {
-            grid.start[c + 1] += grid.start[c];
+            self.start[c + 1] += self.start[c];
         }
-        let mut fill = grid.start.clone();
-        for (k, &c) in cells.iter().enumerate() {
-            grid.items[fill[c] as usize] = k as u32;
-            fill[c] += 1;
+        // Now `start[c + 1]` is where cell `c` ends. Each cell's items go in
+        // from its end (so in increasing index order), which moves
+        // `start[c + 1]` back to where the cell begins; then the starts
+        // move down one place.
+        for (k, &c) in cells.iter().enumerate().rev() {
+            self.start[c + 1] -= 1;
+            self.items[self.start[c + 1] as usize] = k as u32;
         }
-        grid
+        self.start.copy_within(1..=n_cells, 0);
+        self.start[n_cells] = points.len() as u32;
     }
 
     fn coords(&self, x: DVec3) -> [usize; 3] {
@@ -138,8 +162,41 @@ impl std::ops::AddAssign for Contribution {
     }
 }
 
-/// One block's row lengths and `(partner id, partner index)` entries.
-type BlockRows = (Vec<usize>, Vec<(u64, u32)>);
+/// One work block's part of a build: its rows' lengths, their
+/// `(partner id, partner index)` entries and each entry's role in job
+/// assignment.
+#[derive(Default)]
+struct BlockRows {
+    counts: Vec<usize>,
+    entries: Vec<(u64, u32)>,
+    role: Vec<u32>,
+}
+
+/// Working storage of [`NeighborList::rebuild`], kept between builds so that
+/// a rebuild reuses memory the process already has instead of asking the
+/// system for fresh pages (which costs about a fifth of a chute rebuild).
+#[derive(Default)]
+struct BuildScratch {
+    images: Vec<DVec3>,
+    grid: CellGrid,
+    cells: Vec<usize>,
+    near: Vec<DVec4>,
+    who: Vec<(u64, u32, bool)>,
+    blocks: Vec<BlockRows>,
+}
+
+impl std::fmt::Debug for BuildScratch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("BuildScratch")
+    }
+}
+
+/// A copy of a list starts with no scratch of its own.
+impl Clone for BuildScratch {
+    fn clone(&self) -> Self {
+        Self::default()
+    }
+}
 
 /// Full neighbour list in compressed-row form, with one contact-history
 /// record per pair.
@@ -200,6 +257,7 @@ pub struct NeighborList {
     /// The largest distance, in work blocks of [`BLOCK`] owned particles,
     /// between two owned particles of one pair.
     pub block_reach: usize,
+    scratch: BuildScratch,
 }
 
 impl NeighborList {
@@ -231,129 +289,168 @@ impl NeighborList {
     /// The history starts at zero; [`crate::history::HistoryRows::fill_list`]
     /// puts the records carried through the rebuild back by partner id.
     pub fn build(p: &Particles, reach: f64, history_len: usize) -> Self {
-        let images: Vec<DVec3> = p.x.iter().zip(&p.shift).map(|(&x, &s)| x + s).collect();
+        let mut list = Self::default();
+        list.rebuild(p, reach, history_len);
+        list
+    }
+
+    /// [`Self::build`] in place, reusing this list's storage. Its history
+    /// is dropped: lift it out first ([`crate::history::HistoryRows::from_list`]).
+    pub fn rebuild(&mut self, p: &Particles, reach: f64, history_len: usize) {
+        let mut scratch = std::mem::take(&mut self.scratch);
+        let BuildScratch {
+            images,
+            grid,
+            cells,
+            near,
+            who,
+            blocks,
+        } = &mut scratch;
+        images.clear();
+        images.extend(p.x.iter().zip(&p.shift).map(|(&x, &s)| x + s));
         let cell = 2.0 * p.max_radius() + reach;
-        let grid = CellGrid::new(&images, cell.max(f64::MIN_POSITIVE));
+        grid.rebin(images, cell.max(f64::MIN_POSITIVE), cells);
         // The candidates in cell order, so that each cell's are read in sequence:
         // image position and radius, and (local index, frozen).
         let slots = grid.items();
-        let near: Vec<DVec4> = slots
-            .iter()
-            .map(|&q| images[q as usize].extend(p.radius[q as usize]))
-            .collect();
-        let who: Vec<(u64, u32, bool)> = slots
-            .iter()
-            .map(|&q| (p.id[q as usize], q, p.frozen[q as usize]))
-            .collect();
+        near.clear();
+        near.extend(
+            slots
+                .iter()
+                .map(|&q| images[q as usize].extend(p.radius[q as usize])),
+        );
+        who.clear();
+        who.extend(
+            slots
+                .iter()
+                .map(|&q| (p.id[q as usize], q, p.frozen[q as usize])),
+        );
         let n = p.n_owned;
-        let blocks: Vec<BlockRows> = (0..n.div_ceil(BLOCK))
-            .into_par_iter()
-            .map(|b| {
-                let mut counts = Vec::with_capacity(BLOCK);
-                let mut entries = Vec::new();
-                let first = b * BLOCK;
-                let last = (first + BLOCK).min(n);
-                for (i, &xi) in images.iter().enumerate().take(last).skip(first) {
-                    let start = entries.len();
-                    let (ri, fi) = (p.radius[i], p.frozen[i]);
-                    let ranges = grid.near_slots(xi);
-                    // Room for every candidate; the pairs in reach are
-                    // compacted to the front without a branch per candidate.
-                    let room: usize = ranges.iter().map(|r| r.len()).sum();
-                    entries.reserve(room);
-                    let spare = &mut entries.spare_capacity_mut()[..room];
-                    let mut kept = 0;
-                    for range in ranges {
-                        for (c, &(id, q, fq)) in near[range.clone()].iter().zip(&who[range]) {
-                            // (R_i + R_q) + reach: the same bits from either side,
-                            // so a pair of owned particles is in both rows or neither.
-                            let cut = (ri + c.w) + reach;
-                            let d = c.truncate() - xi;
-                            let keep =
-                                (d.length_squared() < cut * cut) & (q as usize != i) & !(fi & fq);
-                            spare[kept].write((id, q));
-                            kept += keep as usize;
-                        }
+        blocks.resize_with(n.div_ceil(BLOCK), BlockRows::default);
+        let (images, grid, near, who) = (&*images, &*grid, &*near, &*who);
+        blocks.par_iter_mut().enumerate().for_each(|(b, rows)| {
+            let BlockRows {
+                counts, entries, ..
+            } = rows;
+            counts.clear();
+            entries.clear();
+            let first = b * BLOCK;
+            let last = (first + BLOCK).min(n);
+            for (i, &xi) in images.iter().enumerate().take(last).skip(first) {
+                let start = entries.len();
+                let (ri, fi) = (p.radius[i], p.frozen[i]);
+                let ranges = grid.near_slots(xi);
+                // Room for every candidate; the pairs in reach are
+                // compacted to the front without a branch per candidate.
+                let room: usize = ranges.iter().map(|r| r.len()).sum();
+                entries.reserve(room);
+                let spare = &mut entries.spare_capacity_mut()[..room];
+                let mut kept = 0;
+                for range in ranges {
+                    for (c, &(id, q, fq)) in near[range.clone()].iter().zip(&who[range]) {
+                        // (R_i + R_q) + reach: the same bits from either side,
+                        // so a pair of owned particles is in both rows or neither.
+                        let cut = (ri + c.w) + reach;
+                        let d = c.truncate() - xi;
+                        let keep =
+                            (d.length_squared() < cut * cut) & (q as usize != i) & !(fi & fq);
+                        spare[kept].write((id, q));
+                        kept += keep as usize;
                     }
-                    // SAFETY: the first `kept` spare slots were written above.
-                    unsafe { entries.set_len(start + kept) };
-                    // Ids are unique, so ordering by id alone is the full order.
-                    entries[start..].sort_unstable_by_key(|e| e.0);
-                    counts.push(entries.len() - start);
                 }
-                (counts, entries)
-            })
-            .collect();
-        let mut list = NeighborList {
-            offsets: Vec::with_capacity(n + 1),
-            history_len,
-            ..Default::default()
-        };
-        list.offsets.push(0);
-        for (counts, entries) in &blocks {
-            for &c in counts {
-                list.offsets.push(list.offsets.last().unwrap() + c);
+                // SAFETY: the first `kept` spare slots were written above.
+                unsafe { entries.set_len(start + kept) };
+                // Ids are unique, so ordering by id alone is the full order.
+                entries[start..].sort_unstable_by_key(|e| e.0);
+                counts.push(entries.len() - start);
             }
-            list.partner_id.extend(entries.iter().map(|e| e.0));
-            list.partner.extend(entries.iter().map(|e| e.1));
+        });
+        let total: usize = blocks.iter().map(|b| b.entries.len()).sum();
+        self.offsets.clear();
+        self.offsets.reserve(n + 1);
+        self.offsets.push(0);
+        self.partner_id.clear();
+        self.partner_id.reserve(total);
+        self.partner.clear();
+        self.partner.reserve(total);
+        for rows in blocks.iter() {
+            for &c in &rows.counts {
+                self.offsets.push(self.offsets.last().unwrap() + c);
+            }
+            self.partner_id.extend(rows.entries.iter().map(|e| e.0));
+            self.partner.extend(rows.entries.iter().map(|e| e.1));
         }
         assert!(
-            list.len() < u32::MAX as usize,
+            self.len() < u32::MAX as usize,
             "neighbour list of {} entries exceeds the 32-bit entry index",
-            list.len()
+            self.len()
         );
-        list.assign_jobs(p);
-        list.history = vec![0.0; list.jobs.len() * history_len];
-        list.active = vec![false; list.jobs.len()];
-        list.share = vec![Contribution::default(); list.slot_offsets[n]];
-        list
+        self.assign_jobs(p, blocks);
+        self.history_len = history_len;
+        self.history.clear();
+        self.history.resize(self.jobs.len() * history_len, 0.0);
+        self.active.clear();
+        self.active.resize(self.jobs.len(), false);
+        self.share.clear();
+        self.share
+            .resize(self.slot_offsets[n], Contribution::default());
+        self.scratch = scratch;
     }
 
     /// Make the jobs: the entry in the row of the lower global id evaluates
     /// a pair of owned particles that list each other, any other entry its
     /// own pair. Fills [`Self::jobs`], [`Self::job_offsets`],
-    /// [`Self::job_of_entry`], [`Self::share_slot`] and [`Self::slot_offsets`].
-    fn assign_jobs(&mut self, p: &Particles) {
+    /// [`Self::job_of_entry`], [`Self::share_slot`] and [`Self::slot_offsets`]
+    /// (`blocks` holds the build's work blocks, for their role scratch).
+    fn assign_jobs(&mut self, p: &Particles, blocks: &mut [BlockRows]) {
         const EVALUATES: u32 = u32::MAX;
         let n = self.offsets.len() - 1;
         let list = &*self;
-        // Per entry: EVALUATES, or the entry of the same pair that does.
-        let role: Vec<Vec<u32>> = (0..n.div_ceil(BLOCK))
-            .into_par_iter()
-            .map(|b| {
-                let (first, last) = (b * BLOCK, ((b + 1) * BLOCK).min(n));
-                let mut role = Vec::with_capacity(list.offsets[last] - list.offsets[first]);
-                for k in first..last {
-                    for e in list.offsets[k]..list.offsets[k + 1] {
-                        let q = list.partner[e] as usize;
-                        // The lower id evaluates; the higher looks for the
-                        // pair in the partner's row (present there unless the
-                        // rows disagree at the cut-off, then it evaluates too).
-                        let mirror = (q < n && list.partner_id[e] < p.id[k])
-                            .then(|| list.entry_of(q, p.id[k]))
-                            .flatten();
-                        role.push(mirror.map_or(EVALUATES, |m| m as u32));
-                    }
+        // Per entry: EVALUATES, or the entry of the same pair that does
+        // (each block's entries in its `role`).
+        blocks.par_iter_mut().enumerate().for_each(|(b, rows)| {
+            let (first, last) = (b * BLOCK, ((b + 1) * BLOCK).min(n));
+            let role = &mut rows.role;
+            role.clear();
+            role.reserve(list.offsets[last] - list.offsets[first]);
+            for k in first..last {
+                for e in list.offsets[k]..list.offsets[k + 1] {
+                    let q = list.partner[e] as usize;
+                    // The lower id evaluates; the higher looks for the
+                    // pair in the partner's row (present there unless the
+                    // rows disagree at the cut-off, then it evaluates too).
+                    let mirror = (q < n && list.partner_id[e] < p.id[k])
+                        .then(|| list.entry_of(q, p.id[k]))
+                        .flatten();
+                    role.push(mirror.map_or(EVALUATES, |m| m as u32));
                 }
-                role
-            })
-            .collect();
-        let role: Vec<u32> = role.concat();
-        self.job_offsets = Vec::with_capacity(n + 1);
+            }
+        });
+        self.job_offsets.clear();
+        self.job_offsets.reserve(n + 1);
         self.job_offsets.push(0);
-        self.slot_offsets = Vec::with_capacity(n + 1);
+        self.slot_offsets.clear();
+        self.slot_offsets.reserve(n + 1);
         self.slot_offsets.push(0);
-        self.jobs = Vec::with_capacity(self.len() / 2 + 1);
-        self.share_slot = Vec::with_capacity(self.len() / 2 + 1);
-        self.evaluator_lower = Vec::with_capacity(self.len() / 2 + 1);
-        self.job_of_entry = vec![0; self.len()];
+        for v in [&mut self.jobs, &mut self.share_slot] {
+            v.clear();
+            v.reserve(self.partner.len() / 2 + 1);
+        }
+        self.evaluator_lower.clear();
+        self.evaluator_lower.reserve(self.partner.len() / 2 + 1);
+        self.job_of_entry.clear();
+        self.job_of_entry.resize(self.partner.len(), 0);
+        // Block b's roles start at entry `offsets[b · BLOCK]`.
+        let block_of = |k: usize| &blocks[k / BLOCK];
+        let base = |k: usize| self.offsets[k / BLOCK * BLOCK];
         for k in 0..n {
             let row = self.offsets[k]..self.offsets[k + 1];
+            let (roles, row0) = (&block_of(k).role, base(k));
             let lower = self.partner_id[row.clone()].partition_point(|&id| id < p.id[k]);
             let slot0 = *self.slot_offsets.last().expect("starts with 0");
             self.slot_offsets.push(slot0 + lower);
             for e in row.clone() {
-                if role[e] == EVALUATES {
+                if roles[e - row0] == EVALUATES {
                     self.job_of_entry[e] = self.jobs.len() as u32;
                     self.jobs.push(self.partner[e]);
                     // A lower-id partner (the row's first `lower` entries):
@@ -368,8 +465,9 @@ impl NeighborList {
             self.job_offsets.push(self.jobs.len());
         }
         for k in 0..n {
-            let (row, end) = (self.offsets[k], self.offsets[k + 1]);
-            for (e, &m) in role.iter().enumerate().take(end).skip(row) {
+            let (roles, row0) = (&block_of(k).role, base(k));
+            for e in self.offsets[k]..self.offsets[k + 1] {
+                let m = roles[e - row0];
                 if m != EVALUATES {
                     let job = self.job_of_entry[m as usize];
                     self.job_of_entry[e] = job;
@@ -506,6 +604,40 @@ mod tests {
             p.push_ghost(&record(k * 4), DVec3::new(5.5, 0.0, 0.0));
         }
         p
+    }
+
+    /// The fields of two lists, for comparison.
+    fn fields(nl: &NeighborList) -> String {
+        format!(
+            "{:?}",
+            (
+                (&nl.offsets, &nl.partner, &nl.partner_id, &nl.job_of_entry),
+                (&nl.job_offsets, &nl.jobs, &nl.evaluator_lower, &nl.share_slot),
+                (&nl.history, nl.history_len, &nl.active, &nl.slot_offsets),
+                (&nl.share, nl.block_reach),
+            )
+        )
+    }
+
+    /// A list rebuilt in place, over the storage of a list of other
+    /// particles (more of them, with history written), is the list built
+    /// afresh.
+    #[test]
+    fn a_list_rebuilt_in_place_is_the_list_built_afresh() {
+        let p = spheres();
+        let mut big = spheres();
+        for k in 0..big.n_owned {
+            big.x[k] *= 0.8;
+        }
+        big.refresh_packed();
+        let mut list = NeighborList::build(&big, 0.3, 3);
+        assert!(list.len() > NeighborList::build(&p, 0.2, 3).len());
+        list.history.fill(0.5);
+        list.active.fill(true);
+        list.rebuild(&p, 0.2, 3);
+        assert_eq!(fields(&list), fields(&NeighborList::build(&p, 0.2, 3)));
+        list.rebuild(&big, 0.3, 0);
+        assert_eq!(fields(&list), fields(&NeighborList::build(&big, 0.3, 0)));
     }
 
     #[test]

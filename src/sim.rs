@@ -307,7 +307,8 @@ impl Simulation {
         self.halo
             .build(p, &s.domain, &self.decomp, self.comm.as_ref(), width);
         self.timers.comm += tc.elapsed();
-        self.neighbors = NeighborList::build(p, s.range_pad + s.skin, s.laws.history_len);
+        self.neighbors
+            .rebuild(p, s.range_pad + s.skin, s.laws.history_len);
         rows.fill_list(&mut self.neighbors);
         self.x_ref = p.x[..p.n_owned].to_vec();
         Ok(())
