@@ -612,7 +612,12 @@ mod tests {
             "{:?}",
             (
                 (&nl.offsets, &nl.partner, &nl.partner_id, &nl.job_of_entry),
-                (&nl.job_offsets, &nl.jobs, &nl.evaluator_lower, &nl.share_slot),
+                (
+                    &nl.job_offsets,
+                    &nl.jobs,
+                    &nl.evaluator_lower,
+                    &nl.share_slot
+                ),
                 (&nl.history, nl.history_len, &nl.active, &nl.slot_offsets),
                 (&nl.share, nl.block_reach),
             )
