@@ -912,21 +912,29 @@ mod tests {
         }
     }
 
+    /// Gravity in the tests.
+    const G: DVec3 = DVec3::new(0.0, 0.0, -9.81);
+
+    /// Force-stage parameters for `laws`, no walls, gravity [`G`].
+    fn params(laws: &LawTable) -> ForceParams<'_> {
+        ForceParams {
+            laws,
+            walls: &[],
+            gravity: G,
+            dt: 1e-4,
+            range_pad: 0.0,
+            step: 0,
+            noise: PairNoise::new(1, Stream::StochasticFriction),
+        }
+    }
+
     /// Run `steps` force evaluations (positions moved a little between
     /// them, so that the history rotates); return forces, torques and history.
     fn run(laws: &LawTable, steps: usize) -> (Vec<DVec3>, Vec<DVec3>, Vec<f64>) {
         let mut p = cluster();
         let mut nl = NeighborList::build(&p, 0.1, laws.history_len);
         let mut results = PairResults::default();
-        let fp = ForceParams {
-            laws,
-            walls: &[],
-            gravity: DVec3::new(0.0, 0.0, -9.81),
-            dt: 1e-4,
-            range_pad: 0.0,
-            step: 0,
-            noise: PairNoise::new(1, Stream::StochasticFriction),
-        };
+        let fp = params(laws);
         for _ in 0..steps {
             compute(&mut p, &mut nl, &mut [], &mut results, &fp);
             assert_slots_clear_apart(&p, &nl);
@@ -1036,7 +1044,7 @@ mod tests {
     fn forces_are_the_id_ordered_sums_of_the_lower_and_upper_contacts() {
         let law = hooke_spring(false);
         let (force, torque, _) = run(&table(law, 1), 1);
-        let (direct, contacts) = direct_sums(&cluster(), &law, DVec3::new(0.0, 0.0, -9.81));
+        let (direct, contacts) = direct_sums(&cluster(), &law, G);
         for k in 0..force.len() {
             assert_eq!(
                 bits(&[force[k], torque[k]]),
@@ -1066,16 +1074,7 @@ mod tests {
             let mut p = cluster();
             let mut nl = NeighborList::build(&p, 0.1, laws.history_len);
             let mut results = PairResults::default();
-            let g = DVec3::new(0.0, 0.0, -9.81);
-            let fp = ForceParams {
-                laws: &laws,
-                walls: &[],
-                gravity: g,
-                dt: 1e-4,
-                range_pad: 0.0,
-                step: 0,
-                noise: PairNoise::new(1, Stream::StochasticFriction),
-            };
+            let fp = params(&laws);
             compute(&mut p, &mut nl, &mut [], &mut results, &fp);
             let touching = nl.active.iter().filter(|&&a| a).count();
             assert!(touching > 200, "{touching} contacts");
@@ -1093,7 +1092,7 @@ mod tests {
             );
             if law.history_len() == 0 {
                 // No history: the forces are the direct sums of the contacts left.
-                let (direct, contacts) = direct_sums(&p, &law, g);
+                let (direct, contacts) = direct_sums(&p, &law, G);
                 assert_eq!(contacts, 2 * still);
                 for (k, direct) in direct.iter().enumerate() {
                     assert_eq!(

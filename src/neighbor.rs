@@ -391,9 +391,7 @@ impl NeighborList {
         self.history.resize(self.jobs.len() * history_len, 0.0);
         self.active.clear();
         self.active.resize(self.jobs.len(), false);
-        self.share.clear();
-        self.share
-            .resize(self.slot_offsets[n], Contribution::default());
+        self.clear_shares();
         self.scratch = scratch;
     }
 
@@ -512,14 +510,20 @@ impl NeighborList {
         self.partner_id[s..e].binary_search(&id).ok().map(|i| s + i)
     }
 
+    /// Zero every share slot ([`Self::share`]), one per slot of
+    /// [`Self::slot_offsets`].
+    fn clear_shares(&mut self) {
+        let n_slots = self.slot_offsets.last().copied().unwrap_or(0);
+        self.share.clear();
+        self.share.resize(n_slots, Contribution::default());
+    }
+
     /// Recompute [`Self::active`] from the history records (call after
     /// changing [`Self::history`] other than through the force stage), and
     /// clear the share slots.
     pub fn refresh_active(&mut self) {
         let h = self.history_len;
-        let n_slots = self.slot_offsets.last().copied().unwrap_or(0);
-        self.share.clear();
-        self.share.resize(n_slots, Contribution::default());
+        self.clear_shares();
         self.active = if h == 0 {
             vec![false; self.jobs.len()]
         } else {
