@@ -333,12 +333,11 @@ impl Stage<'_> {
             let blk = Block {
                 p: self.p,
                 first,
-                job_base: block_jobs.start,
                 jobs: &nl.jobs[block_jobs.clone()],
                 share_slot: &nl.share_slot[block_jobs.clone()],
-                evaluator_lower: &nl.evaluator_lower[block_jobs],
+                evaluator_lower: &nl.evaluator_lower[block_jobs.clone()],
+                job_owner: &nl.job_owner[block_jobs],
                 slots: self.slots,
-                job_offsets: &nl.job_offsets,
                 fp: self.fp,
                 h,
             };
@@ -577,8 +576,6 @@ struct Block<'a> {
     p: &'a Particles,
     /// The block's first owned particle.
     first: usize,
-    /// Index of the block's first job.
-    job_base: usize,
     /// The block's jobs (their partners).
     jobs: &'a [u32],
     /// The share slots of the block's jobs ([`NeighborList::share_slot`]).
@@ -586,8 +583,10 @@ struct Block<'a> {
     /// Whether the block particle is the lower id of each job's pair
     /// ([`NeighborList::evaluator_lower`]).
     evaluator_lower: &'a [bool],
+    /// The evaluator of each of the block's jobs, by its place in the
+    /// block ([`NeighborList::job_owner`]).
+    job_owner: &'a [u16],
     slots: &'a ShareSlots,
-    job_offsets: &'a [usize],
     fp: &'a ForceParams<'a>,
     h: usize,
 }
@@ -608,7 +607,6 @@ fn jobs_block<E: PairEval, const H: usize>(blk: &Block, eval: &E, out: BlockOut)
         p,
         first,
         fp,
-        job_base,
         ..
     } = *blk;
     let h = if H == DYN { blk.h } else { H };
@@ -620,31 +618,27 @@ fn jobs_block<E: PairEval, const H: usize>(blk: &Block, eval: &E, out: BlockOut)
         upper,
     } = out;
     let n_block = upper.len();
-    let mut upper = UpperSums {
-        out: upper,
-        at: 0,
-        sum: Contribution::default(),
-    };
+    // Each particle's upper sum builds up in place, in candidate order (by
+    // partner), from zero: no branch on where one particle's candidates end.
+    upper.fill(Contribution::default());
     // First the cheap filter on the packed image positions over every job
     // (a superset of the contacts), resetting the records of pairs that are
     // apart; then the candidates, in job order, in a loop of their own (no
     // hard-to-predict filter branch between two contact evaluations).
     let mut candidates: Vec<(u32, u32)> = Vec::with_capacity(n_block);
-    for o in 0..n_block {
-        let k = first + o;
-        let pk = packed[k];
-        for j in blk.job_offsets[k] - job_base..blk.job_offsets[k + 1] - job_base {
-            if let Some(&qn) = blk.jobs.get(j + FILTER_AHEAD) {
-                prefetch(&packed[qn as usize]);
-            }
-            let pq = packed[blk.jobs[j] as usize];
-            let reach = (pk.w + pq.w + pad) * (1.0 + 1e-9);
-            let dd = pq - pk;
-            if dd.x * dd.x + dd.y * dd.y + dd.z * dd.z < reach * reach {
-                candidates.push((o as u32, j as u32));
-            } else {
-                opened(blk, history, active, j, h);
-            }
+    // One flat loop over the block's jobs, each with its evaluator's place.
+    let packed_block = &packed[first..first + n_block];
+    for (j, (&q, &o)) in blk.jobs.iter().zip(blk.job_owner).enumerate() {
+        if let Some(&qn) = blk.jobs.get(j + FILTER_AHEAD) {
+            prefetch(&packed[qn as usize]);
+        }
+        let (pk, pq) = (packed_block[o as usize], packed[q as usize]);
+        let reach = (pk.w + pq.w + pad) * (1.0 + 1e-9);
+        let dd = pq - pk;
+        if dd.x * dd.x + dd.y * dd.y + dd.z * dd.z < reach * reach {
+            candidates.push((o as u32, j as u32));
+        } else {
+            opened(blk, history, active, j, h);
         }
     }
     for (c, &(o, j)) in candidates.iter().enumerate() {
@@ -665,7 +659,6 @@ fn jobs_block<E: PairEval, const H: usize>(blk: &Block, eval: &E, out: BlockOut)
             blk.slots.prefetch(blk.share_slot[jn]);
         }
         let (o, j) = (o as usize, j as usize);
-        upper.reach(o);
         let (k, q) = (first + o, blk.jobs[j] as usize);
         let (pk, pq) = (packed[k], packed[q]);
         // Exact separation seen from k. IEEE subtraction is exactly
@@ -701,7 +694,7 @@ fn jobs_block<E: PairEval, const H: usize>(blk: &Block, eval: &E, out: BlockOut)
             torque: pf.torque_j,
         };
         if lower {
-            upper.sum += Contribution {
+            upper[o] += Contribution {
                 force: pf.force_i,
                 torque: pf.torque_i,
             };
@@ -715,7 +708,6 @@ fn jobs_block<E: PairEval, const H: usize>(blk: &Block, eval: &E, out: BlockOut)
             unsafe { blk.slots.put(slot as usize, on_j) };
         }
     }
-    upper.finish();
 }
 
 /// Job `j` of the block (`history` and `active` are the block's, `h`
@@ -733,32 +725,6 @@ fn opened(blk: &Block, history: &mut [f64], active: &mut [bool], j: usize, h: us
             // runs after this block's pass one.
             unsafe { blk.slots.put(slot as usize, Contribution::default()) };
         }
-    }
-}
-
-/// The upper sums `U` of a block's particles, built in candidate order
-/// (by particle) and each written once, with no clearing pass.
-struct UpperSums<'a> {
-    out: &'a mut [Contribution],
-    /// The particle whose sum is being built.
-    at: usize,
-    sum: Contribution,
-}
-
-impl UpperSums<'_> {
-    /// Move on to particle `o` (not before the current one), storing the
-    /// sums of the particles passed (zero for those without contacts).
-    #[inline(always)]
-    fn reach(&mut self, o: usize) {
-        while self.at < o {
-            self.out[self.at] = std::mem::take(&mut self.sum);
-            self.at += 1;
-        }
-    }
-
-    /// Store the remaining sums.
-    fn finish(mut self) {
-        self.reach(self.out.len());
     }
 }
 

@@ -228,6 +228,11 @@ pub struct NeighborList {
     /// (always for two owned particles; either way with a ghost), so that
     /// the force loop need not fetch the partner's id.
     pub evaluator_lower: Vec<bool>,
+    /// Per job: its evaluator's place in its work block (`p mod BLOCK`), so
+    /// that the force stage can run over a block's jobs in one flat loop
+    /// (no inner loop of varying length, whose end the processor cannot
+    /// predict).
+    pub job_owner: Vec<u16>,
     /// Per job: the share slot (see [`Self::slot_offsets`]) of the higher-id
     /// side's entry of the pair, where that side adds its share to its
     /// lower-id sum `L`, or [`NO_SLOT`] where that side is a ghost (its
@@ -436,6 +441,8 @@ impl NeighborList {
         }
         self.evaluator_lower.clear();
         self.evaluator_lower.reserve(self.partner.len() / 2 + 1);
+        self.job_owner.clear();
+        self.job_owner.reserve(self.partner.len() / 2 + 1);
         self.job_of_entry.clear();
         self.job_of_entry.resize(self.partner.len(), 0);
         // Block b's roles start at entry `offsets[b · BLOCK]`.
@@ -458,6 +465,7 @@ impl NeighborList {
                     self.share_slot
                         .push(if own { self.slot_of(k, e) } else { NO_SLOT });
                     self.evaluator_lower.push(!own);
+                    self.job_owner.push((k % BLOCK) as u16);
                 }
             }
             self.job_offsets.push(self.jobs.len());
