@@ -166,7 +166,8 @@ impl ShareSlots {
 
 /// Compute `force` and `torque` of every owned particle, updating the contact
 /// history in `nl` and the wall-contact history `wall_history`
-/// (`walls.len() · history_len` values per owned particle).
+/// (`walls.len() · history_len` values per owned particle). The packed
+/// images ([`Particles::packed`]) must be those of the current positions.
 ///
 /// Each particle's force is `L + U` plus its wall contacts and gravity,
 /// where `L` sums its contacts with lower-id partners and `U` those with

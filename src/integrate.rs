@@ -8,7 +8,7 @@
 use crate::domain::Domain;
 use crate::neighbor::BLOCK;
 use crate::particles::Particles;
-use glam::DVec3;
+use glam::{DVec3, DVec4};
 use rayon::prelude::*;
 
 /// What the first half step saw.
@@ -22,17 +22,25 @@ pub struct DriftScan {
 }
 
 /// First half kick and drift of the owned, mobile particles; measures the
-/// displacement from `x_ref` and flags particles that went bad.
+/// displacement from `x_ref` and flags particles that went bad. Refreshes
+/// the owned particles' [`Particles::packed`] images on the way (an owned
+/// particle's shift is zero: its image is `x`, up to the sign of a zero
+/// coordinate, which no distance sees).
 pub fn kick_drift(p: &mut Particles, dt: f64, x_ref: &[DVec3], domain: &Domain) -> DriftScan {
     let n = p.n_owned;
     let half = 0.5 * dt;
+    if p.packed.len() < n {
+        p.packed.resize(n, DVec4::ZERO);
+    }
     let (x, v, w) = (&mut p.x[..n], &mut p.v[..n], &mut p.omega[..n]);
+    let packed = &mut p.packed[..n];
     let (f, t) = (&p.force[..n], &p.torque[..n]);
-    let (im, ii, frozen, id) = (
+    let (im, ii, frozen, id, radius) = (
         &p.inv_mass[..n],
         &p.inv_inertia[..n],
         &p.frozen[..n],
         &p.id[..n],
+        &p.radius[..n],
     );
     let x_ref = &x_ref[..n];
     // The box as bounds, unbounded along periodic axes: `lo ≤ x ≤ hi` (false
@@ -48,19 +56,21 @@ pub fn kick_drift(p: &mut Particles, dt: f64, x_ref: &[DVec3], domain: &Domain) 
     x.par_chunks_mut(BLOCK)
         .zip(v.par_chunks_mut(BLOCK))
         .zip(w.par_chunks_mut(BLOCK))
+        .zip(packed.par_chunks_mut(BLOCK))
         .enumerate()
-        .map(|(b, ((x, v), w))| {
+        .map(|(b, (((x, v), w), packed))| {
             let base = b * BLOCK;
             let mut scan = DriftScan {
                 max_disp2: 0.0,
                 bad: None,
             };
-            for (o, ((x, v), w)) in x.iter_mut().zip(v).zip(w).enumerate() {
+            for (o, (((x, v), w), packed)) in x.iter_mut().zip(v).zip(w).zip(packed).enumerate() {
                 let k = base + o;
                 if !frozen[k] {
                     half_kick((v, w), (f[k], t[k]), (im[k], ii[k]), half);
                     *x += dt * *v;
                 }
+                *packed = x.extend(radius[k]);
                 // A sum of the nine components is finite when they all are
                 // (the exact test runs only when the sum says otherwise).
                 let sum = (x.x + x.y + x.z) + (v.x + v.y + v.z) + (w.x + w.y + w.z);

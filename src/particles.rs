@@ -176,9 +176,16 @@ impl Particles {
 
     /// Recompute [`Self::packed`] from positions, shifts and radii.
     pub fn refresh_packed(&mut self) {
+        self.refresh_packed_from(0);
+    }
+
+    /// Recompute [`Self::packed`] of the entries from `start` on (the
+    /// ghosts, from `n_owned`, after a halo update: the first half step
+    /// refreshes the owned particles' as it moves them).
+    pub fn refresh_packed_from(&mut self, start: usize) {
         let n = self.len();
         self.packed.resize(n, DVec4::ZERO);
-        for k in 0..n {
+        for k in start..n {
             self.packed[k] = (self.x[k] + self.shift[k]).extend(self.radius[k]);
         }
     }

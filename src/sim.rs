@@ -159,6 +159,8 @@ impl Simulation {
             let tc = Instant::now();
             self.halo.update(&mut self.particles, self.comm.as_ref());
             self.timers.comm += tc.elapsed();
+            let n = self.particles.n_owned;
+            self.particles.refresh_packed_from(n);
         }
         let t2 = Instant::now();
         self.timers.neighbor += t2 - t1;
@@ -207,7 +209,6 @@ impl Simulation {
             step: self.step,
             noise: PairNoise::new(self.setup.seed, Stream::StochasticFriction),
         };
-        self.particles.refresh_packed();
         forces::compute(
             &mut self.particles,
             &mut self.neighbors,
@@ -310,6 +311,7 @@ impl Simulation {
         self.neighbors
             .rebuild(p, s.range_pad + s.skin, s.laws.history_len);
         rows.fill_list(&mut self.neighbors);
+        p.refresh_packed();
         self.x_ref = p.x[..p.n_owned].to_vec();
         Ok(())
     }
