@@ -188,6 +188,14 @@ pub fn compute(
     fp: &ForceParams,
 ) {
     let n = p.n_owned;
+    debug_assert!(
+        (0..p.len()).all(|k| {
+            let image = if k < n { p.x[k] } else { p.x[k] + p.shift[k] };
+            p.packed[k].to_array().map(f64::to_bits)
+                == image.extend(p.radius[k]).to_array().map(f64::to_bits)
+        }),
+        "packed images are not those of the current positions"
+    );
     let h = nl.history_len;
     let n_jobs = nl.jobs.len();
     if nl.active.len() != n_jobs {
@@ -604,12 +612,7 @@ struct BlockOut<'a> {
 /// per contact known at compile time (or [`DYN`]).
 #[inline(never)]
 fn jobs_block<E: PairEval, const H: usize>(blk: &Block, eval: &E, out: BlockOut) {
-    let Block {
-        p,
-        first,
-        fp,
-        ..
-    } = *blk;
+    let Block { p, first, fp, .. } = *blk;
     let h = if H == DYN { blk.h } else { H };
     let packed = &p.packed[..];
     let (pad, n) = (fp.range_pad, p.n_owned);
@@ -647,10 +650,10 @@ fn jobs_block<E: PairEval, const H: usize>(blk: &Block, eval: &E, out: BlockOut)
         // a later contact's data while this one is evaluated (+5 % on the chute).
         if let Some(&(_, jn)) = candidates.get(c + PREFETCH_AHEAD) {
             let (jn, qn) = (jn as usize, blk.jobs[jn as usize] as usize);
-            prefetch(&p.x[qn]);
             prefetch(&p.v[qn]);
             prefetch(&p.omega[qn]);
             if qn >= n {
+                prefetch(&p.x[qn]);
                 prefetch(&p.shift[qn]);
             }
             prefetch(&p.inv_mass[qn]);
@@ -666,8 +669,14 @@ fn jobs_block<E: PairEval, const H: usize>(blk: &Block, eval: &E, out: BlockOut)
         // antisymmetric (a − b = −(b − a)), so the canonical
         // d = (x_j − x_i) + (s_j − s_i) is exactly ±d_kq. Owned particles'
         // shifts are +0 (and s − (+0) = s), so only a ghost's is read.
-        let shift_q = if q < n { DVec3::ZERO } else { p.shift[q] };
-        let d_kq = (p.x[q] - p.x[k]) + shift_q;
+        // An owned particle's packed image is its position itself (see
+        // `Particles::packed`), already in cache from the filter.
+        let (x_q, shift_q) = if q < n {
+            (pq.truncate(), DVec3::ZERO)
+        } else {
+            (p.x[q], p.shift[q])
+        };
+        let d_kq = (x_q - pk.truncate()) + shift_q;
         let lower = blk.evaluator_lower[j];
         let (ij, radii, d) = if lower {
             ((k, q), (pk.w, pq.w), d_kq)

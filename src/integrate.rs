@@ -24,8 +24,7 @@ pub struct DriftScan {
 /// First half kick and drift of the owned, mobile particles; measures the
 /// displacement from `x_ref` and flags particles that went bad. Refreshes
 /// the owned particles' [`Particles::packed`] images on the way (an owned
-/// particle's shift is zero: its image is `x`, up to the sign of a zero
-/// coordinate, which no distance sees).
+/// particle's shift is zero: its image is `x` itself).
 pub fn kick_drift(p: &mut Particles, dt: f64, x_ref: &[DVec3], domain: &Domain) -> DriftScan {
     let n = p.n_owned;
     let half = 0.5 * dt;

@@ -64,7 +64,9 @@ pub struct Particles {
     pub shift: Vec<DVec3>,
     /// Image position `x + shift` and radius of every entry, packed for the
     /// neighbour-candidate test of the force loop (refreshed by [`Self::refresh_packed`]).
-    /// Only a filter: contact decisions use the exact canonical separation.
+    /// Contact decisions use the exact canonical separation, for which an
+    /// owned particle's image is exactly its `x` (its shift is zero, and
+    /// `x` is stored as it is, with the sign of a zero coordinate).
     pub packed: Vec<DVec4>,
     /// Total force on owned particles.
     pub force: Vec<DVec3>,
@@ -186,7 +188,12 @@ impl Particles {
         let n = self.len();
         self.packed.resize(n, DVec4::ZERO);
         for k in start..n {
-            self.packed[k] = (self.x[k] + self.shift[k]).extend(self.radius[k]);
+            let image = if k < self.n_owned {
+                self.x[k]
+            } else {
+                self.x[k] + self.shift[k]
+            };
+            self.packed[k] = image.extend(self.radius[k]);
         }
     }
 
