@@ -159,6 +159,7 @@ impl HistoryRows {
                 }
             }
         });
-        nl.refresh_active();
+        // The list is freshly built: its share slots are zero.
+        nl.mark_active_from_history();
     }
 }

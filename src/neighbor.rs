@@ -530,8 +530,16 @@ impl NeighborList {
     /// changing [`Self::history`] other than through the force stage), and
     /// clear the share slots.
     pub fn refresh_active(&mut self) {
-        let h = self.history_len;
         self.clear_shares();
+        self.mark_active_from_history();
+    }
+
+    /// [`Self::refresh_active`] for a list whose share slots are all zero
+    /// already (freshly built), without clearing them again (a rebuild's
+    /// largest memory write).
+    pub(crate) fn mark_active_from_history(&mut self) {
+        debug_assert!(self.share.iter().all(|c| *c == Contribution::default()));
+        let h = self.history_len;
         self.active = if h == 0 {
             vec![false; self.jobs.len()]
         } else {
