@@ -243,6 +243,12 @@ impl Halo {
         }
     }
 
+    /// The owned particle each ghost copies, when every ghost is a
+    /// periodic image made on this rank (none received from another).
+    pub fn image_sources(&self) -> Option<&[u32]> {
+        self.peers.is_empty().then_some(&self.local_source[..])
+    }
+
     /// Number of ghosts.
     pub fn len(&self) -> usize {
         self.local_source.len() + self.received.iter().sum::<usize>()

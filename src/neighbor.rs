@@ -636,7 +636,8 @@ mod tests {
                     &nl.job_offsets,
                     &nl.jobs,
                     &nl.evaluator_lower,
-                    &nl.share_slot
+                    &nl.share_slot,
+                    &nl.job_owner
                 ),
                 (&nl.history, nl.history_len, &nl.active, &nl.slot_offsets),
                 (&nl.share, nl.block_reach),
@@ -663,6 +664,111 @@ mod tests {
         assert_eq!(fields(&list), fields(&NeighborList::build(&p, 0.2, 3)));
         list.rebuild(&big, 0.3, 0);
         assert_eq!(fields(&list), fields(&NeighborList::build(&big, 0.3, 0)));
+    }
+
+    /// [`spheres`] with its owned particles reordered by `perm` (new index
+    /// `k` is old `perm[k]`) and the same 30 images (ghost `g` copies the
+    /// particle that was owned index `4 g`); also returns the images' sources.
+    fn permuted_spheres(perm: &[usize]) -> (Particles, Vec<u32>) {
+        let mut p = spheres();
+        p.truncate_ghosts();
+        p.permute_owned(perm);
+        let mut new_of_old = vec![0; perm.len()];
+        for (new, &old) in perm.iter().enumerate() {
+            new_of_old[old] = new;
+        }
+        let sources: Vec<u32> = (0..30).map(|g| new_of_old[4 * g] as u32).collect();
+        for &k in &sources {
+            let r = p.record(k as usize);
+            p.push_ghost(&r, DVec3::new(5.5, 0.0, 0.0));
+        }
+        p.refresh_packed();
+        (p, sources)
+    }
+
+    /// The records carried through a single-rank rebuild by pair
+    /// ([`PairRecords`]) fill the new list exactly as the per-particle rows
+    /// ([`HistoryRows`], the path with migration) do, including pairs that
+    /// meet through periodic images (evaluated on both sides).
+    #[test]
+    fn pair_records_fill_a_rebuilt_list_as_history_rows_do() {
+        use crate::history::{HistoryRows, PairRecords};
+        let identity: Vec<usize> = (0..125).collect();
+        let (p, sources) = permuted_spheres(&identity);
+        let mut old = NeighborList::build(&p, 0.2, 3);
+        // Every third pair has a record, the same on both of its jobs.
+        for k in 0..p.n_owned {
+            for e in old.offsets[k]..old.offsets[k + 1] {
+                let (a, b) = (p.id[k], old.partner_id[e]);
+                let (lo, hi) = (a.min(b), a.max(b));
+                if (lo + hi) % 3 == 0 {
+                    let v = lo as f64 + 0.001 * hi as f64;
+                    old.record_mut(e).copy_from_slice(&[v, -v, 0.5]);
+                }
+            }
+        }
+        old.refresh_active();
+        let perm: Vec<usize> = (0..125).map(|k| (k * 7 + 3) % 125).collect();
+        let (q, _) = permuted_spheres(&perm);
+        let mut by_rows = NeighborList::build(&q, 0.2, 3);
+        HistoryRows::from_list(&old, 125)
+            .select(&perm)
+            .fill_list(&mut by_rows);
+        let records = PairRecords::from_list(&old, &sources);
+        let mut by_pairs = NeighborList::build(&q, 0.2, 3);
+        records.fill_list(&mut by_pairs, &perm, &q.id);
+        assert_eq!(fields(&by_pairs), fields(&by_rows));
+        let ghost_jobs = (0..by_pairs.jobs.len())
+            .filter(|&j| by_pairs.active[j] && by_pairs.jobs[j] as usize >= q.n_owned)
+            .count();
+        assert!(
+            records.records() > 20 && ghost_jobs > 0,
+            "{ghost_jobs} ghost jobs"
+        );
+    }
+
+    /// A contact between two owned particles that meet through periodic
+    /// images after the rebuild (one wrapped across the boundary) has a
+    /// job on each side; both get the record, by pairs as by rows.
+    #[test]
+    fn a_contact_that_comes_to_meet_through_images_keeps_its_record_on_both_sides() {
+        use crate::history::{HistoryRows, PairRecords};
+        let sphere = |id: u64, x: f64| ParticleRecord {
+            id,
+            x: DVec3::new(x, 1.0, 1.0),
+            v: DVec3::ZERO,
+            omega: DVec3::ZERO,
+            radius: 0.4,
+            mass: 1.0,
+            material: 0,
+            frozen: false,
+        };
+        let mut before = Particles::default();
+        before.push_owned(&sphere(1, 0.2));
+        before.push_owned(&sphere(2, 0.9));
+        before.refresh_packed();
+        let mut old = NeighborList::build(&before, 0.2, 3);
+        assert_eq!(old.jobs.len(), 1);
+        old.history.copy_from_slice(&[1e-3, -2e-3, 3e-3]);
+        old.refresh_active();
+        // Particle 2 crossed x = 0 and was wrapped to the far side of a box
+        // of length 5.5; each particle now meets the other's image.
+        let mut after = Particles::default();
+        after.push_owned(&sphere(1, 0.2));
+        after.push_owned(&sphere(2, 5.45));
+        after.push_ghost(&sphere(1, 0.2), DVec3::new(5.5, 0.0, 0.0));
+        after.push_ghost(&sphere(2, 5.45), DVec3::new(-5.5, 0.0, 0.0));
+        after.refresh_packed();
+        let mut by_rows = NeighborList::build(&after, 0.2, 3);
+        HistoryRows::from_list(&old, 2)
+            .select(&[0, 1])
+            .fill_list(&mut by_rows);
+        let mut by_pairs = NeighborList::build(&after, 0.2, 3);
+        PairRecords::from_list(&old, &[]).fill_list(&mut by_pairs, &[0, 1], &after.id);
+        assert_eq!(fields(&by_pairs), fields(&by_rows));
+        assert_eq!(by_pairs.jobs.len(), 2);
+        assert_eq!(by_pairs.history, [[1e-3, -2e-3, 3e-3]; 2].concat());
+        assert_eq!(by_pairs.active, [true, true]);
     }
 
     #[test]

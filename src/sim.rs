@@ -19,7 +19,7 @@ use crate::diagnostics::{self, Thermo};
 use crate::domain::{pack_record, unpack_record, Halo};
 use crate::error::{GravelError, Result};
 use crate::forces::{self, ForceParams};
-use crate::history::HistoryRows;
+use crate::history::{HistoryRows, PairRecords};
 use crate::insert::Placer;
 use crate::integrate;
 use crate::neighbor::{self, NeighborList};
@@ -279,16 +279,31 @@ impl Simulation {
     /// (carrying history). Collective.
     fn rebuild(&mut self) -> Result<()> {
         self.timers.rebuilds += 1;
-        let mut rows = HistoryRows::from_list(&self.neighbors, self.particles.n_owned);
+        // The pair records through the rebuild: by pair on a single rank
+        // (no particle leaves), else in per-particle rows that migrate.
+        let (mut rows, pairs) = match self.halo.image_sources() {
+            Some(sources) if self.comm.size() == 1 => {
+                (None, Some(PairRecords::from_list(&self.neighbors, sources)))
+            }
+            _ => (
+                Some(HistoryRows::from_list(
+                    &self.neighbors,
+                    self.particles.n_owned,
+                )),
+                None,
+            ),
+        };
         let p = &mut self.particles;
         p.truncate_ghosts();
         for k in 0..p.n_owned {
             p.x[k] = self.setup.domain.wrap(p.x[k]);
         }
         if self.comm.size() > 1 {
-            let tc = Instant::now();
-            rows = self.migrate(rows)?;
-            self.timers.comm += tc.elapsed();
+            if let Some(r) = rows.take() {
+                let tc = Instant::now();
+                rows = Some(self.migrate(r)?);
+                self.timers.comm += tc.elapsed();
+            }
         }
         let s = &self.setup;
         let p = &mut self.particles;
@@ -303,14 +318,19 @@ impl Simulation {
             }
             self.wall_history = wh;
         }
-        let rows = rows.select(&perm);
+        let rows = rows.map(|r| r.select(&perm));
         let tc = Instant::now();
         self.halo
             .build(p, &s.domain, &self.decomp, self.comm.as_ref(), width);
         self.timers.comm += tc.elapsed();
         self.neighbors
             .rebuild(p, s.range_pad + s.skin, s.laws.history_len);
-        rows.fill_list(&mut self.neighbors);
+        if let Some(rows) = rows {
+            rows.fill_list(&mut self.neighbors);
+        }
+        if let Some(pairs) = pairs {
+            pairs.fill_list(&mut self.neighbors, &perm, &p.id);
+        }
         p.refresh_packed();
         self.x_ref = p.x[..p.n_owned].to_vec();
         Ok(())
