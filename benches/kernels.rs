@@ -194,8 +194,9 @@ fn bench_neighbor_build(c: &mut Criterion) {
     group.bench_function("rebuild_10k_periodic_in_place", |b| {
         b.iter(|| list.rebuild(black_box(&p), reach, 3));
     });
-    // History carried through a rebuild as the engine does it: lifted out of
-    // the old list by partner id, put back into the new one.
+    // History carried through a rebuild as the engine does it across ranks
+    // (per-particle rows that migrate): lifted out of the old list by
+    // partner id, put back into the new one.
     let mut previous = NeighborList::build(&p, reach, 3);
     assert!(previous.len() > 5 * p.n_owned, "{} entries", previous.len());
     for (e, v) in previous.history.iter_mut().enumerate() {

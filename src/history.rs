@@ -41,19 +41,12 @@ impl HistoryRows {
     /// The non-zero records of the first `n_owned` rows of `nl`; particles
     /// `nl` does not cover (inserted since it was built) get empty rows.
     pub fn from_list(nl: &NeighborList, n_owned: usize) -> Self {
-        let h = nl.history_len;
-        let mut out = Self::empty(0, h);
+        let mut out = Self::empty(0, nl.history_len);
         let rows = nl.offsets.len().saturating_sub(1);
-        // A job marked inactive holds zeros: skip reading its record.
-        let known = nl.active.len() == nl.jobs.len();
         for p in 0..n_owned {
-            if p < rows && h > 0 {
+            if p < rows {
                 for e in nl.offsets[p]..nl.offsets[p + 1] {
-                    if known && !nl.active[nl.job_of_entry[e] as usize] {
-                        continue;
-                    }
-                    let rec = nl.record(e);
-                    if rec.iter().any(|&v| v != 0.0) {
+                    if let Some(rec) = nl.held_record(nl.job_of_entry[e] as usize) {
                         out.partner.push(nl.partner_id[e]);
                         out.values.extend_from_slice(rec);
                     }
@@ -189,24 +182,14 @@ impl PairRecords {
     /// `rows + g`, `rows` the list's row count) is an image of owned
     /// particle `image_source[g]`.
     pub fn from_list(nl: &NeighborList, image_source: &[u32]) -> Self {
-        let h = nl.history_len;
         let mut out = Self {
-            len: h,
+            len: nl.history_len,
             ..Self::default()
         };
-        if h == 0 {
-            return out;
-        }
         let rows = nl.offsets.len().saturating_sub(1);
-        // A job marked inactive holds zeros: skip reading its record.
-        let known = nl.active.len() == nl.jobs.len();
         for k in 0..rows {
             for j in nl.job_offsets[k]..nl.job_offsets[k + 1] {
-                if known && !nl.active[j] {
-                    continue;
-                }
-                let rec = &nl.history[j * h..(j + 1) * h];
-                if rec.iter().any(|&v| v != 0.0) {
+                if let Some(rec) = nl.held_record(j) {
                     let q = nl.jobs[j] as usize;
                     let partner = if q < rows {
                         q as u32

@@ -292,7 +292,8 @@ impl NeighborList {
     /// interaction range). Pairs of two frozen particles are skipped.
     ///
     /// The history starts at zero; [`crate::history::HistoryRows::fill_list`]
-    /// puts the records carried through the rebuild back by partner id.
+    /// (or [`crate::history::PairRecords::fill_list`]) puts the records
+    /// carried through the rebuild back.
     pub fn build(p: &Particles, reach: f64, history_len: usize) -> Self {
         let mut list = Self::default();
         list.rebuild(p, reach, history_len);
@@ -300,7 +301,8 @@ impl NeighborList {
     }
 
     /// [`Self::build`] in place, reusing this list's storage. Its history
-    /// is dropped: lift it out first ([`crate::history::HistoryRows::from_list`]).
+    /// is dropped: lift it out first ([`crate::history::HistoryRows::from_list`]
+    /// or, on a single rank, [`crate::history::PairRecords::from_list`]).
     pub fn rebuild(&mut self, p: &Particles, reach: f64, history_len: usize) {
         let mut scratch = std::mem::take(&mut self.scratch);
         let BuildScratch {
@@ -497,6 +499,19 @@ impl NeighborList {
     /// `k`'s row (see [`Self::slot_offsets`]).
     fn slot_of(&self, k: usize, e: usize) -> u32 {
         (self.slot_offsets[k] + e - self.offsets[k]) as u32
+    }
+
+    /// The record of job `j` if it holds anything: skipped unread when the
+    /// job is marked inactive (it holds zeros), else returned when any
+    /// value is non-zero (an all-zero record is the same as none).
+    pub fn held_record(&self, j: usize) -> Option<&[f64]> {
+        let h = self.history_len;
+        let known = self.active.len() == self.jobs.len();
+        if h == 0 || known && !self.active[j] {
+            return None;
+        }
+        let rec = &self.history[j * h..(j + 1) * h];
+        rec.iter().any(|&v| v != 0.0).then_some(rec)
     }
 
     /// The history record of the pair of entry `e`.

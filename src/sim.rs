@@ -44,6 +44,14 @@ pub struct Timers {
     pub rebuilds: u64,
 }
 
+/// The contact history on its way through a rebuild: by pair on a single
+/// rank, where no particle leaves ([`PairRecords`]), else in per-particle
+/// rows that migrate with their particles ([`HistoryRows`]).
+enum Carried {
+    Rows(HistoryRows),
+    Pairs(PairRecords),
+}
+
 /// The state of a run on this rank.
 pub struct Simulation {
     /// Validated parameters.
@@ -279,19 +287,14 @@ impl Simulation {
     /// (carrying history). Collective.
     fn rebuild(&mut self) -> Result<()> {
         self.timers.rebuilds += 1;
-        // The pair records through the rebuild: by pair on a single rank
-        // (no particle leaves), else in per-particle rows that migrate.
-        let (mut rows, pairs) = match self.halo.image_sources() {
+        let mut carried = match self.halo.image_sources() {
             Some(sources) if self.comm.size() == 1 => {
-                (None, Some(PairRecords::from_list(&self.neighbors, sources)))
+                Carried::Pairs(PairRecords::from_list(&self.neighbors, sources))
             }
-            _ => (
-                Some(HistoryRows::from_list(
-                    &self.neighbors,
-                    self.particles.n_owned,
-                )),
-                None,
-            ),
+            _ => Carried::Rows(HistoryRows::from_list(
+                &self.neighbors,
+                self.particles.n_owned,
+            )),
         };
         let p = &mut self.particles;
         p.truncate_ghosts();
@@ -299,9 +302,9 @@ impl Simulation {
             p.x[k] = self.setup.domain.wrap(p.x[k]);
         }
         if self.comm.size() > 1 {
-            if let Some(r) = rows.take() {
+            if let Carried::Rows(rows) = carried {
                 let tc = Instant::now();
-                rows = Some(self.migrate(r)?);
+                carried = Carried::Rows(self.migrate(rows)?);
                 self.timers.comm += tc.elapsed();
             }
         }
@@ -318,18 +321,15 @@ impl Simulation {
             }
             self.wall_history = wh;
         }
-        let rows = rows.map(|r| r.select(&perm));
         let tc = Instant::now();
         self.halo
             .build(p, &s.domain, &self.decomp, self.comm.as_ref(), width);
         self.timers.comm += tc.elapsed();
         self.neighbors
             .rebuild(p, s.range_pad + s.skin, s.laws.history_len);
-        if let Some(rows) = rows {
-            rows.fill_list(&mut self.neighbors);
-        }
-        if let Some(pairs) = pairs {
-            pairs.fill_list(&mut self.neighbors, &perm, &p.id);
+        match carried {
+            Carried::Rows(rows) => rows.select(&perm).fill_list(&mut self.neighbors),
+            Carried::Pairs(pairs) => pairs.fill_list(&mut self.neighbors, &perm, &p.id),
         }
         p.refresh_packed();
         self.x_ref = p.x[..p.n_owned].to_vec();
