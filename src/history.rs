@@ -239,5 +239,6 @@ impl PairRecords {
                 }
             }
         }
+        nl.refresh_slot_masks();
     }
 }
