@@ -15,13 +15,12 @@ use crate::contact::{
     Body, ContactInertia, ContactLaw, Kinematics, NormalModel, PairContext, PairForce,
     TangentialModel,
 };
-use crate::neighbor::{slot_bit, Contribution, NeighborList, BLOCK, MASKED_SLOTS, NO_SLOT};
+use crate::neighbor::{Contribution, NeighborList, BLOCK, NO_SLOT};
 use crate::particles::Particles;
 use crate::rng::PairNoise;
 use crate::walls::Wall;
 use glam::DVec3;
 use rayon::prelude::*;
-use std::sync::atomic::{AtomicU32, Ordering};
 
 /// Run-constant inputs of the force stage.
 #[derive(Debug, Clone, Copy)]
@@ -109,51 +108,25 @@ pub struct PairResults {
     upper: Vec<Contribution>,
 }
 
-/// The share slots ([`NeighborList::share`]) and their particles' masks
-/// ([`NeighborList::slot_mask`]) as seen by the threads of one force stage.
-/// Each slot is written by exactly one job in pass one and read by pass two
-/// of the slot's particle, after that job (the wavefront in [`compute`]
-/// orders them), so no slot is ever touched by two threads at once, though
-/// the writes of one run of blocks land in another's rows. A mask word
-/// gathers the slots of one particle, which jobs of different threads
-/// write: its bits change by atomic operations.
-struct ShareSlots<'a> {
+/// The share slots ([`NeighborList::share`]) as seen by the threads of one
+/// force stage. Each slot is written by exactly one job in pass one and
+/// read by pass two of the slot's particle, after that job (the wavefront
+/// in [`compute`] orders them), so no slot is ever touched by two threads
+/// at once, though the writes of one run of blocks land in another's rows.
+struct ShareSlots {
     share: *mut Contribution,
     len: usize,
-    masks: &'a [AtomicU32],
 }
 
-// SAFETY: threads access disjoint slots (see the type's docs), and the
-// masks only atomically.
-unsafe impl Sync for ShareSlots<'_> {}
+// SAFETY: threads access disjoint slots (see the type's docs).
+unsafe impl Sync for ShareSlots {}
 
-impl<'a> ShareSlots<'a> {
-    fn new(share: &mut [Contribution], masks: &'a mut [u32]) -> Self {
-        // SAFETY: `AtomicU32` has the size, alignment and bit validity of
-        // `u32`, and the exclusive borrow makes the atomics the only access.
-        let masks = unsafe { &*(masks as *mut [u32] as *const [AtomicU32]) };
+impl ShareSlots {
+    fn new(share: &mut [Contribution]) -> Self {
         Self {
             share: share.as_mut_ptr(),
             len: share.len(),
-            masks,
         }
-    }
-
-    /// Mark the slot `(particle, bit)` (see [`slot_bit`]) as one that may
-    /// hold a share (`live`) or holds zeros.
-    #[inline]
-    fn mark(&self, (owner, bit): (usize, u32), live: bool) {
-        if live {
-            self.masks[owner].fetch_or(1 << bit, Ordering::Relaxed);
-        } else {
-            self.masks[owner].fetch_and(!(1 << bit), Ordering::Relaxed);
-        }
-    }
-
-    /// The mask of particle `k`'s slots that may hold a share.
-    #[inline(always)]
-    fn mask(&self, k: usize) -> u32 {
-        self.masks[k].load(Ordering::Relaxed)
     }
 
     /// Store the share of slot `e`.
@@ -165,19 +138,6 @@ impl<'a> ShareSlots<'a> {
         assert!(e < self.len);
         // SAFETY: in bounds, and exclusive by the caller's promise.
         unsafe { *self.share.add(e) = c };
-    }
-
-    /// Hint the cache to load both ends of slot `e` (if any) soon.
-    #[inline(always)]
-    fn prefetch_share(&self, e: usize) {
-        if e < self.len {
-            let slot = self.share.wrapping_add(e);
-            prefetch_ptr(slot);
-            prefetch_ptr(
-                slot.cast::<u8>()
-                    .wrapping_add(size_of::<Contribution>() - 1),
-            );
-        }
     }
 
     /// Hint the cache to load slot `e` (if any) soon.
@@ -241,19 +201,13 @@ pub fn compute(
     if nl.active.len() != n_jobs {
         nl.refresh_active();
     }
-    debug_assert!(
-        nl.slot_masks_of_active() == nl.slot_mask,
-        "slot masks are not those of the active jobs"
-    );
     let mut share = std::mem::take(&mut nl.share);
-    let mut masks = std::mem::take(&mut nl.slot_mask);
     assert_eq!(
         share.len(),
         nl.slot_offsets[n],
         "share slots of another list"
     );
-    assert_eq!(masks.len(), n, "slot masks of another list");
-    let slots = ShareSlots::new(&mut share, &mut masks);
+    let slots = ShareSlots::new(&mut share);
     results.upper.resize(n, Contribution::default());
     let n_blocks = n.div_ceil(BLOCK);
     let wh = fp.walls.len() * h;
@@ -340,7 +294,6 @@ pub fn compute(
     nl.history = history;
     nl.active = active;
     nl.share = share;
-    nl.slot_mask = masks;
     p.force = force;
     p.torque = torque;
 }
@@ -362,7 +315,7 @@ struct Stage<'a> {
     fp: &'a ForceParams<'a>,
     n_blocks: usize,
     wh: usize,
-    slots: &'a ShareSlots<'a>,
+    slots: &'a ShareSlots,
 }
 
 impl Stage<'_> {
@@ -393,7 +346,6 @@ impl Stage<'_> {
                 share_slot: &nl.share_slot[block_jobs.clone()],
                 evaluator_lower: &nl.evaluator_lower[block_jobs.clone()],
                 job_owner: &nl.job_owner[block_jobs],
-                slot_offsets: &nl.slot_offsets,
                 slots: self.slots,
                 fp: self.fp,
                 h,
@@ -427,8 +379,7 @@ impl Stage<'_> {
     }
 
     /// Pass two of block `b`: each particle's force is its lower-id shares
-    /// (its row's lower-id entries of the share slots, where its slot mask
-    /// says they may hold one; the others hold zeros), in row order, plus
+    /// (its row's lower-id entries of the share slots), in row order, plus
     /// its upper sum (`upper`, from the block's first particle on), its
     /// wall contacts and gravity. Must follow pass one of every block the
     /// block's pairs reach.
@@ -444,32 +395,12 @@ impl Stage<'_> {
         let (first, last) = self.block(b);
         for k in first..last {
             let o = k - first;
-            // The live slots are scattered over the share array, and pass
-            // one wrote them a while ago: ask for a later particle's early.
-            if k + SUM_AHEAD < last {
-                let ahead = nl.slot_offsets[k + SUM_AHEAD];
-                let mut live = self.slots.mask(k + SUM_AHEAD);
-                for _ in 0..2 {
-                    self.slots
-                        .prefetch_share(ahead + live.trailing_zeros() as usize);
-                    live &= live.wrapping_sub(1);
-                }
-            }
             let mut lower = Contribution::default();
-            let (s0, s1) = (nl.slot_offsets[k], nl.slot_offsets[k + 1]);
-            // SAFETY (both loops): the slots are particle k's, and this
-            // block's pass two is the only reader, after every writer (the
-            // caller orders it after pass one of the blocks in reach).
-            if s1 - s0 <= MASKED_SLOTS {
-                let mut live = self.slots.mask(k);
-                while live != 0 {
-                    lower += unsafe { self.slots.get(s0 + live.trailing_zeros() as usize) };
-                    live &= live - 1;
-                }
-            } else {
-                for e in s0..s1 {
-                    lower += unsafe { self.slots.get(e) };
-                }
+            for e in nl.slot_offsets[k]..nl.slot_offsets[k + 1] {
+                // SAFETY: slot e is particle k's, and this block's pass
+                // two is the only reader, after every writer (the caller
+                // orders it after pass one of the blocks in reach).
+                lower += unsafe { self.slots.get(e) };
             }
             let (mut f, mut t) = (lower.force + upper[o].force, lower.torque + upper[o].torque);
             if p.frozen[k] {
@@ -664,9 +595,7 @@ struct Block<'a> {
     /// The evaluator of each of the block's jobs, by its place in the
     /// block ([`NeighborList::job_owner`]).
     job_owner: &'a [u16],
-    /// [`NeighborList::slot_offsets`] (of every owned particle).
-    slot_offsets: &'a [usize],
-    slots: &'a ShareSlots<'a>,
+    slots: &'a ShareSlots,
     fp: &'a ForceParams<'a>,
     h: usize,
 }
@@ -713,7 +642,7 @@ fn jobs_block<E: PairEval, const H: usize>(blk: &Block, eval: &E, out: BlockOut)
         if dd.x * dd.x + dd.y * dd.y + dd.z * dd.z < reach * reach {
             candidates.push((o as u32, j as u32));
         } else {
-            opened(blk, history, active, (o as usize, j), h);
+            opened(blk, history, active, j, h);
         }
     }
     for (c, &(o, j)) in candidates.iter().enumerate() {
@@ -757,7 +686,7 @@ fn jobs_block<E: PairEval, const H: usize>(blk: &Block, eval: &E, out: BlockOut)
         let r2 = d_kq.length_squared();
         let range = eval.range((p.material[ij.0], p.material[ij.1]), radii, fp);
         if r2 >= range * range {
-            opened(blk, history, active, (o, j), h);
+            opened(blk, history, active, j, h);
             continue;
         }
         let (bi, bj) = (body_of(p, ij.0, radii.0), body_of(p, ij.1, radii.1));
@@ -768,12 +697,7 @@ fn jobs_block<E: PairEval, const H: usize>(blk: &Block, eval: &E, out: BlockOut)
             r: r2.sqrt(),
         };
         let pf = eval.eval(p, &pair, &mut history[j * h..(j + 1) * h], fp);
-        if !active[j] {
-            active[j] = true;
-            if let Some(held) = blk.slot_bit(o, j) {
-                blk.slots.mark(held, true);
-            }
-        }
+        active[j] = true;
         // i receives force_i, j its negation (as f − force_i = f + (−force_i)).
         let on_j = Contribution {
             force: -pf.force_i,
@@ -796,27 +720,12 @@ fn jobs_block<E: PairEval, const H: usize>(blk: &Block, eval: &E, out: BlockOut)
     }
 }
 
-impl Block<'_> {
-    /// The share slot that job `j` of the block's particle `o` (its place
-    /// in the block) writes, as [`slot_bit`] gives it.
-    #[inline(always)]
-    fn slot_bit(&self, o: usize, j: usize) -> Option<(usize, u32)> {
-        let (k, q) = (self.first + o, self.jobs[j] as usize);
-        slot_bit(
-            self.share_slot[j],
-            self.evaluator_lower[j],
-            (k, q),
-            self.slot_offsets,
-        )
-    }
-}
-
-/// Job `j` of the block's particle `o` (`history` and `active` are the
-/// block's, `h` values per record) is apart: its contact, if any, has
-/// opened, so its record and share slot go back to zero (and the slot out
-/// of its particle's mask).
+/// Job `j` of the block (`history` and `active` are the block's, `h`
+/// values per record) is apart:
+/// its contact, if any, has opened, so its record and share slot go back
+/// to zero.
 #[inline(always)]
-fn opened(blk: &Block, history: &mut [f64], active: &mut [bool], (o, j): (usize, usize), h: usize) {
+fn opened(blk: &Block, history: &mut [f64], active: &mut [bool], j: usize, h: usize) {
     if active[j] {
         history[j * h..(j + 1) * h].fill(0.0);
         active[j] = false;
@@ -826,14 +735,8 @@ fn opened(blk: &Block, history: &mut [f64], active: &mut [bool], (o, j): (usize,
             // runs after this block's pass one.
             unsafe { blk.slots.put(slot as usize, Contribution::default()) };
         }
-        if let Some(held) = blk.slot_bit(o, j) {
-            blk.slots.mark(held, false);
-        }
     }
 }
-
-/// How many particles ahead the sum of `L` asks for the live share slots.
-const SUM_AHEAD: usize = 4;
 
 /// How many candidates ahead the contact loop asks for its partner's data.
 const PREFETCH_AHEAD: usize = 6;

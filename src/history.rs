@@ -239,6 +239,5 @@ impl PairRecords {
                 }
             }
         }
-        nl.refresh_slot_masks();
     }
 }

@@ -145,31 +145,6 @@ impl CellGrid {
     }
 }
 
-/// How many share slots of a particle [`NeighborList::slot_mask`] covers.
-pub const MASKED_SLOTS: usize = u32::BITS as usize;
-
-/// The share slot that a job writes, as `(particle, bit)`: the slot's
-/// particle and its place among that particle's slots, where the place is
-/// one that [`NeighborList::slot_mask`] covers. `slot` is the job's
-/// [`NeighborList::share_slot`], `evaluator_lower` its
-/// [`NeighborList::evaluator_lower`], `(k, q)` its evaluator and partner: a
-/// higher-id partner's slot when the evaluator has the lower id, else the
-/// evaluator's own.
-#[inline(always)]
-pub fn slot_bit(
-    slot: u32,
-    evaluator_lower: bool,
-    (k, q): (usize, usize),
-    slot_offsets: &[usize],
-) -> Option<(usize, u32)> {
-    if slot == NO_SLOT {
-        return None;
-    }
-    let owner = if evaluator_lower { q } else { k };
-    let bit = slot as usize - slot_offsets[owner];
-    (bit < MASKED_SLOTS).then_some((owner, bit as u32))
-}
-
 /// A force and a torque: what contacts give one particle.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Contribution {
@@ -284,13 +259,6 @@ pub struct NeighborList {
     /// when its pair touches and cleared when the contact opens, so the
     /// sum over a particle's slots needs no test.
     pub share: Vec<Contribution>,
-    /// Per owned particle `p`: bit `b` is set when the job that writes
-    /// share slot `slot_offsets[p] + b` is active (so that the slot may
-    /// hold a share; every other slot holds zeros), for the first
-    /// [`MASKED_SLOTS`] slots of `p`. Most slots belong to pairs that are
-    /// not in contact: the sum of `L` reads only the slots its mask names
-    /// (all of them for a particle with more slots than the mask covers).
-    pub slot_mask: Vec<u32>,
     /// The largest distance, in work blocks of [`BLOCK`] owned particles,
     /// between two owned particles of one pair.
     pub block_reach: usize,
@@ -430,8 +398,6 @@ impl NeighborList {
         self.history.resize(self.jobs.len() * history_len, 0.0);
         self.active.clear();
         self.active.resize(self.jobs.len(), false);
-        self.slot_mask.clear();
-        self.slot_mask.resize(n, 0);
         self.clear_shares();
         self.scratch = scratch;
     }
@@ -597,29 +563,6 @@ impl NeighborList {
                 .map(|rec| rec.iter().any(|&v| v != 0.0))
                 .collect()
         };
-        self.refresh_slot_masks();
-    }
-
-    /// Recompute [`Self::slot_mask`] from [`Self::active`] (call after
-    /// setting `active` other than through the force stage).
-    pub(crate) fn refresh_slot_masks(&mut self) {
-        self.slot_mask = self.slot_masks_of_active();
-    }
-
-    /// [`Self::slot_mask`] as [`Self::active`] says it must be.
-    pub(crate) fn slot_masks_of_active(&self) -> Vec<u32> {
-        let n = self.job_offsets.len() - 1;
-        let mut masks = vec![0; n];
-        for k in 0..n {
-            for j in self.job_offsets[k]..self.job_offsets[k + 1] {
-                let (q, slot) = (self.jobs[j] as usize, self.share_slot[j]);
-                let held = slot_bit(slot, self.evaluator_lower[j], (k, q), &self.slot_offsets);
-                if let (true, Some((owner, bit))) = (self.active[j], held) {
-                    masks[owner] |= 1 << bit;
-                }
-            }
-        }
-        masks
     }
 }
 
