@@ -2,7 +2,7 @@
 //!
 //! Everything above this layer talks to [`Comm`]; [`SerialComm`] is the
 //! single-process implementation and `MpiComm` (feature `mpi`, in
-//! [`mpi_comm`]) the one over MPI. Reductions used for decisions that affect
+//! `comm::mpi_comm`) the one over MPI. Reductions used for decisions that affect
 //! the trajectory (the neighbour-list rebuild trigger, the first bad
 //! particle) are exact (max, min, or), so they give the same answer whatever
 //! the number of ranks.
