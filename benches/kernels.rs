@@ -12,7 +12,7 @@ use gravel::config::Setup;
 use gravel::contact::{Body, ContactLaw, Kinematics};
 use gravel::decomp::Decomposition;
 use gravel::domain::{Domain, Halo};
-use gravel::history::HistoryRows;
+use gravel::history::{HistoryRows, PairRecords};
 use gravel::neighbor::{self, NeighborList};
 use gravel::particles::{ParticleRecord, Particles};
 use gravel::sim::Simulation;
@@ -128,8 +128,9 @@ tangential = { model = "spring_slider", friction = 0.5, mindlin = true }"#),
 
 /// About 10,000 spheres (radius 0.5, 1.02 apart on a lattice jittered by
 /// ±0.01, so about six neighbours each within the skin of 0.1) in a
-/// fully periodic box, spatially sorted, with their periodic ghosts.
-fn periodic_particles() -> (Particles, f64) {
+/// fully periodic box, spatially sorted, with their periodic ghosts (and
+/// the halo that made them).
+fn periodic_particles() -> (Particles, Halo, f64) {
     let (n, spacing, r) = (22usize, 1.02, 0.5);
     let l = n as f64 * spacing;
     let domain = Domain {
@@ -179,11 +180,11 @@ fn periodic_particles() -> (Particles, f64) {
         width,
     );
     assert!(!halo.is_empty());
-    (p, reach)
+    (p, halo, reach)
 }
 
 fn bench_neighbor_build(c: &mut Criterion) {
-    let (p, reach) = periodic_particles();
+    let (p, halo, reach) = periodic_particles();
     let mut group = c.benchmark_group("neighbor");
     group.throughput(Throughput::Elements(p.n_owned as u64));
     group.bench_function("build_10k_periodic", |b| {
@@ -194,9 +195,7 @@ fn bench_neighbor_build(c: &mut Criterion) {
     group.bench_function("rebuild_10k_periodic_in_place", |b| {
         b.iter(|| list.rebuild(black_box(&p), reach, 3));
     });
-    // History carried through a rebuild as the engine does it across ranks
-    // (per-particle rows that migrate): lifted out of the old list by
-    // partner id, put back into the new one.
+    // History carried through a rebuild, one job in three holding a record.
     let mut previous = NeighborList::build(&p, reach, 3);
     assert!(previous.len() > 5 * p.n_owned, "{} entries", previous.len());
     for (e, v) in previous.history.iter_mut().enumerate() {
@@ -204,12 +203,40 @@ fn bench_neighbor_build(c: &mut Criterion) {
             *v = 1e-6;
         }
     }
+    previous.refresh_active();
+    // As the engine does it across ranks (per-particle rows that migrate):
+    // lifted out of the old list by partner id, put back into the new one.
     let rows = HistoryRows::from_list(&previous, p.n_owned);
+    assert!(rows.records() > p.n_owned, "{} records", rows.records());
     group.bench_function("build_10k_periodic_with_history", |b| {
         b.iter(|| {
             let mut nl = NeighborList::build(black_box(&p), reach, 3);
             rows.fill_list(&mut nl);
             nl
+        });
+    });
+    // As it does on one rank (`PairRecords`): lifted once per pair, put back
+    // by looking the pair up in the new list (here in the same order).
+    let sources = halo.image_sources().expect("a single rank's halo");
+    let identity: Vec<usize> = (0..p.n_owned).collect();
+    group.bench_function("history_10k_periodic_by_pair", |b| {
+        let mut nl = NeighborList::build(&p, reach, 3);
+        b.iter(|| {
+            let pairs = PairRecords::from_list(black_box(&previous), sources);
+            nl.history.fill(0.0);
+            nl.active.fill(false);
+            pairs.fill_list(&mut nl, &identity, &p.id);
+            pairs.records()
+        });
+    });
+    group.bench_function("history_10k_periodic_by_rows", |b| {
+        let mut nl = NeighborList::build(&p, reach, 3);
+        b.iter(|| {
+            let rows = HistoryRows::from_list(black_box(&previous), p.n_owned);
+            nl.history.fill(0.0);
+            nl.active.fill(false);
+            rows.fill_list(&mut nl);
+            rows.records()
         });
     });
     group.finish();
