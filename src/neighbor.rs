@@ -79,7 +79,7 @@ impl CellGrid {
             lo = DVec3::ZERO;
             hi = DVec3::ZERO;
         }
-        // Cap the number of cells near 2 per point so a stray particle cannot blow up memory.
+        // Cap the number of cells near 2 · split per point so a stray particle cannot blow up memory.
         let extent = (hi - lo).max(DVec3::splat(size));
         let mut size = size;
         let cap = (2 * split * points.len()).max(64) as f64;
@@ -333,7 +333,10 @@ impl NeighborList {
         } = &mut scratch;
         images.clear();
         images.extend(p.x.iter().zip(&p.shift).map(|(&x, &s)| x + s));
-        let cell = 2.0 * p.max_radius() + reach;
+        // A hair more than the longest cut, so that a pair just within it is
+        // never split across more cells than the stencil reaches by the
+        // rounding of the cell coordinates.
+        let cell = (2.0 * p.max_radius() + reach) * (1.0 + 1e-9);
         grid.rebin(images, cell.max(f64::MIN_POSITIVE), SEARCH_SPLIT, cells);
         // The candidates in cell order, so that each cell's are read in sequence:
         // image position and radius, and (local index, frozen).
