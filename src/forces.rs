@@ -189,11 +189,8 @@ pub fn compute(
 ) {
     let n = p.n_owned;
     debug_assert!(
-        (0..p.len()).all(|k| {
-            let image = if k < n { p.x[k] } else { p.x[k] + p.shift[k] };
-            p.packed[k].to_array().map(f64::to_bits)
-                == image.extend(p.radius[k]).to_array().map(f64::to_bits)
-        }),
+        (0..p.len()).all(|k| p.packed[k].to_array().map(f64::to_bits)
+            == p.packed_image(k).to_array().map(f64::to_bits)),
         "packed images are not those of the current positions"
     );
     let h = nl.history_len;

@@ -188,13 +188,19 @@ impl Particles {
         let n = self.len();
         self.packed.resize(n, DVec4::ZERO);
         for k in start..n {
-            let image = if k < self.n_owned {
-                self.x[k]
-            } else {
-                self.x[k] + self.shift[k]
-            };
-            self.packed[k] = image.extend(self.radius[k]);
+            self.packed[k] = self.packed_image(k);
         }
+    }
+
+    /// What [`Self::packed`] holds for entry `k` at the current positions:
+    /// its image `x + shift` (an owned particle's `x` itself) and radius.
+    pub fn packed_image(&self, k: usize) -> DVec4 {
+        let image = if k < self.n_owned {
+            self.x[k]
+        } else {
+            self.x[k] + self.shift[k]
+        };
+        image.extend(self.radius[k])
     }
 
     /// Largest radius among all entries (0 if empty).
