@@ -894,27 +894,22 @@ mod tests {
     #[test]
     fn the_rows_hold_exactly_the_pairs_within_reach() {
         let mut p = Particles::default();
-        let mut state = 0x9e37_79b9_7f4a_7c15u64;
-        let mut unit = || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            (state >> 11) as f64 / (1u64 << 53) as f64
-        };
-        let mut records = Vec::new();
-        for k in 0..1500u64 {
-            let x = DVec3::new(12.0 * unit(), 4.0 * unit(), 4.0 * unit());
-            records.push(ParticleRecord {
-                id: (k * 389) % 1500,
-                x,
-                v: DVec3::ZERO,
-                omega: DVec3::ZERO,
-                radius: 0.1 + 0.2 * unit(),
-                mass: 1.0,
-                material: 0,
-                frozen: k % 11 == 3,
-            });
-        }
+        // Positions and radii from the project's counter-based generator.
+        let records: Vec<ParticleRecord> = (0..1500u64)
+            .map(|k| {
+                let u = crate::rng::particle_uniforms(7, 0, crate::rng::Stream::RandomInsertion, k);
+                ParticleRecord {
+                    id: (k * 389) % 1500,
+                    x: DVec3::new(12.0 * u[0], 4.0 * u[1], 4.0 * u[2]),
+                    v: DVec3::ZERO,
+                    omega: DVec3::ZERO,
+                    radius: 0.1 + 0.2 * u[3],
+                    mass: 1.0,
+                    material: 0,
+                    frozen: k % 11 == 3,
+                }
+            })
+            .collect();
         for r in &records {
             p.push_owned(r);
         }
