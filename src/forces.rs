@@ -149,18 +149,18 @@ impl ShareSlots {
         }
     }
 
-    /// The share of slot `e`: this step's, or `+0` in every component
+    /// The shares of slots `s..e`: this step's, or `+0` in every component
     /// where the pair is not in contact. Adding `+0` to a sum that starts
     /// at `+0` never changes its bits (round to nearest never makes `−0`
     /// from a `+0` start), so the sum needs no test.
     ///
     /// # Safety
-    /// As [`Self::put`].
+    /// No other thread writes any of the slots while the slice lives.
     #[inline(always)]
-    unsafe fn get(&self, e: usize) -> Contribution {
-        assert!(e < self.len);
-        // SAFETY: in bounds, and exclusive by the caller's promise.
-        unsafe { *self.share.add(e) }
+    unsafe fn range(&self, s: usize, e: usize) -> &[Contribution] {
+        assert!(s <= e && e <= self.len);
+        // SAFETY: in bounds, and not written meanwhile by the caller's promise.
+        unsafe { std::slice::from_raw_parts(self.share.add(s), e - s) }
     }
 }
 
@@ -390,29 +390,65 @@ impl Stage<'_> {
     ) {
         let (p, nl, fp, wh) = (self.p, self.nl, self.fp, self.wh);
         let (first, last) = self.block(b);
-        for k in first..last {
-            let o = k - first;
-            let mut lower = Contribution::default();
-            for e in nl.slot_offsets[k]..nl.slot_offsets[k + 1] {
-                // SAFETY: slot e is particle k's, and this block's pass
-                // two is the only reader, after every writer (the caller
-                // orders it after pass one of the blocks in reach).
-                lower += unsafe { self.slots.get(e) };
+        let len = last - first;
+        let starts = &nl.slot_offsets[first..=last];
+        // SAFETY: the block's slots are its particles', and this block's
+        // pass two is their only reader, after every writer (the caller
+        // orders it after pass one of the blocks in reach).
+        let shares = unsafe { self.slots.range(starts[0], starts[len]) };
+        let (upper, frozen, mass) = (&upper[..len], &p.frozen[first..last], &p.mass[first..last]);
+        let (fo, to) = (&mut fo[..len], &mut to[..len]);
+        let pairs = |o: usize| contact_sum(shares, starts, upper, o);
+        if fp.walls.is_empty() {
+            // Without walls, a loop of its own: the wall code's registers
+            // and branches stay out of the common case. A wall sum of `+0`
+            // is added as the general loop does, for the same bits.
+            for o in 0..len {
+                let (mut f, mut t) = pairs(o);
+                if frozen[o] {
+                    (f, t) = (DVec3::ZERO, DVec3::ZERO);
+                } else {
+                    f += DVec3::ZERO;
+                    t += DVec3::ZERO;
+                    f += mass[o] * fp.gravity;
+                }
+                fo[o] = f;
+                to[o] = t;
             }
-            let (mut f, mut t) = (lower.force + upper[o].force, lower.torque + upper[o].torque);
-            if p.frozen[k] {
+            return;
+        }
+        for o in 0..len {
+            let (mut f, mut t) = pairs(o);
+            if frozen[o] {
                 (f, t) = (DVec3::ZERO, DVec3::ZERO);
             } else {
-                let (fw, tw) =
-                    wall_forces(p, k, &mut wrow[o * wh..(o + 1) * wh], nl.history_len, fp);
+                let rec = &mut wrow[o * wh..(o + 1) * wh];
+                let (fw, tw) = wall_forces(p, first + o, rec, nl.history_len, fp);
                 f += fw;
                 t += tw;
-                f += p.mass[k] * fp.gravity;
+                f += mass[o] * fp.gravity;
             }
             fo[o] = f;
             to[o] = t;
         }
     }
+}
+
+/// The sum of the contacts of a block's particle `o`, `L + U`: its shares
+/// (`shares[starts[o] - starts[0]..starts[o + 1] - starts[0]]`, in row
+/// order) plus its upper sum `upper[o]`.
+#[inline(always)]
+fn contact_sum(
+    shares: &[Contribution],
+    starts: &[usize],
+    upper: &[Contribution],
+    o: usize,
+) -> (DVec3, DVec3) {
+    let mut lower = Contribution::default();
+    for &c in &shares[starts[o] - starts[0]..starts[o + 1] - starts[0]] {
+        lower += c;
+    }
+    (lower.force + upper[o].force, lower.torque + upper[o].torque)
 }
 
 /// History length marking the run-time (non-specialised) variant of [`jobs_block`].
