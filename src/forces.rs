@@ -648,7 +648,7 @@ fn jobs_block<E: PairEval, const H: usize>(blk: &Block, eval: &E, out: BlockOut)
     let Block { p, first, fp, .. } = *blk;
     let h = if H == DYN { blk.h } else { H };
     let packed = &p.packed[..];
-    let (pad, n) = (fp.range_pad, p.n_owned);
+    let n = p.n_owned;
     let BlockOut {
         history,
         active,
@@ -662,22 +662,8 @@ fn jobs_block<E: PairEval, const H: usize>(blk: &Block, eval: &E, out: BlockOut)
     // (a superset of the contacts), resetting the records of pairs that are
     // apart; then the candidates, in job order, in a loop of their own (no
     // hard-to-predict filter branch between two contact evaluations).
-    let mut candidates: Vec<(u32, u32)> = Vec::with_capacity(n_block);
-    // One flat loop over the block's jobs, each with its evaluator's place.
-    let packed_block = &packed[first..first + n_block];
-    for (j, (&q, &o)) in blk.jobs.iter().zip(blk.job_owner).enumerate() {
-        if let Some(&qn) = blk.jobs.get(j + FILTER_AHEAD) {
-            prefetch(&packed[qn as usize]);
-        }
-        let (pk, pq) = (packed_block[o as usize], packed[q as usize]);
-        let reach = (pk.w + pq.w + pad) * (1.0 + 1e-9);
-        let dd = pq - pk;
-        if dd.x * dd.x + dd.y * dd.y + dd.z * dd.z < reach * reach {
-            candidates.push((o as u32, j as u32));
-        } else {
-            opened(blk, history, active, j, h);
-        }
-    }
+    let mut candidates: Vec<(u32, u32)> = Vec::with_capacity(blk.jobs.len());
+    filter_jobs::<H>(blk, n_block, history, active, &mut candidates);
     for (c, &(o, j)) in candidates.iter().enumerate() {
         // The partners are scattered over the block's neighbourhood: ask for
         // a later contact's data while this one is evaluated (+5 % on the chute).
@@ -749,6 +735,41 @@ fn jobs_block<E: PairEval, const H: usize>(blk: &Block, eval: &E, out: BlockOut)
             // SAFETY: this job is the slot's only writer, and its reader
             // runs after this block's pass one.
             unsafe { blk.slots.put(slot as usize, on_j) };
+        }
+    }
+}
+
+/// The cheap first test of [`jobs_block`], on the packed image positions,
+/// over all the jobs of a block of `n_block` owned particles (one flat
+/// loop, each job with its evaluator's place): the jobs whose pairs may
+/// touch go to `candidates` (a superset of the contacts, in job order), the
+/// others are apart ([`opened`]). A function of its own, so that its loop
+/// keeps more of its pointers in registers (on the chute, 2 % fewer
+/// instructions in the pair stage than inlined).
+#[inline(never)]
+fn filter_jobs<const H: usize>(
+    blk: &Block,
+    n_block: usize,
+    history: &mut [f64],
+    active: &mut [bool],
+    candidates: &mut Vec<(u32, u32)>,
+) {
+    let h = if H == DYN { blk.h } else { H };
+    let (packed, pad) = (&blk.p.packed[..], blk.fp.range_pad);
+    let packed_block = &packed[blk.first..blk.first + n_block];
+    let jobs = blk.jobs;
+    for (j, (&q, &o)) in jobs.iter().zip(blk.job_owner).enumerate() {
+        // A later partner's position, while this one is tested (the hint
+        // needs no valid index: it never faults).
+        let ahead = jobs.get(j + FILTER_AHEAD).map_or(0, |&qn| qn as usize);
+        prefetch_ptr(packed.as_ptr().wrapping_add(ahead));
+        let (pk, pq) = (packed_block[o as usize], packed[q as usize]);
+        let reach = (pk.w + pq.w + pad) * (1.0 + 1e-9);
+        let dd = pq - pk;
+        if dd.x * dd.x + dd.y * dd.y + dd.z * dd.z < reach * reach {
+            candidates.push((o as u32, j as u32));
+        } else {
+            opened(blk, history, active, j, h);
         }
     }
 }
