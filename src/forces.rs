@@ -19,7 +19,7 @@ use crate::neighbor::{Contribution, NeighborList, BLOCK, NO_SLOT};
 use crate::particles::Particles;
 use crate::rng::PairNoise;
 use crate::walls::Wall;
-use glam::DVec3;
+use glam::{DVec3, DVec4};
 use rayon::prelude::*;
 
 /// Run-constant inputs of the force stage.
@@ -458,9 +458,9 @@ const DYN: usize = usize::MAX;
 /// up per pair or fixed for the whole run with its sub-models known at
 /// compile time.
 trait PairEval: Sync {
-    /// The centre distance below which a pair of the given materials and
-    /// radii interacts.
-    fn range(&self, materials: (u32, u32), radii: (f64, f64), fp: &ForceParams) -> f64;
+    /// The centre distance below which the pair `ij` of particles of `p`,
+    /// with the given radii, interacts.
+    fn range(&self, p: &Particles, ij: (usize, usize), radii: (f64, f64), fp: &ForceParams) -> f64;
 
     /// The contact `c` (within range), with history record `rec`.
     fn eval(&self, p: &Particles, c: &Pair, rec: &mut [f64], fp: &ForceParams) -> PairForce;
@@ -478,14 +478,15 @@ struct Pair<'a> {
     r: f64,
 }
 
-/// The body of particle `k` with the given radius (from `packed`, the same bits).
+/// The body of particle `k` at `image`: its position, or its periodic
+/// image, with its radius (as in [`Particles::packed`]; the same bits).
 #[inline(always)]
-fn body_of(p: &Particles, k: usize, radius: f64) -> Body {
+fn body_of(p: &Particles, k: usize, image: DVec4) -> Body {
     Body {
-        x: p.x[k],
+        x: image.truncate(),
         v: p.v[k],
         omega: p.omega[k],
-        radius,
+        radius: image.w,
         inv_mass: p.inv_mass[k],
     }
 }
@@ -496,8 +497,18 @@ struct AnyLaw;
 
 impl PairEval for AnyLaw {
     #[inline(always)]
-    fn range(&self, (a, b): (u32, u32), (ri, rj): (f64, f64), fp: &ForceParams) -> f64 {
-        fp.laws.get(a, b).normal.range(ri, rj)
+    fn range(
+        &self,
+        p: &Particles,
+        (i, j): (usize, usize),
+        radii: (f64, f64),
+        fp: &ForceParams,
+    ) -> f64 {
+        let (ri, rj) = radii;
+        fp.laws
+            .get(p.material[i], p.material[j])
+            .normal
+            .range(ri, rj)
     }
 
     #[inline(always)]
@@ -519,7 +530,13 @@ struct OnePlainLaw<'a>(&'a ContactLaw);
 
 impl PairEval for OnePlainLaw<'_> {
     #[inline(always)]
-    fn range(&self, _: (u32, u32), (ri, rj): (f64, f64), _: &ForceParams) -> f64 {
+    fn range(
+        &self,
+        _: &Particles,
+        _: (usize, usize),
+        (ri, rj): (f64, f64),
+        _: &ForceParams,
+    ) -> f64 {
         self.0.normal.range(ri, rj)
     }
 
@@ -577,7 +594,13 @@ impl HookeSpringSlider {
 impl PairEval for HookeSpringSlider {
     /// [`NormalModel::range`] of a Hooke contact.
     #[inline(always)]
-    fn range(&self, _: (u32, u32), (ri, rj): (f64, f64), _: &ForceParams) -> f64 {
+    fn range(
+        &self,
+        _: &Particles,
+        _: (usize, usize),
+        (ri, rj): (f64, f64),
+        _: &ForceParams,
+    ) -> f64 {
         ri + rj
     }
 
@@ -669,16 +692,14 @@ fn jobs_block<E: PairEval, const H: usize>(blk: &Block, eval: &E, out: BlockOut)
         // a later contact's data while this one is evaluated (+5 % on the chute).
         if let Some(&(_, jn)) = candidates.get(c + PREFETCH_AHEAD) {
             let (jn, qn) = (jn as usize, blk.jobs[jn as usize] as usize);
-            prefetch(&p.v[qn]);
-            prefetch(&p.omega[qn]);
+            prefetch_at(&p.v, qn);
+            prefetch_at(&p.omega, qn);
             if qn >= n {
-                prefetch(&p.x[qn]);
-                prefetch(&p.shift[qn]);
+                prefetch_at(&p.x, qn);
+                prefetch_at(&p.shift, qn);
             }
-            prefetch(&p.inv_mass[qn]);
-            if let Some(rec) = history.get(jn * h) {
-                prefetch(rec);
-            }
+            prefetch_at(&p.inv_mass, qn);
+            prefetch_at(history, jn * h);
             blk.slots.prefetch(blk.share_slot[jn]);
         }
         let (o, j) = (o as usize, j as usize);
@@ -703,12 +724,13 @@ fn jobs_block<E: PairEval, const H: usize>(blk: &Block, eval: &E, out: BlockOut)
             ((q, k), (pq.w, pk.w), -d_kq)
         };
         let r2 = d_kq.length_squared();
-        let range = eval.range((p.material[ij.0], p.material[ij.1]), radii, fp);
+        let range = eval.range(p, ij, radii, fp);
         if r2 >= range * range {
             opened(blk, history, active, j, h);
             continue;
         }
-        let (bi, bj) = (body_of(p, ij.0, radii.0), body_of(p, ij.1, radii.1));
+        let images = if lower { (pk, pq) } else { (pq, pk) };
+        let (bi, bj) = (body_of(p, ij.0, images.0), body_of(p, ij.1, images.1));
         let pair = Pair {
             ij,
             bodies: (&bi, &bj),
@@ -798,10 +820,11 @@ const PREFETCH_AHEAD: usize = 6;
 /// How many jobs ahead the filter asks for its partner's position.
 const FILTER_AHEAD: usize = 8;
 
-/// Hint the cache to load `x` soon.
+/// Hint the cache to load `data[i]` soon (no bound test: the hint never
+/// faults, so `i` may lie past the end).
 #[inline(always)]
-fn prefetch<T>(x: &T) {
-    prefetch_ptr(x as *const T);
+fn prefetch_at<T>(data: &[T], i: usize) {
+    prefetch_ptr(data.as_ptr().wrapping_add(i));
 }
 
 /// Hint the cache to load the value at `x` soon (any address: the hint
@@ -841,7 +864,7 @@ fn wall_forces(
         let rec = &mut hist[w * h..(w + 1) * h];
         match wall.touch(p.x[k], p.radius[k], 0.0) {
             Some(touch) => {
-                let body = body_of(p, k, p.radius[k]);
+                let body = body_of(p, k, p.x[k].extend(p.radius[k]));
                 let kin = Kinematics::wall(&body, touch.n, touch.dist, touch.velocity, touch.omega);
                 let law = fp.laws.get(p.material[k], wall.material);
                 let pf = law.evaluate_with(&kin, fp.dt, rec, || {
@@ -1040,7 +1063,8 @@ mod tests {
                     continue;
                 }
                 contacts += 1;
-                let (bi, bj) = (body_of(p, i, p.radius[i]), body_of(p, j, p.radius[j]));
+                let image = |k: usize| p.x[k].extend(p.radius[k]);
+                let (bi, bj) = (body_of(p, i, image(i)), body_of(p, j, image(j)));
                 let mut rec = vec![0.0; law.history_len()];
                 let pf = law.evaluate_plain(&Kinematics::pair(&bi, &bj, d, r), 1e-4, &mut rec);
                 if k_lower {
