@@ -779,20 +779,31 @@ fn filter_jobs<const H: usize>(
     let h = if H == DYN { blk.h } else { H };
     let (packed, pad) = (&blk.p.packed[..], blk.fp.range_pad);
     let packed_block = &packed[blk.first..blk.first + n_block];
-    let jobs = blk.jobs;
-    for (j, (&q, &o)) in jobs.iter().zip(blk.job_owner).enumerate() {
-        // A later partner's position, while this one is tested (the hint
-        // needs no valid index: it never faults).
-        let ahead = jobs.get(j + FILTER_AHEAD).map_or(0, |&qn| qn as usize);
-        prefetch_ptr(packed.as_ptr().wrapping_add(ahead));
-        let (pk, pq) = (packed_block[o as usize], packed[q as usize]);
-        let reach = (pk.w + pq.w + pad) * (1.0 + 1e-9);
-        let dd = pq - pk;
-        if dd.x * dd.x + dd.y * dd.y + dd.z * dd.z < reach * reach {
-            candidates.push((o as u32, j as u32));
-        } else {
-            opened(blk, history, active, j, h);
-        }
+    let (jobs, owners) = (blk.jobs, blk.job_owner);
+    // The test of job `j`, of the block's particle `o`, with partner `q`.
+    macro_rules! test {
+        ($j:expr, $q:expr, $o:expr) => {{
+            let (j, o) = ($j, $o as usize);
+            let (pk, pq) = (packed_block[o], packed[$q as usize]);
+            let reach = (pk.w + pq.w + pad) * (1.0 + 1e-9);
+            let dd = pq - pk;
+            if dd.x * dd.x + dd.y * dd.y + dd.z * dd.z < reach * reach {
+                candidates.push((o as u32, j as u32));
+            } else {
+                opened(blk, history, active, j, h);
+            }
+        }};
+    }
+    // Asking for the position of the partner FILTER_AHEAD jobs on while
+    // this one is tested, then the last jobs without.
+    let body = jobs.len().saturating_sub(FILTER_AHEAD);
+    let ahead = jobs.get(FILTER_AHEAD..).unwrap_or_default();
+    for (j, ((&q, &o), &qn)) in jobs.iter().zip(owners).zip(ahead).enumerate() {
+        prefetch_at(packed, qn as usize);
+        test!(j, q, o);
+    }
+    for (j, (&q, &o)) in jobs.iter().zip(owners).enumerate().skip(body) {
+        test!(j, q, o);
     }
 }
 
