@@ -74,11 +74,18 @@ pub fn kick_drift(p: &mut Particles, dt: f64, x_ref: &[DVec3], domain: &Domain) 
                 // (the exact test runs only when the sum says otherwise).
                 let sum = (x.x + x.y + x.z) + (v.x + v.y + v.z) + (w.x + w.y + w.z);
                 let finite = sum.is_finite() || x.is_finite() && v.is_finite() && w.is_finite();
-                let ok = finite && x.cmpge(lo).all() && x.cmple(hi).all();
+                // One test of all six bounds (no branch per axis).
+                let inside = (x.cmpge(lo) & x.cmple(hi)).all();
+                let ok = finite & inside;
                 if !ok && scan.bad.is_none_or(|(_, i)| id[k] < i) {
                     scan.bad = Some((k, id[k]));
                 }
-                scan.max_disp2 = scan.max_disp2.max((*x - x_ref[k]).length_squared());
+                // A NaN displacement leaves the maximum as `f64::max` would
+                // (the particle is flagged above), without its NaN handling.
+                let disp2 = (*x - x_ref[k]).length_squared();
+                if disp2 > scan.max_disp2 {
+                    scan.max_disp2 = disp2;
+                }
             }
             scan
         })
