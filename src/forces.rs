@@ -388,6 +388,26 @@ impl Stage<'_> {
         to: &mut [DVec3],
         wrow: &mut [f64],
     ) {
+        // Without walls, a loop of its own: the wall code's registers and
+        // branches stay out of the common case.
+        if self.fp.walls.is_empty() {
+            self.sum_block::<false>(b, upper, fo, to, wrow);
+        } else {
+            self.sum_block::<true>(b, upper, fo, to, wrow);
+        }
+    }
+
+    /// [`Self::pass_two`], with or without walls (`WALLS`). Without, the
+    /// wall sum is `+0`, added all the same, for the same bits as with.
+    #[inline(always)]
+    fn sum_block<const WALLS: bool>(
+        &self,
+        b: usize,
+        upper: &[Contribution],
+        fo: &mut [DVec3],
+        to: &mut [DVec3],
+        wrow: &mut [f64],
+    ) {
         let (p, nl, fp, wh) = (self.p, self.nl, self.fp, self.wh);
         let (first, last) = self.block(b);
         let len = last - first;
@@ -398,32 +418,17 @@ impl Stage<'_> {
         let shares = unsafe { self.slots.range(starts[0], starts[len]) };
         let (upper, frozen, mass) = (&upper[..len], &p.frozen[first..last], &p.mass[first..last]);
         let (fo, to) = (&mut fo[..len], &mut to[..len]);
-        let pairs = |o: usize| contact_sum(shares, starts, upper, o);
-        if fp.walls.is_empty() {
-            // Without walls, a loop of its own: the wall code's registers
-            // and branches stay out of the common case. A wall sum of `+0`
-            // is added as the general loop does, for the same bits.
-            for o in 0..len {
-                let (mut f, mut t) = pairs(o);
-                if frozen[o] {
-                    (f, t) = (DVec3::ZERO, DVec3::ZERO);
-                } else {
-                    f += DVec3::ZERO;
-                    t += DVec3::ZERO;
-                    f += mass[o] * fp.gravity;
-                }
-                fo[o] = f;
-                to[o] = t;
-            }
-            return;
-        }
         for o in 0..len {
-            let (mut f, mut t) = pairs(o);
+            let (mut f, mut t) = contact_sum(shares, starts, upper, o);
             if frozen[o] {
                 (f, t) = (DVec3::ZERO, DVec3::ZERO);
             } else {
-                let rec = &mut wrow[o * wh..(o + 1) * wh];
-                let (fw, tw) = wall_forces(p, first + o, rec, nl.history_len, fp);
+                let (fw, tw) = if WALLS {
+                    let rec = &mut wrow[o * wh..(o + 1) * wh];
+                    wall_forces(p, first + o, rec, nl.history_len, fp)
+                } else {
+                    (DVec3::ZERO, DVec3::ZERO)
+                };
                 f += fw;
                 t += tw;
                 f += mass[o] * fp.gravity;
