@@ -27,7 +27,6 @@ pub struct DriftScan {
 /// particle's shift is zero: its image is `x` itself).
 pub fn kick_drift(p: &mut Particles, dt: f64, x_ref: &[DVec3], domain: &Domain) -> DriftScan {
     let n = p.n_owned;
-    let half = 0.5 * dt;
     if p.packed.len() < n {
         p.packed.resize(n, DVec4::ZERO);
     }
@@ -58,36 +57,18 @@ pub fn kick_drift(p: &mut Particles, dt: f64, x_ref: &[DVec3], domain: &Domain) 
         .zip(packed.par_chunks_mut(BLOCK))
         .enumerate()
         .map(|(b, (((x, v), w), packed))| {
-            let base = b * BLOCK;
-            let mut scan = DriftScan {
-                max_disp2: 0.0,
-                bad: None,
+            let r = b * BLOCK..b * BLOCK + x.len();
+            let inputs = DriftInputs {
+                force: &f[r.clone()],
+                torque: &t[r.clone()],
+                inv_mass: &im[r.clone()],
+                inv_inertia: &ii[r.clone()],
+                frozen: &frozen[r.clone()],
+                id: &id[r.clone()],
+                radius: &radius[r.clone()],
+                x_ref: &x_ref[r.clone()],
             };
-            for (o, (((x, v), w), packed)) in x.iter_mut().zip(v).zip(w).zip(packed).enumerate() {
-                let k = base + o;
-                if !frozen[k] {
-                    half_kick((v, w), (f[k], t[k]), (im[k], ii[k]), half);
-                    *x += dt * *v;
-                }
-                *packed = x.extend(radius[k]);
-                // A sum of the nine components is finite when they all are
-                // (the exact test runs only when the sum says otherwise).
-                let sum = (x.x + x.y + x.z) + (v.x + v.y + v.z) + (w.x + w.y + w.z);
-                let finite = sum.is_finite() || x.is_finite() && v.is_finite() && w.is_finite();
-                // One test of all six bounds (no branch per axis).
-                let inside = (x.cmpge(lo) & x.cmple(hi)).all();
-                let ok = finite & inside;
-                if !ok && scan.bad.is_none_or(|(_, i)| id[k] < i) {
-                    scan.bad = Some((k, id[k]));
-                }
-                // A NaN displacement leaves the maximum as `f64::max` would
-                // (the particle is flagged above), without its NaN handling.
-                let disp2 = (*x - x_ref[k]).length_squared();
-                if disp2 > scan.max_disp2 {
-                    scan.max_disp2 = disp2;
-                }
-            }
-            scan
+            drift_block(r.start, (x, v, w, packed), &inputs, (dt, lo, hi))
         })
         .reduce(
             || DriftScan {
@@ -103,6 +84,68 @@ pub fn kick_drift(p: &mut Particles, dt: f64, x_ref: &[DVec3], domain: &Domain) 
                 },
             },
         )
+}
+
+/// What the first half step of one block reads, block-local (index 0 is the
+/// block's first particle).
+struct DriftInputs<'a> {
+    force: &'a [DVec3],
+    torque: &'a [DVec3],
+    inv_mass: &'a [f64],
+    inv_inertia: &'a [f64],
+    frozen: &'a [bool],
+    id: &'a [u64],
+    radius: &'a [f64],
+    x_ref: &'a [DVec3],
+}
+
+/// [`kick_drift`] over one block starting at local index `base`; every
+/// slice is cut to the block's length first, so the loop indexes without
+/// bound tests.
+fn drift_block(
+    base: usize,
+    (x, v, w, packed): (&mut [DVec3], &mut [DVec3], &mut [DVec3], &mut [DVec4]),
+    a: &DriftInputs,
+    (dt, lo, hi): (f64, DVec3, DVec3),
+) -> DriftScan {
+    let half = 0.5 * dt;
+    let m = x.len();
+    let (v, w, packed) = (&mut v[..m], &mut w[..m], &mut packed[..m]);
+    let (f, t, im, ii) = (
+        &a.force[..m],
+        &a.torque[..m],
+        &a.inv_mass[..m],
+        &a.inv_inertia[..m],
+    );
+    let (frozen, id, radius, x_ref) = (&a.frozen[..m], &a.id[..m], &a.radius[..m], &a.x_ref[..m]);
+    let mut scan = DriftScan {
+        max_disp2: 0.0,
+        bad: None,
+    };
+    for k in 0..m {
+        if !frozen[k] {
+            half_kick((&mut v[k], &mut w[k]), (f[k], t[k]), (im[k], ii[k]), half);
+            x[k] += dt * v[k];
+        }
+        let (xk, vk, wk) = (x[k], v[k], w[k]);
+        packed[k] = xk.extend(radius[k]);
+        // A sum of the nine components is finite when they all are
+        // (the exact test runs only when the sum says otherwise).
+        let sum = (xk.x + xk.y + xk.z) + (vk.x + vk.y + vk.z) + (wk.x + wk.y + wk.z);
+        let finite = sum.is_finite() || xk.is_finite() && vk.is_finite() && wk.is_finite();
+        // One test of all six bounds (no branch per axis).
+        let inside = (xk.cmpge(lo) & xk.cmple(hi)).all();
+        if !(finite & inside) && scan.bad.is_none_or(|(_, i)| id[k] < i) {
+            scan.bad = Some((base + k, id[k]));
+        }
+        // A NaN displacement leaves the maximum as `f64::max` would
+        // (the particle is flagged above), without its NaN handling.
+        let disp2 = (xk - x_ref[k]).length_squared();
+        if disp2 > scan.max_disp2 {
+            scan.max_disp2 = disp2;
+        }
+    }
+    scan
 }
 
 /// Second half kick of the owned, mobile particles.
@@ -121,11 +164,15 @@ pub fn kick(p: &mut Particles, dt: f64) {
         .zip(w.par_chunks_mut(BLOCK))
         .enumerate()
         .for_each(|(b, (v, w))| {
-            let base = b * BLOCK;
-            for (o, (v, w)) in v.iter_mut().zip(w).enumerate() {
-                let k = base + o;
+            let r = b * BLOCK..b * BLOCK + v.len();
+            let m = v.len();
+            let w = &mut w[..m];
+            let (f, t) = (&f[r.clone()], &t[r.clone()]);
+            let (im, ii, frozen) = (&im[r.clone()], &ii[r.clone()], &frozen[r]);
+            let (f, t, im, ii, frozen) = (&f[..m], &t[..m], &im[..m], &ii[..m], &frozen[..m]);
+            for k in 0..m {
                 if !frozen[k] {
-                    half_kick((v, w), (f[k], t[k]), (im[k], ii[k]), half);
+                    half_kick((&mut v[k], &mut w[k]), (f[k], t[k]), (im[k], ii[k]), half);
                 }
             }
         });
