@@ -635,17 +635,20 @@ pub fn for_each_row_mut<T: Send>(
 }
 
 /// A permutation of the owned particles that sorts them by cell (for cache
-/// locality); ties keep id order so the result is deterministic.
+/// locality); ties keep id order so the result is deterministic. The grid
+/// bins them in cell order already; only each cell's few particles are
+/// sorted, by id.
 pub fn spatial_order(p: &Particles, cell: f64) -> Vec<usize> {
     let pts = &p.x[..p.n_owned];
     let grid = CellGrid::new(pts, cell.max(f64::MIN_POSITIVE));
-    let mut keys: Vec<(usize, u64, usize)> = pts
-        .iter()
-        .enumerate()
-        .map(|(k, &x)| (grid.cell_of(x), p.id[k], k))
-        .collect();
-    keys.par_sort_unstable();
-    keys.into_iter().map(|k| k.2).collect()
+    let mut order: Vec<usize> = grid.items.iter().map(|&k| k as usize).collect();
+    for bounds in grid.start.windows(2) {
+        let cell = &mut order[bounds[0] as usize..bounds[1] as usize];
+        if cell.len() > 1 {
+            cell.sort_unstable_by_key(|&k| p.id[k]);
+        }
+    }
+    order
 }
 
 #[cfg(test)]
@@ -678,6 +681,28 @@ mod tests {
             p.push_ghost(&record(k * 4), DVec3::new(5.5, 0.0, 0.0));
         }
         p
+    }
+
+    /// The spatial order is the order by (cell, id), as a full sort of
+    /// those keys gives it, for cells holding one or several particles.
+    #[test]
+    fn spatial_order_sorts_by_cell_then_id() {
+        let p = spheres();
+        for cell in [0.5, 1.3, 2.9] {
+            let grid = CellGrid::new(&p.x[..p.n_owned], cell);
+            let mut keys: Vec<(usize, u64, usize)> = (0..p.n_owned)
+                .map(|k| (grid.cell_of(p.x[k]), p.id[k], k))
+                .collect();
+            keys.sort_unstable();
+            let expected: Vec<usize> = keys.iter().map(|e| e.2).collect();
+            assert_eq!(spatial_order(&p, cell), expected, "cell {cell}");
+            let shared = keys.windows(2).any(|w| w[0].0 == w[1].0);
+            assert_eq!(
+                shared,
+                cell > 1.2,
+                "cells shared by several particles at {cell}"
+            );
+        }
     }
 
     /// The fields of two lists, for comparison.
