@@ -24,28 +24,30 @@ pub struct DriftScan {
 /// First half kick and drift of the owned, mobile particles; measures the
 /// displacement from `x_ref` and flags particles that went bad. Refreshes
 /// the owned particles' [`Particles::packed`] images on the way (an owned
-/// particle's shift is zero: its image is `x` itself).
+/// particle's shift is zero: its image is `x` itself), whose radii it keeps
+/// (they are written whole at every rebuild, or here when missing).
 pub fn kick_drift(p: &mut Particles, dt: f64, x_ref: &[DVec3], domain: &Domain) -> DriftScan {
     let n = p.n_owned;
     if p.packed.len() < n {
-        p.packed.resize(n, DVec4::ZERO);
+        p.refresh_packed();
     }
+    debug_assert!((0..n).all(|k| p.packed[k].w.to_bits() == p.radius[k].to_bits()));
     let (x, v, w) = (&mut p.x[..n], &mut p.v[..n], &mut p.omega[..n]);
     let packed = &mut p.packed[..n];
     let (f, t) = (&p.force[..n], &p.torque[..n]);
-    let (im, ii, frozen, id, radius) = (
+    let (im, ii, frozen, id) = (
         &p.inv_mass[..n],
         &p.inv_inertia[..n],
         &p.frozen[..n],
         &p.id[..n],
-        &p.radius[..n],
     );
     let x_ref = &x_ref[..n];
-    // The box as bounds, unbounded along periodic axes: `lo ≤ x ≤ hi` (false
-    // for NaN) is the negation of `Domain::outside_axis(x).is_some()` for finite `x`.
+    // The box as bounds, the finite numbers along periodic axes: `lo ≤ x ≤
+    // hi` holds when `x` is finite and `Domain::outside_axis(x)` is `None`
+    // (false for NaN and for an infinite coordinate).
     let axis = |a: usize, lo: bool| match (domain.periodic[a], lo) {
-        (true, true) => f64::NEG_INFINITY,
-        (true, false) => f64::INFINITY,
+        (true, true) => f64::MIN,
+        (true, false) => f64::MAX,
         (false, true) => domain.lo[a],
         (false, false) => domain.hi[a],
     };
@@ -65,7 +67,6 @@ pub fn kick_drift(p: &mut Particles, dt: f64, x_ref: &[DVec3], domain: &Domain) 
                 inv_inertia: &ii[r.clone()],
                 frozen: &frozen[r.clone()],
                 id: &id[r.clone()],
-                radius: &radius[r.clone()],
                 x_ref: &x_ref[r.clone()],
             };
             drift_block(r.start, (x, v, w, packed), &inputs, (dt, lo, hi))
@@ -95,7 +96,6 @@ struct DriftInputs<'a> {
     inv_inertia: &'a [f64],
     frozen: &'a [bool],
     id: &'a [u64],
-    radius: &'a [f64],
     x_ref: &'a [DVec3],
 }
 
@@ -117,7 +117,7 @@ fn drift_block(
         &a.inv_mass[..m],
         &a.inv_inertia[..m],
     );
-    let (frozen, id, radius, x_ref) = (&a.frozen[..m], &a.id[..m], &a.radius[..m], &a.x_ref[..m]);
+    let (frozen, id, x_ref) = (&a.frozen[..m], &a.id[..m], &a.x_ref[..m]);
     let mut scan = DriftScan {
         max_disp2: 0.0,
         bad: None,
@@ -128,11 +128,13 @@ fn drift_block(
             x[k] += dt * v[k];
         }
         let (xk, vk, wk) = (x[k], v[k], w[k]);
-        packed[k] = xk.extend(radius[k]);
-        // A sum of the nine components is finite when they all are
-        // (the exact test runs only when the sum says otherwise).
-        let sum = (xk.x + xk.y + xk.z) + (vk.x + vk.y + vk.z) + (wk.x + wk.y + wk.z);
-        let finite = sum.is_finite() || xk.is_finite() && vk.is_finite() && wk.is_finite();
+        // The radius is the image's already (written at the rebuild).
+        packed[k] = xk.extend(packed[k].w);
+        // A sum of the six components is finite when they all are (the
+        // exact test runs only when the sum says otherwise); `x` is finite
+        // when it is within the bounds.
+        let sum = (vk.x + vk.y + vk.z) + (wk.x + wk.y + wk.z);
+        let finite = sum.is_finite() || vk.is_finite() && wk.is_finite();
         // One test of all six bounds (no branch per axis).
         let inside = (xk.cmpge(lo) & xk.cmple(hi)).all();
         if !(finite & inside) && scan.bad.is_none_or(|(_, i)| id[k] < i) {
@@ -189,4 +191,82 @@ fn half_kick(
 ) {
     *v += (half * inv_mass) * f;
     *w += (half * inv_inertia) * t;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::particles::ParticleRecord;
+
+    /// A box periodic along x and y, closed along z.
+    const DOMAIN: Domain = Domain {
+        lo: DVec3::ZERO,
+        hi: DVec3::new(10.0, 10.0, 10.0),
+        periodic: [true, true, false],
+    };
+
+    /// Three mobile spheres and a frozen one, at rest in the middle of the
+    /// box, with scrambled ids; `x_ref` is where they stand.
+    fn spheres() -> (Particles, Vec<DVec3>) {
+        let mut p = Particles::default();
+        for (k, id) in [7u64, 3, 5, 1].into_iter().enumerate() {
+            p.push_owned(&ParticleRecord {
+                id,
+                x: DVec3::new(2.0 + k as f64, 5.0, 5.0),
+                v: DVec3::ZERO,
+                omega: DVec3::ZERO,
+                radius: 0.5,
+                mass: 1.0,
+                material: 0,
+                frozen: k == 3,
+            });
+        }
+        let x_ref = p.x.clone();
+        (p, x_ref)
+    }
+
+    #[test]
+    fn the_half_kick_and_drift_follow_velocity_verlet() {
+        let (mut p, x_ref) = spheres();
+        let dt = 0.1;
+        p.force[0] = DVec3::new(2.0, 0.0, -4.0);
+        p.torque[0] = DVec3::new(0.0, 1.0, 0.0);
+        p.force[3] = DVec3::splat(9.0);
+        let scan = kick_drift(&mut p, dt, &x_ref, &DOMAIN);
+        // v = ½Δt F/m, x = x0 + Δt v, ω = ½Δt τ/I with I = 0.4 m R².
+        assert_eq!(p.v[0], DVec3::new(0.1, 0.0, -0.2));
+        assert_eq!(p.x[0], DVec3::new(2.0 + 0.1 * 0.1, 5.0, 5.0 - 0.1 * 0.2));
+        assert!((p.omega[0].y - 0.05 / 0.1).abs() < 1e-15);
+        // The frozen sphere stays put, and every packed image is x with its radius.
+        assert_eq!((p.x[3], p.v[3]), (x_ref[3], DVec3::ZERO));
+        for k in 0..4 {
+            assert_eq!(p.packed[k], p.x[k].extend(0.5));
+        }
+        assert_eq!(scan.bad, None);
+        assert_eq!(scan.max_disp2, (p.x[0] - x_ref[0]).length_squared());
+    }
+
+    #[test]
+    fn a_particle_that_goes_bad_is_flagged_lowest_id_first() {
+        // An infinite position along the periodic x axis (no bound there
+        // but finiteness), a NaN angular velocity, and a particle leaving
+        // through the closed z axis.
+        let cases: [(usize, fn(&mut Particles)); 3] = [
+            (0, |p| p.x[0].x = f64::INFINITY),
+            (1, |p| p.omega[1].z = f64::NAN),
+            (2, |p| p.v[2].z = -100.0),
+        ];
+        for (k, spoil) in cases {
+            let (mut p, x_ref) = spheres();
+            spoil(&mut p);
+            let scan = kick_drift(&mut p, 0.1, &x_ref, &DOMAIN);
+            assert_eq!(scan.bad, Some((k, p.id[k])), "case {k}");
+        }
+        let (mut p, x_ref) = spheres();
+        for k in 0..3 {
+            p.v[k].z = -100.0;
+        }
+        let scan = kick_drift(&mut p, 0.1, &x_ref, &DOMAIN);
+        assert_eq!(scan.bad, Some((1, 3)), "the lowest id of three");
+    }
 }
