@@ -251,7 +251,8 @@ mod tests {
         // An infinite position along the periodic x axis (no bound there
         // but finiteness), a NaN angular velocity, and a particle leaving
         // through the closed z axis.
-        let cases: [(usize, fn(&mut Particles)); 3] = [
+        type Spoil = fn(&mut Particles);
+        let cases: [(usize, Spoil); 3] = [
             (0, |p| p.x[0].x = f64::INFINITY),
             (1, |p| p.omega[1].z = f64::NAN),
             (2, |p| p.v[2].z = -100.0),
