@@ -21,6 +21,7 @@ pub mod domain;
 pub mod error;
 pub mod forces;
 pub mod history;
+pub mod hugealloc;
 pub mod insert;
 pub mod integrate;
 pub mod io;

@@ -11,6 +11,9 @@ use gravel::run::{run_with, RunOptions};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+#[global_allocator]
+static ALLOCATOR: gravel::hugealloc::HugePages = gravel::hugealloc::HugePages;
+
 #[derive(Parser)]
 #[command(
     name = "gravel",
