@@ -398,7 +398,9 @@ impl Stage<'_> {
     }
 
     /// [`Self::pass_two`], with or without walls (`WALLS`). Without, the
-    /// wall sum is `+0`, added all the same, for the same bits as with.
+    /// wall sum `+0` is not added: the contact sum is never `−0` (every sum
+    /// starts at `+0`, and `+0 + (−0) = +0`), so adding `+0` leaves its bits
+    /// as they are.
     #[inline(always)]
     fn sum_block<const WALLS: bool>(
         &self,
@@ -423,14 +425,12 @@ impl Stage<'_> {
             if frozen[o] {
                 (f, t) = (DVec3::ZERO, DVec3::ZERO);
             } else {
-                let (fw, tw) = if WALLS {
+                if WALLS {
                     let rec = &mut wrow[o * wh..(o + 1) * wh];
-                    wall_forces(p, first + o, rec, nl.history_len, fp)
-                } else {
-                    (DVec3::ZERO, DVec3::ZERO)
-                };
-                f += fw;
-                t += tw;
+                    let (fw, tw) = wall_forces(p, first + o, rec, nl.history_len, fp);
+                    f += fw;
+                    t += tw;
+                }
                 f += mass[o] * fp.gravity;
             }
             fo[o] = f;
