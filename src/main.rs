@@ -78,7 +78,7 @@ fn main() -> ExitCode {
             return ExitCode::from(code);
         }
     };
-    let comm = transport();
+    let (comm, session) = transport();
     let (rank, size) = (comm.rank(), comm.size());
     match dispatch(cli.command, comm) {
         Ok(()) => ExitCode::SUCCESS,
@@ -97,16 +97,25 @@ fn main() -> ExitCode {
                 // I/O errors happen on one rank: the others would wait forever.
                 abort(e.exit_code());
             }
+            // Any other error reaches every rank; the silent ones wait for
+            // the message, or mpirun, seeing them exit first, may stop the
+            // rank that reports before it has. (MPI is finalised only when
+            // `session` goes, after this: finalising in the run, before the
+            // message, let that happen.)
+            if size > 1 {
+                session.barrier();
+            }
             ExitCode::from(e.exit_code() as u8)
         }
     }
 }
 
-/// The transport: MPI when built with it (a plain start is a 1-rank job).
+/// The transport: MPI when built with it (a plain start is a 1-rank job),
+/// with the session that keeps MPI initialised until `main` returns.
 #[cfg(feature = "mpi")]
-fn transport() -> Box<dyn Comm> {
+fn transport() -> (Box<dyn Comm>, gravel::comm::mpi_comm::MpiSession) {
     match gravel::comm::mpi_comm::MpiComm::init() {
-        Some(c) => Box::new(c),
+        Some((c, session)) => (Box::new(c), session),
         None => {
             eprintln!("error: MPI could not be initialised with serialised thread support");
             std::process::exit(1);
@@ -115,8 +124,17 @@ fn transport() -> Box<dyn Comm> {
 }
 
 #[cfg(not(feature = "mpi"))]
-fn transport() -> Box<dyn Comm> {
-    Box::new(SerialComm)
+fn transport() -> (Box<dyn Comm>, NoSession) {
+    (Box::new(SerialComm), NoSession)
+}
+
+/// Without MPI there is one rank, and nothing to wait for.
+#[cfg(not(feature = "mpi"))]
+struct NoSession;
+
+#[cfg(not(feature = "mpi"))]
+impl NoSession {
+    fn barrier(&self) {}
 }
 
 #[cfg(feature = "mpi")]

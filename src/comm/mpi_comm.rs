@@ -19,7 +19,22 @@ pub struct MpiComm {
     world: SimpleCommunicator,
     rank: usize,
     size: usize,
-    _universe: Universe,
+}
+
+/// MPI itself, initialised for as long as this lives (finalised when it is
+/// dropped): held by `main`, so that the ranks can still meet after the
+/// transport has gone (see [`MpiSession::barrier`]).
+pub struct MpiSession {
+    universe: Universe,
+}
+
+impl MpiSession {
+    /// Wait for every rank: before exiting on an error that one rank
+    /// reports for all, the silent ranks wait for its message, so that
+    /// `mpirun`, seeing them exit with an error, does not stop it first.
+    pub fn barrier(&self) {
+        self.universe.world().barrier();
+    }
 }
 
 // SAFETY: MPI runs at MPI_THREAD_SERIALIZED (checked in `init`) and gravel
@@ -29,20 +44,21 @@ unsafe impl Send for MpiComm {}
 unsafe impl Sync for MpiComm {}
 
 impl MpiComm {
-    /// Initialise MPI (once per process). `None` if MPI was already
-    /// initialised or cannot give serialised thread support.
-    pub fn init() -> Option<Self> {
+    /// Initialise MPI (once per process): the transport, and the session
+    /// that keeps MPI initialised. `None` if MPI was already initialised or
+    /// cannot give serialised thread support.
+    pub fn init() -> Option<(Self, MpiSession)> {
         let (universe, level) = mpi::initialize_with_threading(mpi::Threading::Serialized)?;
         if level < mpi::Threading::Serialized {
             return None;
         }
         let world = universe.world();
-        Some(Self {
+        let comm = Self {
             rank: world.rank() as usize,
             size: world.size() as usize,
             world,
-            _universe: universe,
-        })
+        };
+        Some((comm, MpiSession { universe }))
     }
 
     /// Stop every rank now with `code` (for failures only one rank saw).
