@@ -2,15 +2,17 @@
 //! blocks mapped directly, in whole huge pages, with the kernel advised to
 //! back them by transparent huge pages.
 //!
-//! The pair stage reads its arrays (positions, velocities, contact history,
-//! share slots: tens of megabytes already for the 32,000 spheres of the
-//! chute benchmark) at scattered places, more than the processor's address
-//! translation cache covers in 4 KiB pages. Under the usual `madvise`
+//! A step reads tens of megabytes of arrays already for the 32,000 spheres
+//! of the chute benchmark (positions, velocities, contact history, share
+//! slots), partly in streams and partly at scattered places; in 4 KiB
+//! pages that means many address translations, and hardware prefetch
+//! streams that stop at every page boundary. Under the usual `madvise`
 //! setting of Linux's transparent huge pages, only advised memory gets
 //! 2 MiB pages, and only in whole aligned 2 MiB extents, which blocks from
 //! `malloc` rarely are. On the chute, 2 MiB pages make the force stage
-//! about 6 % faster. The binary installs it (`#[global_allocator]`); the
-//! library leaves the choice to its user.
+//! about 6 % faster (measured; which of the two effects gives most is not).
+//! The binary installs this allocator (`#[global_allocator]`); the library
+//! leaves the choice to its user.
 //!
 //! The price is memory: a large block's last huge page is whole, up to
 //! 2 MiB more than asked for (on the chute, 110 MB of peak memory against
@@ -25,7 +27,8 @@ use std::sync::Mutex;
 /// Blocks from this size on are mapped directly.
 const LARGE: usize = 1 << 20;
 
-/// The size (and alignment) of a transparent huge page on x86-64 and aarch64 Linux.
+/// The size (and alignment) of a transparent huge page on Linux with 4 KiB
+/// base pages (x86-64; aarch64 in its usual configuration).
 const HUGE_PAGE: usize = 2 << 20;
 
 /// How many freed large blocks stay mapped for reuse: a neighbour-list
