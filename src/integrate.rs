@@ -171,6 +171,8 @@ pub fn kick(p: &mut Particles, dt: f64) {
             let w = &mut w[..m];
             let (f, t) = (&f[r.clone()], &t[r.clone()]);
             let (im, ii, frozen) = (&im[r.clone()], &ii[r.clone()], &frozen[r]);
+            // Cut again to `m`, so that the compiler knows every length is
+            // the loop's (no bound test per particle and array).
             let (f, t, im, ii, frozen) = (&f[..m], &t[..m], &im[..m], &ii[..m], &frozen[..m]);
             for k in 0..m {
                 if !frozen[k] {
