@@ -880,7 +880,7 @@ fn wall_forces(
         let rec = &mut hist[w * h..(w + 1) * h];
         match wall.touch(p.x[k], p.radius[k], 0.0) {
             Some(touch) => {
-                let body = body_of(p, k, p.x[k].extend(p.radius[k]));
+                let body = body_of(p, k, p.packed_image(k));
                 let kin = Kinematics::wall(&body, touch.n, touch.dist, touch.velocity, touch.omega);
                 let law = fp.laws.get(p.material[k], wall.material);
                 let pf = law.evaluate_with(&kin, fp.dt, rec, || {
@@ -1079,8 +1079,10 @@ mod tests {
                     continue;
                 }
                 contacts += 1;
-                let image = |k: usize| p.x[k].extend(p.radius[k]);
-                let (bi, bj) = (body_of(p, i, image(i)), body_of(p, j, image(j)));
+                let (bi, bj) = (
+                    body_of(p, i, p.packed_image(i)),
+                    body_of(p, j, p.packed_image(j)),
+                );
                 let mut rec = vec![0.0; law.history_len()];
                 let pf = law.evaluate_plain(&Kinematics::pair(&bi, &bj, d, r), 1e-4, &mut rec);
                 if k_lower {
