@@ -390,11 +390,29 @@ impl Stage<'_> {
     ) {
         // Without walls, a loop of its own: the wall code's registers and
         // branches stay out of the common case.
-        if self.fp.walls.is_empty() {
-            self.sum_block::<false>(b, upper, fo, to, wrow);
-        } else {
-            self.sum_block::<true>(b, upper, fo, to, wrow);
+        if !self.fp.walls.is_empty() {
+            return self.sum_block::<true>(b, upper, fo, to, wrow);
         }
+        #[cfg(target_arch = "x86_64")]
+        if crate::isa::avx2() {
+            // SAFETY: the processor has AVX2 (`isa::avx2`).
+            return unsafe { self.sum_block_avx2(b, upper, fo, to, wrow) };
+        }
+        self.sum_block::<false>(b, upper, fo, to, wrow);
+    }
+
+    /// [`Self::sum_block`] without walls, compiled with AVX2.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    unsafe fn sum_block_avx2(
+        &self,
+        b: usize,
+        upper: &[Contribution],
+        fo: &mut [DVec3],
+        to: &mut [DVec3],
+        wrow: &mut [f64],
+    ) {
+        self.sum_block::<false>(b, upper, fo, to, wrow);
     }
 
     /// [`Self::pass_two`], with or without walls (`WALLS`). Without, the
@@ -670,9 +688,28 @@ struct BlockOut<'a> {
 }
 
 /// The pair jobs of a block of owned particles, with `H` history values
-/// per contact known at compile time (or [`DYN`]).
+/// per contact known at compile time (or [`DYN`]), in the build for the
+/// run's instruction set ([`crate::isa`]).
 #[inline(never)]
 fn jobs_block<E: PairEval, const H: usize>(blk: &Block, eval: &E, out: BlockOut) {
+    #[cfg(target_arch = "x86_64")]
+    if crate::isa::avx2() {
+        // SAFETY: the processor has AVX2 (`isa::avx2`).
+        return unsafe { jobs_block_avx2::<E, H>(blk, eval, out) };
+    }
+    jobs_block_body::<E, H>(blk, eval, out)
+}
+
+/// [`jobs_block_body`] compiled with AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn jobs_block_avx2<E: PairEval, const H: usize>(blk: &Block, eval: &E, out: BlockOut) {
+    jobs_block_body::<E, H>(blk, eval, out)
+}
+
+/// The body of [`jobs_block`], inlined into each build.
+#[inline(always)]
+fn jobs_block_body<E: PairEval, const H: usize>(blk: &Block, eval: &E, out: BlockOut) {
     let Block { p, first, fp, .. } = *blk;
     let h = if H == DYN { blk.h } else { H };
     let packed = &p.packed[..];
@@ -775,6 +812,36 @@ fn jobs_block<E: PairEval, const H: usize>(blk: &Block, eval: &E, out: BlockOut)
 /// instructions in the pair stage than inlined).
 #[inline(never)]
 fn filter_jobs<const H: usize>(
+    blk: &Block,
+    n_block: usize,
+    history: &mut [f64],
+    active: &mut [bool],
+    candidates: &mut Vec<(u32, u32)>,
+) {
+    #[cfg(target_arch = "x86_64")]
+    if crate::isa::avx2() {
+        // SAFETY: the processor has AVX2 (`isa::avx2`).
+        return unsafe { filter_jobs_avx2::<H>(blk, n_block, history, active, candidates) };
+    }
+    filter_jobs_body::<H>(blk, n_block, history, active, candidates)
+}
+
+/// [`filter_jobs_body`] compiled with AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn filter_jobs_avx2<const H: usize>(
+    blk: &Block,
+    n_block: usize,
+    history: &mut [f64],
+    active: &mut [bool],
+    candidates: &mut Vec<(u32, u32)>,
+) {
+    filter_jobs_body::<H>(blk, n_block, history, active, candidates)
+}
+
+/// The body of [`filter_jobs`], inlined into each build.
+#[inline(always)]
+fn filter_jobs_body<const H: usize>(
     blk: &Block,
     n_block: usize,
     history: &mut [f64],

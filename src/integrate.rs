@@ -99,12 +99,49 @@ struct DriftInputs<'a> {
     x_ref: &'a [DVec3],
 }
 
-/// [`kick_drift`] over one block starting at local index `base`; every
-/// slice is cut to the block's length first, so the loop indexes without
-/// bound tests.
+/// The mutable per-particle arrays of [`drift_block`]: `x`, `v`, `ω` and
+/// the packed images.
+type DriftOut<'a> = (
+    &'a mut [DVec3],
+    &'a mut [DVec3],
+    &'a mut [DVec3],
+    &'a mut [DVec4],
+);
+
+/// [`kick_drift`] over one block starting at local index `base`, in the
+/// build for the run's instruction set ([`crate::isa`]).
 fn drift_block(
     base: usize,
-    (x, v, w, packed): (&mut [DVec3], &mut [DVec3], &mut [DVec3], &mut [DVec4]),
+    out: DriftOut,
+    a: &DriftInputs,
+    bounds: (f64, DVec3, DVec3),
+) -> DriftScan {
+    #[cfg(target_arch = "x86_64")]
+    if crate::isa::avx2() {
+        // SAFETY: the processor has AVX2 (`isa::avx2`).
+        return unsafe { drift_block_avx2(base, out, a, bounds) };
+    }
+    drift_block_body(base, out, a, bounds)
+}
+
+/// [`drift_block_body`] compiled with AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn drift_block_avx2(
+    base: usize,
+    out: DriftOut,
+    a: &DriftInputs,
+    bounds: (f64, DVec3, DVec3),
+) -> DriftScan {
+    drift_block_body(base, out, a, bounds)
+}
+
+/// The body of [`drift_block`]; every slice is cut to the block's length
+/// first, so the loop indexes without bound tests.
+#[inline(always)]
+fn drift_block_body(
+    base: usize,
+    (x, v, w, packed): DriftOut,
     a: &DriftInputs,
     (dt, lo, hi): (f64, DVec3, DVec3),
 ) -> DriftScan {
@@ -167,19 +204,62 @@ pub fn kick(p: &mut Particles, dt: f64) {
         .enumerate()
         .for_each(|(b, (v, w))| {
             let r = b * BLOCK..b * BLOCK + v.len();
-            let m = v.len();
-            let w = &mut w[..m];
-            let (f, t) = (&f[r.clone()], &t[r.clone()]);
-            let (im, ii, frozen) = (&im[r.clone()], &ii[r.clone()], &frozen[r]);
-            // Cut again to `m`, so that the compiler knows every length is
-            // the loop's (no bound test per particle and array).
-            let (f, t, im, ii, frozen) = (&f[..m], &t[..m], &im[..m], &ii[..m], &frozen[..m]);
-            for k in 0..m {
-                if !frozen[k] {
-                    half_kick((&mut v[k], &mut w[k]), (f[k], t[k]), (im[k], ii[k]), half);
-                }
-            }
+            let inputs = KickInputs {
+                force: &f[r.clone()],
+                torque: &t[r.clone()],
+                inv_mass: &im[r.clone()],
+                inv_inertia: &ii[r.clone()],
+                frozen: &frozen[r],
+            };
+            kick_block((v, w), &inputs, half);
         });
+}
+
+/// What the second half kick of one block reads, block-local.
+struct KickInputs<'a> {
+    force: &'a [DVec3],
+    torque: &'a [DVec3],
+    inv_mass: &'a [f64],
+    inv_inertia: &'a [f64],
+    frozen: &'a [bool],
+}
+
+/// [`kick`] over one block, in the build for the run's instruction set
+/// ([`crate::isa`]).
+fn kick_block(out: (&mut [DVec3], &mut [DVec3]), a: &KickInputs, half: f64) {
+    #[cfg(target_arch = "x86_64")]
+    if crate::isa::avx2() {
+        // SAFETY: the processor has AVX2 (`isa::avx2`).
+        return unsafe { kick_block_avx2(out, a, half) };
+    }
+    kick_block_body(out, a, half)
+}
+
+/// [`kick_block_body`] compiled with AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn kick_block_avx2(out: (&mut [DVec3], &mut [DVec3]), a: &KickInputs, half: f64) {
+    kick_block_body(out, a, half)
+}
+
+/// The body of [`kick_block`]; every slice is cut to the block's length
+/// first, so the loop indexes without bound tests.
+#[inline(always)]
+fn kick_block_body((v, w): (&mut [DVec3], &mut [DVec3]), a: &KickInputs, half: f64) {
+    let m = v.len();
+    let w = &mut w[..m];
+    let (f, t, im, ii, frozen) = (
+        &a.force[..m],
+        &a.torque[..m],
+        &a.inv_mass[..m],
+        &a.inv_inertia[..m],
+        &a.frozen[..m],
+    );
+    for k in 0..m {
+        if !frozen[k] {
+            half_kick((&mut v[k], &mut w[k]), (f[k], t[k]), (im[k], ii[k]), half);
+        }
+    }
 }
 
 /// The half kick of one particle: `v += ½Δt F/m`, `ω += ½Δt τ/I`

@@ -25,6 +25,7 @@ pub mod hugealloc;
 pub mod insert;
 pub mod integrate;
 pub mod io;
+pub mod isa;
 pub mod neighbor;
 pub mod particles;
 pub mod report;

@@ -148,6 +148,12 @@ fn abort(code: i32) -> ! {
     std::process::exit(code)
 }
 
+/// Refuse an unknown `GRAVEL_ISA` ([`gravel::isa`]) before anything runs.
+fn check_isa() -> Result<(), GravelError> {
+    gravel::isa::check_request()
+        .map_err(|m| GravelError::config(std::path::Path::new("environment"), m))
+}
+
 fn dispatch(cmd: Command, comm: Box<dyn Comm>) -> Result<(), GravelError> {
     match cmd {
         Command::Run {
@@ -160,6 +166,7 @@ fn dispatch(cmd: Command, comm: Box<dyn Comm>) -> Result<(), GravelError> {
             dump_state,
             dump_every,
         } => {
+            check_isa()?;
             let setup = Setup::from_file(&config)?;
             let opts = RunOptions {
                 steps,
@@ -185,11 +192,12 @@ fn dispatch(cmd: Command, comm: Box<dyn Comm>) -> Result<(), GravelError> {
                     s.particle_steps_per_second_per_core() / 1e6
                 );
                 println!(
-                    "time: force {:.2} s, neighbor {:.2} s ({} rebuilds), integrate {:.2} s",
+                    "time: force {:.2} s, neighbor {:.2} s ({} rebuilds), integrate {:.2} s; hot loops: {}",
                     s.timers.force.as_secs_f64(),
                     s.timers.neighbor.as_secs_f64(),
                     s.timers.rebuilds,
-                    s.timers.integrate.as_secs_f64()
+                    s.timers.integrate.as_secs_f64(),
+                    gravel::isa::active().name()
                 );
                 if s.ranks > 1 {
                     for (r, st) in s.per_rank.iter().enumerate() {
@@ -214,6 +222,7 @@ fn dispatch(cmd: Command, comm: Box<dyn Comm>) -> Result<(), GravelError> {
             Ok(())
         }
         Command::Check { config, ranks } => {
+            check_isa()?;
             let setup = Setup::from_file(&config)?;
             let decomp = if ranks <= 1 {
                 Decomposition::single(&setup.domain)

@@ -190,6 +190,86 @@ struct BlockRows {
     role: Vec<u32>,
 }
 
+/// What the rows of a neighbour-list build read: the particles, their
+/// images, the cell grid over them and the candidates in cell order
+/// (image and radius; id, local index and frozen flag).
+struct RowSearch<'a> {
+    p: &'a Particles,
+    images: &'a [DVec3],
+    grid: &'a CellGrid,
+    near: &'a [DVec4],
+    who: &'a [(u64, u32, bool)],
+    reach: f64,
+}
+
+impl RowSearch<'_> {
+    /// The rows of work block `b`, in the build for the run's instruction
+    /// set ([`crate::isa`]).
+    fn block(&self, b: usize, rows: &mut BlockRows) {
+        #[cfg(target_arch = "x86_64")]
+        if crate::isa::avx2() {
+            // SAFETY: the processor has AVX2 (`isa::avx2`).
+            return unsafe { self.block_avx2(b, rows) };
+        }
+        self.block_body(b, rows)
+    }
+
+    /// [`Self::block_body`] compiled with AVX2.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    unsafe fn block_avx2(&self, b: usize, rows: &mut BlockRows) {
+        self.block_body(b, rows)
+    }
+
+    /// The body of [`Self::block`]: each owned particle's partners within
+    /// `R_p + R_q + reach`, sorted by id, and the row lengths.
+    #[inline(always)]
+    fn block_body(&self, b: usize, rows: &mut BlockRows) {
+        let RowSearch {
+            p,
+            images,
+            grid,
+            near,
+            who,
+            reach,
+        } = *self;
+        let n = p.n_owned;
+        let BlockRows {
+            counts, entries, ..
+        } = rows;
+        counts.clear();
+        entries.clear();
+        let first = b * BLOCK;
+        let last = (first + BLOCK).min(n);
+        for (i, &xi) in images.iter().enumerate().take(last).skip(first) {
+            let start = entries.len();
+            let (ri, fi) = (p.radius[i], p.frozen[i]);
+            let ranges = grid.near_slots(xi);
+            // Room for every candidate; the pairs in reach are
+            // compacted to the front without a branch per candidate.
+            let room: usize = ranges.iter().map(|r| r.len()).sum();
+            entries.reserve(room);
+            let spare = &mut entries.spare_capacity_mut()[..room];
+            let mut kept = 0;
+            for range in ranges {
+                for (c, &(id, q, fq)) in near[range.clone()].iter().zip(&who[range]) {
+                    // (R_i + R_q) + reach: the same bits from either side,
+                    // so a pair of owned particles is in both rows or neither.
+                    let cut = (ri + c.w) + reach;
+                    let d = c.truncate() - xi;
+                    let keep = (d.length_squared() < cut * cut) & (q as usize != i) & !(fi & fq);
+                    spare[kept].write((id, q));
+                    kept += keep as usize;
+                }
+            }
+            // SAFETY: the first `kept` spare slots were written above.
+            unsafe { entries.set_len(start + kept) };
+            sort_row(&mut entries[start..]);
+            counts.push(entries.len() - start);
+        }
+    }
+}
+
 /// Working storage of [`NeighborList::rebuild`], kept between builds so that
 /// a rebuild reuses memory the process already has instead of asking the
 /// system for fresh pages (which costs about a fifth of a chute rebuild).
@@ -356,42 +436,18 @@ impl NeighborList {
         let n = p.n_owned;
         blocks.resize_with(n.div_ceil(BLOCK), BlockRows::default);
         let (images, grid, near, who) = (&*images, &*grid, &*near, &*who);
-        blocks.par_iter_mut().enumerate().for_each(|(b, rows)| {
-            let BlockRows {
-                counts, entries, ..
-            } = rows;
-            counts.clear();
-            entries.clear();
-            let first = b * BLOCK;
-            let last = (first + BLOCK).min(n);
-            for (i, &xi) in images.iter().enumerate().take(last).skip(first) {
-                let start = entries.len();
-                let (ri, fi) = (p.radius[i], p.frozen[i]);
-                let ranges = grid.near_slots(xi);
-                // Room for every candidate; the pairs in reach are
-                // compacted to the front without a branch per candidate.
-                let room: usize = ranges.iter().map(|r| r.len()).sum();
-                entries.reserve(room);
-                let spare = &mut entries.spare_capacity_mut()[..room];
-                let mut kept = 0;
-                for range in ranges {
-                    for (c, &(id, q, fq)) in near[range.clone()].iter().zip(&who[range]) {
-                        // (R_i + R_q) + reach: the same bits from either side,
-                        // so a pair of owned particles is in both rows or neither.
-                        let cut = (ri + c.w) + reach;
-                        let d = c.truncate() - xi;
-                        let keep =
-                            (d.length_squared() < cut * cut) & (q as usize != i) & !(fi & fq);
-                        spare[kept].write((id, q));
-                        kept += keep as usize;
-                    }
-                }
-                // SAFETY: the first `kept` spare slots were written above.
-                unsafe { entries.set_len(start + kept) };
-                sort_row(&mut entries[start..]);
-                counts.push(entries.len() - start);
-            }
-        });
+        let search = RowSearch {
+            p,
+            images,
+            grid,
+            near,
+            who,
+            reach,
+        };
+        blocks
+            .par_iter_mut()
+            .enumerate()
+            .for_each(|(b, rows)| search.block(b, rows));
         let total: usize = blocks.iter().map(|b| b.entries.len()).sum();
         self.offsets.clear();
         self.offsets.reserve(n + 1);
