@@ -9,6 +9,7 @@
 //! ranks or local order. See [`compute`] for the two passes.
 
 use crate::config::LawTable;
+use crate::contact::lanes::{self, ContactLanes, HookeSpringSliderLaw, LANES};
 use crate::contact::normal::{hooke_force, HookeDamping};
 use crate::contact::tangential::{spring_slider_force, TangentialStiffness};
 use crate::contact::{
@@ -487,6 +488,13 @@ trait PairEval: Sync {
 
     /// The contact `c` (within range), with history record `rec`.
     fn eval(&self, p: &Particles, c: &Pair, rec: &mut [f64], fp: &ForceParams) -> PairForce;
+
+    /// The law as a four-contact kernel ([`lanes`]), if it has one (the
+    /// same bits as [`Self::eval`]).
+    #[inline(always)]
+    fn lanes(&self) -> Option<HookeSpringSliderLaw> {
+        None
+    }
 }
 
 /// A pair in contact, in canonical order.
@@ -643,6 +651,18 @@ impl PairEval for HookeSpringSlider {
         );
         PairForce::plain(&kin, &normal, f_t)
     }
+
+    #[inline(always)]
+    fn lanes(&self) -> Option<HookeSpringSliderLaw> {
+        Some(HookeSpringSliderLaw {
+            stiffness: self.stiffness,
+            damping: self.damping,
+            no_tension: self.no_tension,
+            friction: self.friction,
+            ratio: self.ratio,
+            damping_ratio: self.damping_ratio,
+        })
+    }
 }
 
 /// Pass one over a block of owned particles: evaluate their jobs with the
@@ -729,6 +749,14 @@ fn jobs_block_body<E: PairEval, const H: usize>(blk: &Block, eval: &E, out: Bloc
     // hard-to-predict filter branch between two contact evaluations).
     let mut candidates: Vec<(u32, u32)> = Vec::with_capacity(blk.jobs.len());
     filter_jobs::<H>(blk, n_block, history, active, &mut candidates);
+    if let (Some(law), 3) = (eval.lanes(), h) {
+        let out = BlockOut {
+            history,
+            active,
+            upper,
+        };
+        return contacts_in_lanes(blk, &law, &candidates, out);
+    }
     for (c, &(o, j)) in candidates.iter().enumerate() {
         // The partners are scattered over the block's neighbourhood: ask for
         // a later contact's data while this one is evaluated (+5 % on the chute).
@@ -796,6 +824,152 @@ fn jobs_block_body<E: PairEval, const H: usize>(blk: &Block, eval: &E, out: Bloc
         // owned here, or k's own when the partner is a ghost with a lower id.
         let slot = blk.share_slot[j];
         if slot != NO_SLOT {
+            // SAFETY: this job is the slot's only writer, and its reader
+            // runs after this block's pass one.
+            unsafe { blk.slots.put(slot as usize, on_j) };
+        }
+    }
+}
+
+/// The candidates of a block (`candidates`, from [`filter_jobs`]) under a
+/// law with a four-contact kernel ([`lanes::evaluate`], 3 history values):
+/// the contacts are gathered four at a time, in candidate order, evaluated
+/// together, and their results added in the same order as one at a time,
+/// so the bits are those of the one-contact loop of [`jobs_block_body`].
+#[inline(always)]
+fn contacts_in_lanes(
+    blk: &Block,
+    law: &HookeSpringSliderLaw,
+    candidates: &[(u32, u32)],
+    out: BlockOut,
+) {
+    const H: usize = 3;
+    let Block { p, first, fp, .. } = *blk;
+    let packed = &p.packed[..];
+    let n = p.n_owned;
+    let BlockOut {
+        history,
+        active,
+        upper,
+    } = out;
+    let mut group = ContactLanes::default();
+    // Per lane: the job, the block particle and whether it is the lower id.
+    let mut jobs = [(0usize, 0usize, false); LANES];
+    let mut filled = 0;
+    for (c, &(o, j)) in candidates.iter().enumerate() {
+        if let Some(&(_, jn)) = candidates.get(c + PREFETCH_AHEAD) {
+            let (jn, qn) = (jn as usize, blk.jobs[jn as usize] as usize);
+            prefetch_at(&p.v, qn);
+            prefetch_at(&p.omega, qn);
+            if qn >= n {
+                prefetch_at(&p.x, qn);
+                prefetch_at(&p.shift, qn);
+            }
+            prefetch_at(&p.inv_mass, qn);
+            prefetch_at(history, jn * H);
+            blk.slots.prefetch(blk.share_slot[jn]);
+        }
+        let (o, j) = (o as usize, j as usize);
+        let (k, q) = (first + o, blk.jobs[j] as usize);
+        let (pk, pq) = (packed[k], packed[q]);
+        // As in `jobs_block_body`: the exact separation seen from k.
+        let (x_q, shift_q) = if q < n {
+            (pq.truncate(), DVec3::ZERO)
+        } else {
+            (p.x[q], p.shift[q])
+        };
+        let d_kq = (x_q - pk.truncate()) + shift_q;
+        let lower = blk.evaluator_lower[j];
+        let r2 = d_kq.length_squared();
+        let range = pk.w + pq.w;
+        if r2 >= range * range {
+            opened(blk, history, active, j, H);
+            continue;
+        }
+        let ((i, ri), (jj, rj), d) = if lower {
+            ((k, pk.w), (q, pq.w), d_kq)
+        } else {
+            ((q, pq.w), (k, pk.w), -d_kq)
+        };
+        let l = filled;
+        for (axis, value) in group.d.iter_mut().zip(d.to_array()) {
+            axis[l] = value;
+        }
+        group.r[l] = r2.sqrt();
+        (group.radius[0][l], group.radius[1][l]) = (ri, rj);
+        for (side, b) in [i, jj].into_iter().enumerate() {
+            let (v, w) = (p.v[b].to_array(), p.omega[b].to_array());
+            for axis in 0..3 {
+                group.v[side][axis][l] = v[axis];
+                group.omega[side][axis][l] = w[axis];
+            }
+            group.inv_mass[side][l] = p.inv_mass[b];
+        }
+        for (axis, &value) in group.xi.iter_mut().zip(&history[j * H..(j + 1) * H]) {
+            axis[l] = value;
+        }
+        jobs[l] = (j, o, lower);
+        filled += 1;
+        if filled == LANES {
+            lanes_done(
+                blk,
+                law,
+                fp.dt,
+                &mut group,
+                &jobs,
+                LANES,
+                (history, active, upper),
+            );
+            filled = 0;
+        }
+    }
+    if filled > 0 {
+        lanes_done(
+            blk,
+            law,
+            fp.dt,
+            &mut group,
+            &jobs,
+            filled,
+            (history, active, upper),
+        );
+    }
+}
+
+/// Evaluate the contacts of `group` (the first `filled` lanes hold
+/// contacts; the others are left from an earlier group and their results
+/// are dropped) and add their results in lane order: the record, the
+/// lower-id side's upper sum and the higher-id side's share slot.
+#[inline(always)]
+fn lanes_done(
+    blk: &Block,
+    law: &HookeSpringSliderLaw,
+    dt: f64,
+    group: &mut ContactLanes,
+    jobs: &[(usize, usize, bool); LANES],
+    filled: usize,
+    (history, active, upper): (&mut [f64], &mut [bool], &mut [Contribution]),
+) {
+    const H: usize = 3;
+    let out = lanes::evaluate(law, dt, group);
+    for (l, &(j, o, lower)) in jobs.iter().enumerate().take(filled) {
+        let v = |x: &lanes::Vec3Lanes| DVec3::new(x[0][l], x[1][l], x[2][l]);
+        let rec = &mut history[j * H..(j + 1) * H];
+        (rec[0], rec[1], rec[2]) = (group.xi[0][l], group.xi[1][l], group.xi[2][l]);
+        active[j] = true;
+        let force_i = v(&out.force_i);
+        if lower {
+            upper[o] += Contribution {
+                force: force_i,
+                torque: v(&out.torque_i),
+            };
+        }
+        let slot = blk.share_slot[j];
+        if slot != NO_SLOT {
+            let on_j = Contribution {
+                force: -force_i,
+                torque: v(&out.torque_j),
+            };
             // SAFETY: this job is the slot's only writer, and its reader
             // runs after this block's pass one.
             unsafe { blk.slots.put(slot as usize, on_j) };

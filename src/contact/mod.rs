@@ -15,6 +15,7 @@
 //! exact negation.
 
 pub mod kinematics;
+pub mod lanes;
 pub mod normal;
 pub mod rolling;
 pub mod spinning;

@@ -147,14 +147,27 @@ pub fn rotate_about_normal(v: DVec3, n: DVec3, angle: f64) -> DVec3 {
 /// Several times cheaper than `sin_cos`; the same bits on every thread and rank.
 #[inline]
 pub fn small_sin_cos(a: f64) -> (f64, f64) {
-    if a.abs() < 1e-3 {
-        let a2 = a * a;
-        let s = a - a * a2 * (1.0 / 6.0) * (1.0 - a2 * (1.0 / 20.0));
-        let c = 1.0 - a2 * 0.5 * (1.0 - a2 * (1.0 / 12.0));
-        (s, c)
+    if series_covers(a) {
+        series_sin_cos(a)
     } else {
         a.sin_cos()
     }
+}
+
+/// Whether [`small_sin_cos`] takes its series for `a` (`|a| < 1e-3`; false
+/// for NaN).
+#[inline(always)]
+pub fn series_covers(a: f64) -> bool {
+    a.abs() < 1e-3
+}
+
+/// The short series of [`small_sin_cos`], for `a` where [`series_covers`].
+#[inline(always)]
+pub fn series_sin_cos(a: f64) -> (f64, f64) {
+    let a2 = a * a;
+    let s = a - a * a2 * (1.0 / 6.0) * (1.0 - a2 * (1.0 / 20.0));
+    let c = 1.0 - a2 * 0.5 * (1.0 - a2 * (1.0 / 12.0));
+    (s, c)
 }
 
 /// Project `v` onto the plane normal to the unit vector `n` and rescale it to
