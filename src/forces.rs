@@ -733,7 +733,6 @@ fn jobs_block_body<E: PairEval, const H: usize>(blk: &Block, eval: &E, out: Bloc
     let Block { p, first, fp, .. } = *blk;
     let h = if H == DYN { blk.h } else { H };
     let packed = &p.packed[..];
-    let n = p.n_owned;
     let BlockOut {
         history,
         active,
@@ -758,35 +757,11 @@ fn jobs_block_body<E: PairEval, const H: usize>(blk: &Block, eval: &E, out: Bloc
         return contacts_in_lanes(blk, &law, &candidates, out);
     }
     for (c, &(o, j)) in candidates.iter().enumerate() {
-        // The partners are scattered over the block's neighbourhood: ask for
-        // a later contact's data while this one is evaluated (+5 % on the chute).
-        if let Some(&(_, jn)) = candidates.get(c + PREFETCH_AHEAD) {
-            let (jn, qn) = (jn as usize, blk.jobs[jn as usize] as usize);
-            prefetch_at(&p.v, qn);
-            prefetch_at(&p.omega, qn);
-            if qn >= n {
-                prefetch_at(&p.x, qn);
-                prefetch_at(&p.shift, qn);
-            }
-            prefetch_at(&p.inv_mass, qn);
-            prefetch_at(history, jn * h);
-            blk.slots.prefetch(blk.share_slot[jn]);
-        }
+        prefetch_candidate(blk, &candidates, c + PREFETCH_AHEAD, history, h);
         let (o, j) = (o as usize, j as usize);
         let (k, q) = (first + o, blk.jobs[j] as usize);
         let (pk, pq) = (packed[k], packed[q]);
-        // Exact separation seen from k. IEEE subtraction is exactly
-        // antisymmetric (a − b = −(b − a)), so the canonical
-        // d = (x_j − x_i) + (s_j − s_i) is exactly ±d_kq. Owned particles'
-        // shifts are +0 (and s − (+0) = s), so only a ghost's is read.
-        // An owned particle's packed image is its position itself (see
-        // `Particles::packed`), already in cache from the filter.
-        let (x_q, shift_q) = if q < n {
-            (pq.truncate(), DVec3::ZERO)
-        } else {
-            (p.x[q], p.shift[q])
-        };
-        let d_kq = (x_q - pk.truncate()) + shift_q;
+        let d_kq = separation_from(p, pk, pq, q);
         let lower = blk.evaluator_lower[j];
         let (ij, radii, d) = if lower {
             ((k, q), (pk.w, pq.w), d_kq)
@@ -831,6 +806,44 @@ fn jobs_block_body<E: PairEval, const H: usize>(blk: &Block, eval: &E, out: Bloc
     }
 }
 
+/// Ask the cache for the data of candidate `c` (if any) of a block: the
+/// partners are scattered over the block's neighbourhood, so the contact
+/// loops ask for a later contact's data while one is evaluated (+5 % on
+/// the chute).
+#[inline(always)]
+fn prefetch_candidate(blk: &Block, candidates: &[(u32, u32)], c: usize, history: &[f64], h: usize) {
+    if let Some(&(_, j)) = candidates.get(c) {
+        let p = blk.p;
+        let (j, q) = (j as usize, blk.jobs[j as usize] as usize);
+        prefetch_at(&p.v, q);
+        prefetch_at(&p.omega, q);
+        if q >= p.n_owned {
+            prefetch_at(&p.x, q);
+            prefetch_at(&p.shift, q);
+        }
+        prefetch_at(&p.inv_mass, q);
+        prefetch_at(history, j * h);
+        blk.slots.prefetch(blk.share_slot[j]);
+    }
+}
+
+/// The exact separation `d_kq` of partner `q` seen from an owned particle
+/// `k` (packed images `pk`, `pq`). IEEE subtraction is exactly
+/// antisymmetric (a − b = −(b − a)), so the canonical `d = (x_j − x_i) +
+/// (s_j − s_i)` is exactly `±d_kq`. Owned particles' shifts are `+0` (and
+/// `s − (+0) = s`), so only a ghost's is read; an owned particle's packed
+/// image is its position itself (see [`Particles::packed`]), already in
+/// cache from the filter.
+#[inline(always)]
+fn separation_from(p: &Particles, pk: DVec4, pq: DVec4, q: usize) -> DVec3 {
+    let (x_q, shift_q) = if q < p.n_owned {
+        (pq.truncate(), DVec3::ZERO)
+    } else {
+        (p.x[q], p.shift[q])
+    };
+    (x_q - pk.truncate()) + shift_q
+}
+
 /// The candidates of a block (`candidates`, from [`filter_jobs`]) under a
 /// law with a four-contact kernel ([`lanes::evaluate`], 3 history values):
 /// the contacts are gathered four at a time, in candidate order, evaluated
@@ -846,7 +859,6 @@ fn contacts_in_lanes(
     const H: usize = 3;
     let Block { p, first, fp, .. } = *blk;
     let packed = &p.packed[..];
-    let n = p.n_owned;
     let BlockOut {
         history,
         active,
@@ -857,28 +869,11 @@ fn contacts_in_lanes(
     let mut jobs = [(0usize, 0usize, false); LANES];
     let mut filled = 0;
     for (c, &(o, j)) in candidates.iter().enumerate() {
-        if let Some(&(_, jn)) = candidates.get(c + PREFETCH_AHEAD) {
-            let (jn, qn) = (jn as usize, blk.jobs[jn as usize] as usize);
-            prefetch_at(&p.v, qn);
-            prefetch_at(&p.omega, qn);
-            if qn >= n {
-                prefetch_at(&p.x, qn);
-                prefetch_at(&p.shift, qn);
-            }
-            prefetch_at(&p.inv_mass, qn);
-            prefetch_at(history, jn * H);
-            blk.slots.prefetch(blk.share_slot[jn]);
-        }
+        prefetch_candidate(blk, candidates, c + PREFETCH_AHEAD, history, H);
         let (o, j) = (o as usize, j as usize);
         let (k, q) = (first + o, blk.jobs[j] as usize);
         let (pk, pq) = (packed[k], packed[q]);
-        // As in `jobs_block_body`: the exact separation seen from k.
-        let (x_q, shift_q) = if q < n {
-            (pq.truncate(), DVec3::ZERO)
-        } else {
-            (p.x[q], p.shift[q])
-        };
-        let d_kq = (x_q - pk.truncate()) + shift_q;
+        let d_kq = separation_from(p, pk, pq, q);
         let lower = blk.evaluator_lower[j];
         let r2 = d_kq.length_squared();
         let range = pk.w + pq.w;
