@@ -1,5 +1,6 @@
 //! Criterion benches of the hot kernels: the contact laws
-//! (`ContactLaw::evaluate`), the neighbour-list build, and one whole
+//! (`ContactLaw::evaluate`, and four at a time, `contact::lanes`), the
+//! neighbour-list build, and one whole
 //! `Simulation::step`.
 //!
 //! `cargo bench` runs them all (about half a minute); `cargo bench -- contact`
@@ -9,6 +10,8 @@ use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use glam::DVec3;
 use gravel::comm::SerialComm;
 use gravel::config::Setup;
+use gravel::contact::lanes::{self, ContactLanes, HookeSpringSliderLaw, LANES};
+use gravel::contact::normal::HookeDamping;
 use gravel::contact::{Body, ContactLaw, Kinematics};
 use gravel::decomp::Decomposition;
 use gravel::domain::{Domain, Halo};
@@ -58,6 +61,14 @@ position = [[0.005, 0.005, 0.005]]
 /// `n` representative sphere–sphere contacts of 1 mm glass beads: overlaps of
 /// 0.1–2 % of the radius, approach speeds up to 0.2 m/s, sliding and spin.
 fn contacts(n: usize) -> Vec<Kinematics> {
+    contact_bodies(n)
+        .iter()
+        .map(|(bi, bj, d, r)| Kinematics::pair(bi, bj, *d, *r))
+        .collect()
+}
+
+/// The bodies of [`contacts`], with the separation and its length.
+fn contact_bodies(n: usize) -> Vec<(Body, Body, DVec3, f64)> {
     let r = 0.001;
     let inv_mass = 1.0 / ParticleRecord::sphere_mass(r, 2500.0);
     (0..n)
@@ -84,7 +95,7 @@ fn contacts(n: usize) -> Vec<Kinematics> {
                 radius: r,
                 inv_mass,
             };
-            Kinematics::pair(&bi, &bj, bj.x - bi.x, dist)
+            (bi, bj, bj.x - bi.x, dist)
         })
         .collect()
 }
@@ -121,6 +132,68 @@ tangential = { model = "spring_slider", friction = 0.5, mindlin = true }"#),
                 }
                 black_box(sum)
             });
+        });
+    }
+    group.finish();
+}
+
+/// The Hooke spring-slider of [`bench_contact_laws`] over the same
+/// contacts, four at a time ([`lanes::evaluate`]), in the baseline build
+/// and, where the processor has it, the AVX2 build.
+fn bench_contact_lanes(c: &mut Criterion) {
+    let mut groups: Vec<ContactLanes> = Vec::new();
+    for four in contact_bodies(CONTACTS).chunks_exact(LANES) {
+        let mut g = ContactLanes::default();
+        for (l, (bi, bj, d, r)) in four.iter().enumerate() {
+            for axis in 0..3 {
+                g.d[axis][l] = d[axis];
+                g.v[0][axis][l] = bi.v[axis];
+                g.v[1][axis][l] = bj.v[axis];
+                g.omega[0][axis][l] = bi.omega[axis];
+                g.omega[1][axis][l] = bj.omega[axis];
+            }
+            g.r[l] = *r;
+            (g.radius[0][l], g.radius[1][l]) = (bi.radius, bj.radius);
+            (g.inv_mass[0][l], g.inv_mass[1][l]) = (bi.inv_mass, bj.inv_mass);
+        }
+        groups.push(g);
+    }
+    let law = HookeSpringSliderLaw {
+        stiffness: 2e3,
+        damping: HookeDamping::Restitution {
+            beta: gravel::contact::normal::damping_ratio_from_restitution(0.9),
+        },
+        no_tension: false,
+        friction: 0.5,
+        ratio: 0.2857,
+        damping_ratio: 0.5,
+    };
+    let dt = 1e-6;
+    /// Every group once; the sum of forces and torques.
+    #[inline(always)]
+    fn all(law: &HookeSpringSliderLaw, dt: f64, groups: &mut [ContactLanes]) -> f64 {
+        let mut sum = 0.0;
+        for g in groups {
+            let f = lanes::evaluate(law, dt, black_box(g));
+            sum += f.force_i[0].iter().sum::<f64>() + f.torque_i[2].iter().sum::<f64>();
+        }
+        sum
+    }
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    fn all_avx2(law: &HookeSpringSliderLaw, dt: f64, groups: &mut [ContactLanes]) -> f64 {
+        all(law, dt, groups)
+    }
+    let mut group = c.benchmark_group("contact");
+    group.throughput(Throughput::Elements(CONTACTS as u64));
+    group.bench_function("hooke+spring_slider_4_lanes_baseline", |b| {
+        b.iter(|| black_box(all(&law, dt, &mut groups)));
+    });
+    #[cfg(target_arch = "x86_64")]
+    if gravel::isa::processor_has_avx2() {
+        group.bench_function("hooke+spring_slider_4_lanes_avx2", |b| {
+            // SAFETY: the processor has AVX2.
+            b.iter(|| black_box(unsafe { all_avx2(&law, dt, &mut groups) }));
         });
     }
     group.finish();
@@ -316,6 +389,6 @@ fn config() -> Criterion {
 criterion_group! {
     name = kernels;
     config = config();
-    targets = bench_contact_laws, bench_neighbor_build, bench_step
+    targets = bench_contact_laws, bench_contact_lanes, bench_neighbor_build, bench_step
 }
 criterion_main!(kernels);
