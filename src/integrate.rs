@@ -10,6 +10,7 @@ use crate::neighbor::BLOCK;
 use crate::particles::Particles;
 use glam::{DVec3, DVec4};
 use rayon::prelude::*;
+use std::ops::Range;
 
 /// What the first half step saw.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -61,11 +62,7 @@ pub fn kick_drift(p: &mut Particles, dt: f64, x_ref: &[DVec3], domain: &Domain) 
         .map(|(b, (((x, v), w), packed))| {
             let r = b * BLOCK..b * BLOCK + x.len();
             let inputs = DriftInputs {
-                force: &f[r.clone()],
-                torque: &t[r.clone()],
-                inv_mass: &im[r.clone()],
-                inv_inertia: &ii[r.clone()],
-                frozen: &frozen[r.clone()],
+                kick: KickInputs::of((f, t, im, ii, frozen), r.clone()),
                 id: &id[r.clone()],
                 x_ref: &x_ref[r.clone()],
             };
@@ -90,11 +87,7 @@ pub fn kick_drift(p: &mut Particles, dt: f64, x_ref: &[DVec3], domain: &Domain) 
 /// What the first half step of one block reads, block-local (index 0 is the
 /// block's first particle).
 struct DriftInputs<'a> {
-    force: &'a [DVec3],
-    torque: &'a [DVec3],
-    inv_mass: &'a [f64],
-    inv_inertia: &'a [f64],
-    frozen: &'a [bool],
+    kick: KickInputs<'a>,
     id: &'a [u64],
     x_ref: &'a [DVec3],
 }
@@ -148,13 +141,8 @@ fn drift_block_body(
     let half = 0.5 * dt;
     let m = x.len();
     let (v, w, packed) = (&mut v[..m], &mut w[..m], &mut packed[..m]);
-    let (f, t, im, ii) = (
-        &a.force[..m],
-        &a.torque[..m],
-        &a.inv_mass[..m],
-        &a.inv_inertia[..m],
-    );
-    let (frozen, id, x_ref) = (&a.frozen[..m], &a.id[..m], &a.x_ref[..m]);
+    let (f, t, im, ii, frozen) = a.kick.cut(m);
+    let (id, x_ref) = (&a.id[..m], &a.x_ref[..m]);
     let mut scan = DriftScan {
         max_disp2: 0.0,
         bad: None,
@@ -204,24 +192,48 @@ pub fn kick(p: &mut Particles, dt: f64) {
         .enumerate()
         .for_each(|(b, (v, w))| {
             let r = b * BLOCK..b * BLOCK + v.len();
-            let inputs = KickInputs {
-                force: &f[r.clone()],
-                torque: &t[r.clone()],
-                inv_mass: &im[r.clone()],
-                inv_inertia: &ii[r.clone()],
-                frozen: &frozen[r],
-            };
+            let inputs = KickInputs::of((f, t, im, ii, frozen), r);
             kick_block((v, w), &inputs, half);
         });
 }
 
-/// What the second half kick of one block reads, block-local.
+/// The arrays a half kick reads: force, torque, inverse mass, inverse
+/// inertia, frozen.
+type KickArrays<'a> = (&'a [DVec3], &'a [DVec3], &'a [f64], &'a [f64], &'a [bool]);
+
+/// What a half kick of one block reads, block-local.
 struct KickInputs<'a> {
     force: &'a [DVec3],
     torque: &'a [DVec3],
     inv_mass: &'a [f64],
     inv_inertia: &'a [f64],
     frozen: &'a [bool],
+}
+
+impl<'a> KickInputs<'a> {
+    /// Entries `r` of the owned particles' arrays.
+    fn of((f, t, im, ii, frozen): KickArrays<'a>, r: Range<usize>) -> Self {
+        KickInputs {
+            force: &f[r.clone()],
+            torque: &t[r.clone()],
+            inv_mass: &im[r.clone()],
+            inv_inertia: &ii[r.clone()],
+            frozen: &frozen[r],
+        }
+    }
+
+    /// The arrays cut to the loop's length `m`, so that the compiler knows
+    /// every length is the loop's (no bound test per particle and array).
+    #[inline(always)]
+    fn cut(&self, m: usize) -> KickArrays<'a> {
+        (
+            &self.force[..m],
+            &self.torque[..m],
+            &self.inv_mass[..m],
+            &self.inv_inertia[..m],
+            &self.frozen[..m],
+        )
+    }
 }
 
 /// [`kick`] over one block, in the build for the run's instruction set
@@ -248,13 +260,7 @@ unsafe fn kick_block_avx2(out: (&mut [DVec3], &mut [DVec3]), a: &KickInputs, hal
 fn kick_block_body((v, w): (&mut [DVec3], &mut [DVec3]), a: &KickInputs, half: f64) {
     let m = v.len();
     let w = &mut w[..m];
-    let (f, t, im, ii, frozen) = (
-        &a.force[..m],
-        &a.torque[..m],
-        &a.inv_mass[..m],
-        &a.inv_inertia[..m],
-        &a.frozen[..m],
-    );
+    let (f, t, im, ii, frozen) = a.cut(m);
     for k in 0..m {
         if !frozen[k] {
             half_kick((&mut v[k], &mut w[k]), (f[k], t[k]), (im[k], ii[k]), half);
