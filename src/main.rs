@@ -231,6 +231,11 @@ fn dispatch(cmd: Command, comm: Box<dyn Comm>) -> Result<(), GravelError> {
             };
             if comm.rank() == 0 {
                 print!("{}", gravel::report::check_report(&setup, &decomp));
+                println!(
+                    "hot loops: {} build ({} to choose)",
+                    gravel::isa::active().name(),
+                    gravel::isa::ISA_VAR
+                );
             }
             Ok(())
         }
