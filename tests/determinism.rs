@@ -526,4 +526,19 @@ fn an_unknown_instruction_set_is_refused() {
         !dir.path().join("out").exists(),
         "a refused run wrote output"
     );
+    // `gravel check` refuses it too, and names the build a good value picks.
+    let check = |isa: &str| {
+        Command::new(env!("CARGO_BIN_EXE_gravel"))
+            .args([OsStr::new("check"), config.as_os_str()])
+            .env(gravel::isa::ISA_VAR, isa)
+            .output()
+            .unwrap()
+    };
+    let bad = check("avx512");
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("GRAVEL_ISA=\"avx512\""));
+    let good = check("baseline");
+    assert!(good.status.success());
+    let stdout = String::from_utf8_lossy(&good.stdout);
+    assert!(stdout.contains("hot loops: baseline build"), "{stdout}");
 }
