@@ -145,16 +145,7 @@ fn bench_contact_lanes(c: &mut Criterion) {
     for four in contact_bodies(CONTACTS).chunks_exact(LANES) {
         let mut g = ContactLanes::default();
         for (l, (bi, bj, d, r)) in four.iter().enumerate() {
-            for axis in 0..3 {
-                g.d[axis][l] = d[axis];
-                g.v[0][axis][l] = bi.v[axis];
-                g.v[1][axis][l] = bj.v[axis];
-                g.omega[0][axis][l] = bi.omega[axis];
-                g.omega[1][axis][l] = bj.omega[axis];
-            }
-            g.r[l] = *r;
-            (g.radius[0][l], g.radius[1][l]) = (bi.radius, bj.radius);
-            (g.inv_mass[0][l], g.inv_mass[1][l]) = (bi.inv_mass, bj.inv_mass);
+            g.set(l, [bi, bj], (*d, *r), [0.0; 3]);
         }
         groups.push(g);
     }

@@ -10,12 +10,7 @@
 
 use crate::config::LawTable;
 use crate::contact::lanes::{self, ContactLanes, HookeSpringSliderLaw, LANES};
-use crate::contact::normal::{hooke_force, HookeDamping};
-use crate::contact::tangential::{spring_slider_force, TangentialStiffness};
-use crate::contact::{
-    Body, ContactInertia, ContactLaw, Kinematics, NormalModel, PairContext, PairForce,
-    TangentialModel,
-};
+use crate::contact::{Body, ContactInertia, ContactLaw, Kinematics, PairContext, PairForce};
 use crate::neighbor::{Contribution, NeighborList, BLOCK, NO_SLOT};
 use crate::particles::Particles;
 use crate::rng::PairNoise;
@@ -578,52 +573,9 @@ impl PairEval for OnePlainLaw<'_> {
     }
 }
 
-/// Hooke normal force with a linear spring-slider, the law of the chute
-/// benchmark and of most LAMMPS-style granular runs, for every pair: the
-/// same functions as the general path ([`hooke_force`],
-/// [`spring_slider_force`], [`PairForce::plain`]), so the same bits, with
-/// the model choice made once per run instead of per contact.
-struct HookeSpringSlider {
-    stiffness: f64,
-    damping: HookeDamping,
-    no_tension: bool,
-    friction: f64,
-    ratio: f64,
-    damping_ratio: f64,
-}
-
-impl HookeSpringSlider {
-    fn of(law: &ContactLaw) -> Option<Self> {
-        if !law.is_plain() {
-            return None;
-        }
-        match (law.normal, law.tangential) {
-            (
-                NormalModel::Hooke {
-                    stiffness,
-                    damping,
-                    no_tension,
-                },
-                TangentialModel::SpringSlider {
-                    friction,
-                    stiffness: TangentialStiffness::Linear { ratio },
-                    damping_ratio,
-                },
-            ) => Some(Self {
-                stiffness,
-                damping,
-                no_tension,
-                friction,
-                ratio,
-                damping_ratio,
-            }),
-            _ => None,
-        }
-    }
-}
-
-impl PairEval for HookeSpringSlider {
-    /// [`NormalModel::range`] of a Hooke contact.
+/// [`HookeSpringSliderLaw`] for every pair, one contact at a time or four.
+impl PairEval for HookeSpringSliderLaw {
+    /// [`crate::contact::NormalModel::range`] of a Hooke contact.
     #[inline(always)]
     fn range(
         &self,
@@ -638,30 +590,12 @@ impl PairEval for HookeSpringSlider {
     #[inline(always)]
     fn eval(&self, _: &Particles, c: &Pair, rec: &mut [f64], fp: &ForceParams) -> PairForce {
         let kin = Kinematics::pair(c.bodies.0, c.bodies.1, c.d, c.r);
-        let normal = hooke_force(self.stiffness, self.damping, self.no_tension, &kin);
-        let stiffness = TangentialStiffness::Linear { ratio: self.ratio };
-        let f_t = spring_slider_force(
-            self.friction,
-            stiffness,
-            self.damping_ratio,
-            &kin,
-            &normal,
-            fp.dt,
-            &mut rec[..3],
-        );
-        PairForce::plain(&kin, &normal, f_t)
+        self.one(&kin, fp.dt, &mut rec[..3])
     }
 
     #[inline(always)]
     fn lanes(&self) -> Option<HookeSpringSliderLaw> {
-        Some(HookeSpringSliderLaw {
-            stiffness: self.stiffness,
-            damping: self.damping,
-            no_tension: self.no_tension,
-            friction: self.friction,
-            ratio: self.ratio,
-            damping_ratio: self.damping_ratio,
-        })
+        Some(*self)
     }
 }
 
@@ -669,7 +603,7 @@ impl PairEval for HookeSpringSlider {
 /// evaluator that fits the law table.
 fn pass_one(blk: &Block, out: BlockOut) {
     let single = (blk.fp.laws.n == 1).then(|| &blk.fp.laws.laws[0]);
-    if let (Some(kernel), 3) = (single.and_then(HookeSpringSlider::of), blk.h) {
+    if let (Some(kernel), 3) = (single.and_then(HookeSpringSliderLaw::of), blk.h) {
         return jobs_block::<_, 3>(blk, &kernel, out);
     }
     match (single, blk.h) {
@@ -881,28 +815,15 @@ fn contacts_in_lanes(
             opened(blk, history, active, j, H);
             continue;
         }
-        let ((i, ri), (jj, rj), d) = if lower {
-            ((k, pk.w), (q, pq.w), d_kq)
+        let ((i, pi), (jj, pj), d) = if lower {
+            ((k, pk), (q, pq), d_kq)
         } else {
-            ((q, pq.w), (k, pk.w), -d_kq)
+            ((q, pq), (k, pk), -d_kq)
         };
         let l = filled;
-        for (axis, value) in group.d.iter_mut().zip(d.to_array()) {
-            axis[l] = value;
-        }
-        group.r[l] = r2.sqrt();
-        (group.radius[0][l], group.radius[1][l]) = (ri, rj);
-        for (side, b) in [i, jj].into_iter().enumerate() {
-            let (v, w) = (p.v[b].to_array(), p.omega[b].to_array());
-            for axis in 0..3 {
-                group.v[side][axis][l] = v[axis];
-                group.omega[side][axis][l] = w[axis];
-            }
-            group.inv_mass[side][l] = p.inv_mass[b];
-        }
-        for (axis, &value) in group.xi.iter_mut().zip(&history[j * H..(j + 1) * H]) {
-            axis[l] = value;
-        }
+        let (bi, bj) = (body_of(p, i, pi), body_of(p, jj, pj));
+        let rec = &history[j * H..(j + 1) * H];
+        group.set(l, [&bi, &bj], (d, r2.sqrt()), [rec[0], rec[1], rec[2]]);
         jobs[l] = (j, o, lower);
         filled += 1;
         if filled == LANES {
@@ -1267,6 +1188,7 @@ mod tests {
     use super::*;
     use crate::contact::normal::HookeDamping;
     use crate::contact::tangential::TangentialStiffness;
+    use crate::contact::{NormalModel, TangentialModel};
     use crate::particles::ParticleRecord;
     use crate::rng::Stream;
 

@@ -16,8 +16,12 @@
 //! [`spring_slider_force`]: super::tangential::spring_slider_force
 //! [`PairForce::plain`]: super::PairForce::plain
 
-use super::normal::HookeDamping;
-use super::tangential::{series_covers, series_sin_cos};
+use super::normal::{hooke_force, HookeDamping, NormalModel};
+use super::tangential::{
+    series_covers, series_sin_cos, spring_slider_force, TangentialModel, TangentialStiffness,
+};
+use super::{Body, ContactLaw, Kinematics, PairForce};
+use glam::DVec3;
 
 /// Number of contacts evaluated together.
 pub const LANES: usize = 4;
@@ -60,7 +64,11 @@ pub struct ForceLanes {
     pub torque_j: Vec3Lanes,
 }
 
-/// The run-constant parameters of the law.
+/// Hooke normal force with a linear spring-slider, the law of the chute
+/// benchmark and of most LAMMPS-style granular runs, with its model choice
+/// made once per run instead of per contact: one contact at a time
+/// ([`Self::one`]) through the same functions as the general path, or four
+/// ([`evaluate`]), with the same bits.
 #[derive(Debug, Clone, Copy)]
 pub struct HookeSpringSliderLaw {
     /// Normal stiffness `k_n`.
@@ -75,6 +83,74 @@ pub struct HookeSpringSliderLaw {
     pub ratio: f64,
     /// `γ_t / γ_n`.
     pub damping_ratio: f64,
+}
+
+impl HookeSpringSliderLaw {
+    /// The law, if `law` is a plain (no couples, no noise) Hooke normal
+    /// force with a linear spring-slider.
+    pub fn of(law: &ContactLaw) -> Option<Self> {
+        if !law.is_plain() {
+            return None;
+        }
+        match (law.normal, law.tangential) {
+            (
+                NormalModel::Hooke {
+                    stiffness,
+                    damping,
+                    no_tension,
+                },
+                TangentialModel::SpringSlider {
+                    friction,
+                    stiffness: TangentialStiffness::Linear { ratio },
+                    damping_ratio,
+                },
+            ) => Some(Self {
+                stiffness,
+                damping,
+                no_tension,
+                friction,
+                ratio,
+                damping_ratio,
+            }),
+            _ => None,
+        }
+    }
+
+    /// One contact with kinematics `kin` and spring `xi` (3 values,
+    /// updated): [`hooke_force`], [`spring_slider_force`],
+    /// [`PairForce::plain`], as [`ContactLaw::evaluate_plain`] calls them.
+    #[inline(always)]
+    pub fn one(&self, kin: &Kinematics, dt: f64, xi: &mut [f64]) -> PairForce {
+        let normal = hooke_force(self.stiffness, self.damping, self.no_tension, kin);
+        let stiffness = TangentialStiffness::Linear { ratio: self.ratio };
+        let f_t = spring_slider_force(
+            self.friction,
+            stiffness,
+            self.damping_ratio,
+            kin,
+            &normal,
+            dt,
+            xi,
+        );
+        PairForce::plain(kin, &normal, f_t)
+    }
+}
+
+impl ContactLanes {
+    /// Put a contact in lane `l`: bodies `i` and `j` (their positions are
+    /// not read), separation `d = x_j − x_i` of length `r`, spring `xi`.
+    #[inline(always)]
+    pub fn set(&mut self, l: usize, [bi, bj]: [&Body; 2], (d, r): (DVec3, f64), xi: [f64; 3]) {
+        set_lane(&mut self.d, l, d.to_array());
+        self.r[l] = r;
+        for (side, b) in [bi, bj].into_iter().enumerate() {
+            set_lane(&mut self.v[side], l, b.v.to_array());
+            set_lane(&mut self.omega[side], l, b.omega.to_array());
+            self.radius[side][l] = b.radius;
+            self.inv_mass[side][l] = b.inv_mass;
+        }
+        set_lane(&mut self.xi, l, xi);
+    }
 }
 
 /// `a · b`, as `DVec3::dot` sums it: `(a_x b_x + a_y b_y) + a_z b_z`.
@@ -240,11 +316,7 @@ pub fn evaluate(law: &HookeSpringSliderLaw, dt: f64, c: &mut ContactLanes) -> Fo
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::contact::normal::hooke_force;
-    use crate::contact::tangential::{spring_slider_force, TangentialStiffness};
-    use crate::contact::{Body, Kinematics, PairForce};
     use crate::rng::{particle_uniforms, Stream};
-    use glam::DVec3;
 
     /// A contact: the two bodies, the separation and the spring.
     type Case = (Body, Body, DVec3, DVec3);
@@ -303,19 +375,8 @@ mod tests {
     /// The one-contact path: force on i, torques on i and j, new spring.
     fn one(law: &HookeSpringSliderLaw, dt: f64, (bi, bj, d, xi): &Case) -> [DVec3; 4] {
         let kin = Kinematics::pair(bi, bj, *d, d.length());
-        let normal = hooke_force(law.stiffness, law.damping, law.no_tension, &kin);
         let mut rec = xi.to_array();
-        let stiffness = TangentialStiffness::Linear { ratio: law.ratio };
-        let f_t = spring_slider_force(
-            law.friction,
-            stiffness,
-            law.damping_ratio,
-            &kin,
-            &normal,
-            dt,
-            &mut rec,
-        );
-        let pf = PairForce::plain(&kin, &normal, f_t);
+        let pf = law.one(&kin, dt, &mut rec);
         [pf.force_i, pf.torque_i, pf.torque_j, DVec3::from_array(rec)]
     }
 
@@ -361,19 +422,7 @@ mod tests {
                     .collect();
                 let mut c = ContactLanes::default();
                 for (l, (bi, bj, d, xi)) in group.iter().enumerate() {
-                    for axis in 0..3 {
-                        c.d[axis][l] = d[axis];
-                        c.v[0][axis][l] = bi.v[axis];
-                        c.v[1][axis][l] = bj.v[axis];
-                        c.omega[0][axis][l] = bi.omega[axis];
-                        c.omega[1][axis][l] = bj.omega[axis];
-                        c.xi[axis][l] = xi[axis];
-                    }
-                    c.r[l] = d.length();
-                    c.radius[0][l] = bi.radius;
-                    c.radius[1][l] = bj.radius;
-                    c.inv_mass[0][l] = bi.inv_mass;
-                    c.inv_mass[1][l] = bj.inv_mass;
+                    c.set(l, [bi, bj], (*d, d.length()), xi.to_array());
                 }
                 let out = evaluate(&law, dt, &mut c);
                 for (l, case) in group.iter().enumerate() {
