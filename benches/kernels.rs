@@ -8,17 +8,18 @@
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use glam::DVec3;
-use gravel::comm::SerialComm;
 use gravel::config::Setup;
 use gravel::contact::lanes::{self, ContactLanes, HookeSpringSliderLaw, LANES};
 use gravel::contact::normal::HookeDamping;
 use gravel::contact::{Body, ContactLaw, Kinematics};
-use gravel::decomp::Decomposition;
-use gravel::domain::{Domain, Halo};
-use gravel::history::{HistoryRows, PairRecords};
+use gravel::geometry::domain::Domain;
+use gravel::neighbor::carry::{HistoryRows, PairRecords};
 use gravel::neighbor::{self, NeighborList};
-use gravel::particles::{ParticleRecord, Particles};
+use gravel::parallel::comm::SerialComm;
+use gravel::parallel::grid::Decomposition;
+use gravel::parallel::halo::Halo;
 use gravel::sim::Simulation;
+use gravel::state::particles::{ParticleRecord, Particles};
 use std::hint::black_box;
 use std::path::Path;
 use std::time::Duration;
@@ -181,7 +182,7 @@ fn bench_contact_lanes(c: &mut Criterion) {
         b.iter(|| black_box(all(&law, dt, &mut groups)));
     });
     #[cfg(target_arch = "x86_64")]
-    if gravel::isa::processor_has_avx2() {
+    if gravel::simd::isa::processor_has_avx2() {
         group.bench_function("hooke+spring_slider_4_lanes_avx2", |b| {
             // SAFETY: the processor has AVX2.
             b.iter(|| black_box(unsafe { all_avx2(&law, dt, &mut groups) }));

@@ -1,11 +1,11 @@
 //! Global diagnostics (thermo columns). They never feed back into the
 //! trajectory, so their sums may run in any order.
 
-use crate::comm::Comm;
 use crate::config::LawTable;
+use crate::geometry::walls::Wall;
 use crate::neighbor::NeighborList;
-use crate::particles::Particles;
-use crate::walls::Wall;
+use crate::parallel::comm::Comm;
+use crate::state::particles::Particles;
 use glam::DVec3;
 
 /// Names of the thermo columns, in the order of [`Thermo::row`].

@@ -5,33 +5,30 @@
 //! MPI transport, ranks). See the README for the user's guide and
 //! `physics.md` for every formula.
 //!
-//! Layers, top to bottom of a step: [`config`] → [`sim`] (stages) →
-//! [`integrate`], [`neighbor`] + [`domain`] (halo) + [`comm`], [`forces`] →
-//! [`contact`] sub-models and [`walls`]; [`insert`] adds particles,
-//! [`diagnostics`] and [`io`] report.
+//! Layers, top to bottom of a step (`docs/architecture.md` has the map):
+//! [`config`] → [`sim`] (named stages) → [`integrate`], [`neighbor`] +
+//! [`parallel`] (halo, migration, transport), [`force`] → [`contact`]
+//! sub-models and [`geometry`] (box, walls); [`state`] holds the particles
+//! and snapshots, [`insert`] adds particles, [`diagnostics`] and [`io`]
+//! report, [`run`] drives a run with its output, and [`simd`] holds the
+//! speed code.
 
 #![warn(missing_docs)]
 
-pub mod comm;
 pub mod config;
 pub mod contact;
-pub mod decomp;
 pub mod diagnostics;
-pub mod domain;
 pub mod error;
-pub mod forces;
-pub mod history;
+pub mod force;
+pub mod geometry;
 pub mod hugealloc;
 pub mod insert;
 pub mod integrate;
 pub mod io;
-pub mod isa;
 pub mod neighbor;
-pub mod particles;
-pub mod report;
+pub mod parallel;
 pub mod rng;
 pub mod run;
 pub mod sim;
-pub mod snapshot;
-pub mod timestep;
-pub mod walls;
+pub mod simd;
+pub mod state;

@@ -1,12 +1,12 @@
 //! `gravel`: the command-line front end (`run`, `check`, `info`).
 
 use clap::{Parser, Subcommand};
-use gravel::comm::Comm;
-#[cfg(not(feature = "mpi"))]
-use gravel::comm::SerialComm;
 use gravel::config::Setup;
-use gravel::decomp::Decomposition;
 use gravel::error::GravelError;
+use gravel::parallel::comm::Comm;
+#[cfg(not(feature = "mpi"))]
+use gravel::parallel::comm::SerialComm;
+use gravel::parallel::grid::Decomposition;
 use gravel::run::{run_with, RunOptions};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -113,8 +113,8 @@ fn main() -> ExitCode {
 /// The transport: MPI when built with it (a plain start is a 1-rank job),
 /// with the session that keeps MPI initialised until `main` returns.
 #[cfg(feature = "mpi")]
-fn transport() -> (Box<dyn Comm>, gravel::comm::mpi_comm::MpiSession) {
-    match gravel::comm::mpi_comm::MpiComm::init() {
+fn transport() -> (Box<dyn Comm>, gravel::parallel::mpi_comm::MpiSession) {
+    match gravel::parallel::mpi_comm::MpiComm::init() {
         Some((c, session)) => (Box::new(c), session),
         None => {
             eprintln!("error: MPI could not be initialised with serialised thread support");
@@ -148,9 +148,9 @@ fn abort(code: i32) -> ! {
     std::process::exit(code)
 }
 
-/// Refuse an unknown `GRAVEL_ISA` ([`gravel::isa`]) before anything runs.
+/// Refuse an unknown `GRAVEL_ISA` ([`gravel::simd::isa`]) before anything runs.
 fn check_isa() -> Result<(), GravelError> {
-    gravel::isa::check_request()
+    gravel::simd::isa::check_request()
         .map_err(|m| GravelError::config(std::path::Path::new("environment"), m))
 }
 
@@ -197,7 +197,7 @@ fn dispatch(cmd: Command, comm: Box<dyn Comm>) -> Result<(), GravelError> {
                     s.timers.neighbor.as_secs_f64(),
                     s.timers.rebuilds,
                     s.timers.integrate.as_secs_f64(),
-                    gravel::isa::active().name()
+                    gravel::simd::isa::active().name()
                 );
                 if s.ranks > 1 {
                     for (r, st) in s.per_rank.iter().enumerate() {
@@ -230,11 +230,11 @@ fn dispatch(cmd: Command, comm: Box<dyn Comm>) -> Result<(), GravelError> {
                 Decomposition::choose(&setup, ranks, 0)?
             };
             if comm.rank() == 0 {
-                print!("{}", gravel::report::check_report(&setup, &decomp));
+                print!("{}", gravel::run::report::check_report(&setup, &decomp));
                 println!(
                     "hot loops: {} build ({} to choose)",
-                    gravel::isa::active().name(),
-                    gravel::isa::ISA_VAR
+                    gravel::simd::isa::active().name(),
+                    gravel::simd::isa::ISA_VAR
                 );
             }
             Ok(())

@@ -10,9 +10,9 @@
 
 mod common;
 
-use gravel::comm::SerialComm;
 use gravel::config::Setup;
 use gravel::io::h5out::{list_frames, read_frame, read_thermo, FrameOwned};
+use gravel::parallel::comm::SerialComm;
 use gravel::sim::{HistoryPartner, Simulation};
 use std::collections::BTreeMap;
 use std::ffi::OsStr;
@@ -457,7 +457,7 @@ fn dump_with_isa(config: &Path, steps: u64, isa: &str, dir: &Path) -> String {
             OsStr::new("--dump-state"),
             dump.as_os_str(),
         ])
-        .env(gravel::isa::ISA_VAR, isa)
+        .env(gravel::simd::isa::ISA_VAR, isa)
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -467,7 +467,7 @@ fn dump_with_isa(config: &Path, steps: u64, isa: &str, dir: &Path) -> String {
         String::from_utf8_lossy(&out.stderr)
     );
     // The run says which build its hot loops took.
-    let expected = match (isa, gravel::isa::processor_has_avx2()) {
+    let expected = match (isa, gravel::simd::isa::processor_has_avx2()) {
         ("avx2", true) => "avx2",
         _ => "baseline",
     };
@@ -478,7 +478,7 @@ fn dump_with_isa(config: &Path, steps: u64, isa: &str, dir: &Path) -> String {
     std::fs::read_to_string(dump).unwrap()
 }
 
-/// The AVX2 and the baseline builds of the hot loops (`gravel::isa`) give
+/// The AVX2 and the baseline builds of the hot loops (`gravel::simd::isa`) give
 /// the same bits: the chute (the specialised Hooke spring-slider kernel,
 /// periodic, no walls, a neighbour rebuild within the 40 steps) and two
 /// colliding periodic blocks (the general kernel with Hertz, Mindlin,
@@ -515,7 +515,7 @@ fn an_unknown_instruction_set_is_refused() {
     let out = Command::new(env!("CARGO_BIN_EXE_gravel"))
         .args([OsStr::new("run"), config.as_os_str(), OsStr::new("--quiet")])
         .current_dir(dir.path())
-        .env(gravel::isa::ISA_VAR, "avx512")
+        .env(gravel::simd::isa::ISA_VAR, "avx512")
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -530,7 +530,7 @@ fn an_unknown_instruction_set_is_refused() {
     let check = |isa: &str| {
         Command::new(env!("CARGO_BIN_EXE_gravel"))
             .args([OsStr::new("check"), config.as_os_str()])
-            .env(gravel::isa::ISA_VAR, isa)
+            .env(gravel::simd::isa::ISA_VAR, isa)
             .output()
             .unwrap()
     };

@@ -759,7 +759,7 @@ fn ball_in_a_rotating_drum_rests_at_atan_mu_r() {
     let setup = gravel::config::Setup::from_str(std::path::Path::new("drum.toml"), &text)
         .unwrap_or_else(|e| panic!("config rejected: {e}\n{text}"));
     let (mean, speed) = serial(|| {
-        let mut sim = Simulation::new(setup, Box::new(gravel::comm::SerialComm)).unwrap();
+        let mut sim = Simulation::new(setup, Box::new(gravel::parallel::comm::SerialComm)).unwrap();
         let (mut sum, mut n, mut speed) = (0.0, 0usize, 0.0f64);
         while sim.time() < 1.2 {
             sim.step().unwrap();

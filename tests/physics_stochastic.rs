@@ -16,12 +16,12 @@ mod common;
 
 use common::*;
 use glam::DVec3;
-use gravel::comm::SerialComm;
 use gravel::config::Setup;
 use gravel::contact::stochastic::FrictionLaw;
 use gravel::contact::{
     Body, ContactLaw, Kinematics, NormalModel, PairContext, StochasticFriction, TangentialModel,
 };
+use gravel::parallel::comm::SerialComm;
 use gravel::rng::{PairNoise, Stream};
 use gravel::sim::Simulation;
 

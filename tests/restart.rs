@@ -7,11 +7,11 @@
 
 mod common;
 
-use gravel::comm::SerialComm;
 use gravel::config::Setup;
 use gravel::io::checkpoint;
+use gravel::parallel::comm::SerialComm;
 use gravel::sim::Simulation;
-use gravel::snapshot::Snapshot;
+use gravel::state::snapshot::Snapshot;
 use std::path::Path;
 
 const GLASS: &str = r#"

@@ -9,7 +9,7 @@ mod common;
 
 use gravel::io::checkpoint;
 use gravel::io::h5out::{list_frames, read_frame, read_thermo, FrameOwned};
-use gravel::snapshot::Snapshot;
+use gravel::state::snapshot::Snapshot;
 use std::ffi::OsStr;
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};

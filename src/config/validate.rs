@@ -7,12 +7,12 @@ use crate::contact::tangential::TangentialStiffness;
 use crate::contact::{
     ContactLaw, NormalModel, RollingParams, SpinningParams, StochasticFriction, TangentialModel,
 };
-use crate::domain::Domain;
 use crate::error::{GravelError, Result};
+use crate::geometry::domain::Domain;
+use crate::geometry::walls::{Wall, WallShape};
 use crate::insert::{self, Placer, PourSource, RadiusRange};
-use crate::particles::ParticleRecord;
-use crate::timestep::TimeScales;
-use crate::walls::{Wall, WallShape};
+use crate::integrate::timestep::TimeScales;
+use crate::state::particles::ParticleRecord;
 use glam::DVec3;
 use std::path::{Path, PathBuf};
 

@@ -7,7 +7,7 @@
 //! computed and the lane takes the one its branch would take. Vector
 //! arithmetic rounds each lane as the scalar instruction does, so whether
 //! the compiler packs the lanes into vector registers (it does with AVX2,
-//! four doubles per instruction; see [`crate::isa`]) changes no bit.
+//! four doubles per instruction; see [`crate::simd::isa`]) changes no bit.
 //!
 //! The formulas and their sources are those of the one-contact functions.
 //!

@@ -32,8 +32,8 @@ use ndarray::ArrayView2;
 
 use super::h5out::{write_attr, write_str_attr};
 use super::{Context, IoError, IoResult};
-use crate::particles::ParticleRecord;
-use crate::snapshot::{Compat, Fnv, Snapshot};
+use crate::state::particles::ParticleRecord;
+use crate::state::snapshot::{Compat, Fnv, Snapshot};
 
 /// The checkpoint layout version this build writes and reads.
 pub const FORMAT_VERSION: u32 = 1;

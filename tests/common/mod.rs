@@ -7,8 +7,8 @@
 #![allow(dead_code)]
 
 use glam::DVec3;
-use gravel::comm::SerialComm;
 use gravel::config::Setup;
+use gravel::parallel::comm::SerialComm;
 use gravel::sim::Simulation;
 use std::fmt::Write as _;
 

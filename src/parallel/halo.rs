@@ -1,6 +1,4 @@
-//! The simulation box, periodic wrapping, and the ghost halo.
-//!
-//! The halo holds, behind the owned particles, copies ("ghosts") of every
+//! The ghost halo. It holds, behind the owned particles, copies ("ghosts") of every
 //! particle within one interaction range of this rank's subdomain: periodic
 //! images of its own particles and particles of the adjacent ranks (and
 //! their periodic images). Both kinds go through the same code: a ghost is a
@@ -9,82 +7,12 @@
 //! is rebuilt ([`Halo::build`]) and their positions, velocities and angular
 //! velocities refreshed every step ([`Halo::update`]).
 
-use crate::comm::{Comm, Pack, Unpack};
-use crate::decomp::Decomposition;
-use crate::particles::{ParticleRecord, Particles};
+use crate::geometry::domain::Domain;
+use crate::parallel::comm::Comm;
+use crate::parallel::grid::Decomposition;
+use crate::state::pack::{Pack, Unpack};
+use crate::state::particles::{pack_record, unpack_record, Particles};
 use glam::DVec3;
-
-/// An axis-aligned box with per-axis periodicity.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Domain {
-    /// Lower corner.
-    pub lo: DVec3,
-    /// Upper corner.
-    pub hi: DVec3,
-    /// Periodicity per axis.
-    pub periodic: [bool; 3],
-}
-
-impl Domain {
-    /// Edge lengths.
-    pub fn length(&self) -> DVec3 {
-        self.hi - self.lo
-    }
-
-    /// Map a position back into the box along periodic axes (at most one box
-    /// length; particles never move that far between rebuilds).
-    pub fn wrap(&self, mut x: DVec3) -> DVec3 {
-        let l = self.length();
-        for a in 0..3 {
-            if self.periodic[a] {
-                if x[a] >= self.hi[a] {
-                    x[a] -= l[a];
-                } else if x[a] < self.lo[a] {
-                    x[a] += l[a];
-                }
-            }
-        }
-        x
-    }
-
-    /// The first non-periodic axis along which `x` lies outside the box, if any.
-    pub fn outside_axis(&self, x: DVec3) -> Option<usize> {
-        (0..3).find(|&a| {
-            let inside = x[a] >= self.lo[a] && x[a] <= self.hi[a];
-            !self.periodic[a] && !inside
-        })
-    }
-}
-
-/// Serialise a particle record.
-pub fn pack_record(r: &ParticleRecord, buf: &mut Vec<u8>) {
-    buf.put_u64(r.id);
-    buf.put_vec3(r.x);
-    buf.put_vec3(r.v);
-    buf.put_vec3(r.omega);
-    buf.put_f64(r.radius);
-    buf.put_f64(r.mass);
-    buf.put_u64(r.material as u64 | (r.frozen as u64) << 32);
-}
-
-/// Read a record written by [`pack_record`].
-pub fn unpack_record(u: &mut Unpack) -> ParticleRecord {
-    let id = u.u64();
-    let (x, v, omega) = (u.vec3(), u.vec3(), u.vec3());
-    let (radius, mass) = (u.f64(), u.f64());
-    let tag = u.u64();
-    ParticleRecord {
-        id,
-        x,
-        v,
-        omega,
-        radius,
-        mass,
-        material: tag as u32,
-        frozen: (tag >> 32) != 0,
-    }
-}
-
 /// Ghost copies of particles, with where each one comes from.
 #[derive(Debug, Clone, Default)]
 pub struct Halo {

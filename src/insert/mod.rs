@@ -5,7 +5,7 @@
 //! `(seed, block index, insertion step)` only, so every rank draws the same
 //! candidates and a restarted run continues the same sequence.
 
-use crate::particles::ParticleRecord;
+use crate::state::particles::ParticleRecord;
 use glam::DVec3;
 use rand_core::{Rng, SeedableRng};
 use rand_pcg::Pcg64;

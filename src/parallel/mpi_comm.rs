@@ -6,7 +6,7 @@
 //! than the process's first thread, but only one thread calls MPI at a time
 //! (rayon workers never touch the transport).
 
-use super::Comm;
+use super::comm::Comm;
 use mpi::collective::SystemOperation;
 use mpi::datatype::PartitionMut;
 use mpi::environment::Universe;

@@ -12,10 +12,10 @@
 //! seed, gravity), so that a restart with an incompatible config is refused with a
 //! message that names what changed.
 
-use crate::comm::{Pack, Unpack};
 use crate::config::Setup;
-use crate::domain::{pack_record, unpack_record};
-use crate::particles::ParticleRecord;
+use crate::state::pack::{Pack, Unpack};
+use crate::state::particles::ParticleRecord;
+use crate::state::particles::{pack_record, unpack_record};
 use glam::DVec3;
 
 /// Everything a run needs to continue from step [`Snapshot::step`].

@@ -1,14 +1,17 @@
 //! The run driver: thread pool, the step loop, output cadence, progress.
 
-use crate::comm::{Comm, Pack, SerialComm, Unpack};
+pub mod report;
+
 use crate::config::Setup;
 use crate::diagnostics::THERMO_COLUMNS;
 use crate::error::{GravelError, Result};
 use crate::io::checkpoint;
 use crate::io::h5out::{Frame, OutputFile};
 use crate::io::IoError;
+use crate::parallel::comm::{Comm, SerialComm};
 use crate::sim::{Simulation, Timers};
-use crate::snapshot::Compat;
+use crate::state::pack::{Pack, Unpack};
+use crate::state::snapshot::Compat;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::time::Instant;

@@ -11,10 +11,10 @@
 use crate::config::LawTable;
 use crate::contact::lanes::{self, ContactLanes, HookeSpringSliderLaw, LANES};
 use crate::contact::{Body, ContactInertia, ContactLaw, Kinematics, PairContext, PairForce};
+use crate::geometry::walls::Wall;
 use crate::neighbor::{Contribution, NeighborList, BLOCK, NO_SLOT};
-use crate::particles::Particles;
 use crate::rng::PairNoise;
-use crate::walls::Wall;
+use crate::state::particles::Particles;
 use glam::{DVec3, DVec4};
 use rayon::prelude::*;
 
@@ -390,7 +390,7 @@ impl Stage<'_> {
             return self.sum_block::<true>(b, upper, fo, to, wrow);
         }
         #[cfg(target_arch = "x86_64")]
-        if crate::isa::avx2() {
+        if crate::simd::isa::avx2() {
             // SAFETY: the processor has AVX2 (`isa::avx2`).
             return unsafe { self.sum_block_avx2(b, upper, fo, to, wrow) };
         }
@@ -643,11 +643,11 @@ struct BlockOut<'a> {
 
 /// The pair jobs of a block of owned particles, with `H` history values
 /// per contact known at compile time (or [`DYN`]), in the build for the
-/// run's instruction set ([`crate::isa`]).
+/// run's instruction set ([`crate::simd::isa`]).
 #[inline(never)]
 fn jobs_block<E: PairEval, const H: usize>(blk: &Block, eval: &E, out: BlockOut) {
     #[cfg(target_arch = "x86_64")]
-    if crate::isa::avx2() {
+    if crate::simd::isa::avx2() {
         // SAFETY: the processor has AVX2 (`isa::avx2`).
         return unsafe { jobs_block_avx2::<E, H>(blk, eval, out) };
     }
@@ -909,7 +909,7 @@ fn filter_jobs<const H: usize>(
     candidates: &mut Vec<[u32; 2]>,
 ) {
     #[cfg(target_arch = "x86_64")]
-    if crate::isa::avx2() {
+    if crate::simd::isa::avx2() {
         // SAFETY: the processor has AVX2 (`isa::avx2`).
         return unsafe { filter_jobs_avx2::<H>(blk, n_block, history, active, candidates) };
     }
@@ -1189,8 +1189,8 @@ mod tests {
     use crate::contact::normal::HookeDamping;
     use crate::contact::tangential::TangentialStiffness;
     use crate::contact::{NormalModel, TangentialModel};
-    use crate::particles::ParticleRecord;
     use crate::rng::Stream;
+    use crate::state::particles::ParticleRecord;
 
     /// A small deterministic generator for test inputs.
     struct Lcg(u64);

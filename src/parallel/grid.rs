@@ -24,8 +24,8 @@
 //! partner-id order whichever rank computes them.
 
 use crate::config::Setup;
-use crate::domain::Domain;
 use crate::error::{GravelError, Result};
+use crate::geometry::domain::Domain;
 use glam::DVec3;
 
 const AXES: [&str; 3] = ["x", "y", "z"];

@@ -2,7 +2,7 @@
 
 use crate::config::Setup;
 use crate::contact::NormalModel;
-use crate::decomp::Decomposition;
+use crate::parallel::grid::Decomposition;
 use std::fmt::Write;
 
 /// A human-readable summary of a validated setup and the decomposition it would run on.

@@ -5,6 +5,7 @@
 //! order is free to change (it is re-sorted spatially at every neighbour-list
 //! rebuild for cache locality).
 
+use crate::state::pack::{Pack, Unpack};
 use glam::{DVec3, DVec4};
 
 /// A particle's full state, used to insert, migrate and restart particles.
@@ -206,5 +207,34 @@ impl Particles {
     /// Largest radius among all entries (0 if empty).
     pub fn max_radius(&self) -> f64 {
         self.radius.iter().copied().fold(0.0, f64::max)
+    }
+}
+
+/// Serialise a particle record.
+pub fn pack_record(r: &ParticleRecord, buf: &mut Vec<u8>) {
+    buf.put_u64(r.id);
+    buf.put_vec3(r.x);
+    buf.put_vec3(r.v);
+    buf.put_vec3(r.omega);
+    buf.put_f64(r.radius);
+    buf.put_f64(r.mass);
+    buf.put_u64(r.material as u64 | (r.frozen as u64) << 32);
+}
+
+/// Read a record written by [`pack_record`].
+pub fn unpack_record(u: &mut Unpack) -> ParticleRecord {
+    let id = u.u64();
+    let (x, v, omega) = (u.vec3(), u.vec3(), u.vec3());
+    let (radius, mass) = (u.f64(), u.f64());
+    let tag = u.u64();
+    ParticleRecord {
+        id,
+        x,
+        v,
+        omega,
+        radius,
+        mass,
+        material: tag as u32,
+        frozen: (tag >> 32) != 0,
     }
 }

@@ -12,20 +12,21 @@
 //! particles spatially, creates the ghosts and builds the neighbour list,
 //! putting every history record back by partner id.
 
-use crate::comm::{Comm, Pack, Unpack};
 use crate::config::Setup;
-use crate::decomp::{halo_width, Decomposition};
 use crate::diagnostics::{self, Thermo};
-use crate::domain::{pack_record, unpack_record, Halo};
 use crate::error::{GravelError, Result};
-use crate::forces::{self, ForceParams};
-use crate::history::{HistoryRows, PairRecords};
+use crate::force::{self, ForceParams};
 use crate::insert::Placer;
 use crate::integrate;
+use crate::neighbor::carry::{HistoryRows, PairRecords};
 use crate::neighbor::{self, NeighborList};
-use crate::particles::{ParticleRecord, Particles};
+use crate::parallel::comm::Comm;
+use crate::parallel::grid::{halo_width, Decomposition};
+use crate::parallel::halo::Halo;
 use crate::rng::{PairNoise, Stream};
-use crate::snapshot::{Compat, Snapshot};
+use crate::state::pack::{Pack, Unpack};
+use crate::state::particles::{pack_record, unpack_record, ParticleRecord, Particles};
+use crate::state::snapshot::{Compat, Snapshot};
 use glam::DVec3;
 use std::time::{Duration, Instant};
 
@@ -72,7 +73,7 @@ pub struct Simulation {
     pub decomp: Decomposition,
     pub(crate) halo: Halo,
     pub(crate) x_ref: Vec<DVec3>,
-    pair_results: forces::PairResults,
+    pair_results: force::PairResults,
     comm: Box<dyn Comm>,
 }
 
@@ -103,7 +104,7 @@ impl Simulation {
             decomp,
             halo: Halo::default(),
             x_ref: Vec::new(),
-            pair_results: forces::PairResults::default(),
+            pair_results: force::PairResults::default(),
             comm,
         };
         sim.insert_due()?;
@@ -217,7 +218,7 @@ impl Simulation {
             step: self.step,
             noise: PairNoise::new(self.setup.seed, Stream::StochasticFriction),
         };
-        forces::compute(
+        force::compute(
             &mut self.particles,
             &mut self.neighbors,
             &mut self.wall_history,
@@ -731,7 +732,7 @@ impl Simulation {
             decomp,
             halo,
             x_ref,
-            pair_results: forces::PairResults::default(),
+            pair_results: force::PairResults::default(),
             comm,
         })
     }

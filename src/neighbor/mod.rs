@@ -6,14 +6,16 @@
 //! threads, ranks and local ordering. Each pair is also one *job*, evaluated
 //! once per step (see [`NeighborList`]), which holds the pair's one
 //! contact-history record; at a rebuild the records are lifted out per
-//! particle ([`crate::history::HistoryRows`]), so a particle that migrates
+//! particle ([`crate::neighbor::carry::HistoryRows`]), so a particle that migrates
 //! takes its records with it.
 //!
 //! The list stays valid until some particle has moved more than `skin / 2`
 //! since the last build (a global decision, see `sim`). Building is O(N):
 //! particles are binned into cubic cells of the largest interaction range.
 
-use crate::particles::Particles;
+pub mod carry;
+
+use crate::state::particles::Particles;
 use glam::{DVec3, DVec4};
 use rayon::prelude::*;
 
@@ -204,10 +206,10 @@ struct RowSearch<'a> {
 
 impl RowSearch<'_> {
     /// The rows of work block `b`, in the build for the run's instruction
-    /// set ([`crate::isa`]).
+    /// set ([`crate::simd::isa`]).
     fn block(&self, b: usize, rows: &mut BlockRows) {
         #[cfg(target_arch = "x86_64")]
-        if crate::isa::avx2() {
+        if crate::simd::isa::avx2() {
             // SAFETY: the processor has AVX2 (`isa::avx2`).
             return unsafe { self.block_avx2(b, rows) };
         }
@@ -389,8 +391,8 @@ impl NeighborList {
     /// partners). `reach` is added to `R_p + R_q` (the skin plus any extra
     /// interaction range). Pairs of two frozen particles are skipped.
     ///
-    /// The history starts at zero; [`crate::history::HistoryRows::fill_list`]
-    /// (or [`crate::history::PairRecords::fill_list`]) puts the records
+    /// The history starts at zero; [`crate::neighbor::carry::HistoryRows::fill_list`]
+    /// (or [`crate::neighbor::carry::PairRecords::fill_list`]) puts the records
     /// carried through the rebuild back.
     pub fn build(p: &Particles, reach: f64, history_len: usize) -> Self {
         let mut list = Self::default();
@@ -399,8 +401,8 @@ impl NeighborList {
     }
 
     /// [`Self::build`] in place, reusing this list's storage. Its history
-    /// is dropped: lift it out first ([`crate::history::HistoryRows::from_list`]
-    /// or, on a single rank, [`crate::history::PairRecords::from_list`]).
+    /// is dropped: lift it out first ([`crate::neighbor::carry::HistoryRows::from_list`]
+    /// or, on a single rank, [`crate::neighbor::carry::PairRecords::from_list`]).
     pub fn rebuild(&mut self, p: &Particles, reach: f64, history_len: usize) {
         let mut scratch = std::mem::take(&mut self.scratch);
         let BuildScratch {
@@ -710,7 +712,7 @@ pub fn spatial_order(p: &Particles, cell: f64) -> Vec<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::particles::ParticleRecord;
+    use crate::state::particles::ParticleRecord;
 
     /// 125 polydisperse spheres (radii 1:3) with scrambled ids, some frozen,
     /// plus 30 ghosts (images of some of them shifted by 5.5 along x).
@@ -827,7 +829,7 @@ mod tests {
     /// meet through periodic images (evaluated on both sides).
     #[test]
     fn pair_records_fill_a_rebuilt_list_as_history_rows_do() {
-        use crate::history::{HistoryRows, PairRecords};
+        use crate::neighbor::carry::{HistoryRows, PairRecords};
         let identity: Vec<usize> = (0..125).collect();
         let (p, sources) = permuted_spheres(&identity);
         let mut old = NeighborList::build(&p, 0.2, 3);
@@ -867,7 +869,7 @@ mod tests {
     /// job on each side; both get the record, by pairs as by rows.
     #[test]
     fn a_contact_that_comes_to_meet_through_images_keeps_its_record_on_both_sides() {
-        use crate::history::{HistoryRows, PairRecords};
+        use crate::neighbor::carry::{HistoryRows, PairRecords};
         let sphere = |id: u64, x: f64| ParticleRecord {
             id,
             x: DVec3::new(x, 1.0, 1.0),

@@ -5,9 +5,11 @@
 //! `v(t+½Δt)`, `ω(t+½Δt)` (as LAMMPS' `nve/sphere` does); then
 //! `v += ½Δt F/m`, `ω += ½Δt τ/I` ([`kick`]). Frozen particles never move.
 
-use crate::domain::Domain;
+pub mod timestep;
+
+use crate::geometry::domain::Domain;
 use crate::neighbor::BLOCK;
-use crate::particles::Particles;
+use crate::state::particles::Particles;
 use glam::{DVec3, DVec4};
 use rayon::prelude::*;
 use std::ops::Range;
@@ -102,7 +104,7 @@ type DriftOut<'a> = (
 );
 
 /// [`kick_drift`] over one block starting at local index `base`, in the
-/// build for the run's instruction set ([`crate::isa`]).
+/// build for the run's instruction set ([`crate::simd::isa`]).
 fn drift_block(
     base: usize,
     out: DriftOut,
@@ -110,7 +112,7 @@ fn drift_block(
     bounds: (f64, DVec3, DVec3),
 ) -> DriftScan {
     #[cfg(target_arch = "x86_64")]
-    if crate::isa::avx2() {
+    if crate::simd::isa::avx2() {
         // SAFETY: the processor has AVX2 (`isa::avx2`).
         return unsafe { drift_block_avx2(base, out, a, bounds) };
     }
@@ -237,10 +239,10 @@ impl<'a> KickInputs<'a> {
 }
 
 /// [`kick`] over one block, in the build for the run's instruction set
-/// ([`crate::isa`]).
+/// ([`crate::simd::isa`]).
 fn kick_block(out: (&mut [DVec3], &mut [DVec3]), a: &KickInputs, half: f64) {
     #[cfg(target_arch = "x86_64")]
-    if crate::isa::avx2() {
+    if crate::simd::isa::avx2() {
         // SAFETY: the processor has AVX2 (`isa::avx2`).
         return unsafe { kick_block_avx2(out, a, half) };
     }
@@ -284,7 +286,7 @@ fn half_kick(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::particles::ParticleRecord;
+    use crate::state::particles::ParticleRecord;
 
     /// A box periodic along x and y, closed along z.
     const DOMAIN: Domain = Domain {

@@ -12,8 +12,8 @@
 //! way ([`PairRecords`]): each pair's record is lifted once, with the pair's
 //! two local indices, and put back by looking the pair up in the new list.
 
-use crate::comm::{Pack, Unpack};
 use crate::neighbor::NeighborList;
+use crate::state::pack::{Pack, Unpack};
 
 /// Per-particle history records in compressed-row form.
 #[derive(Debug, Clone, Default, PartialEq)]

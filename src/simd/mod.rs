@@ -1,0 +1,4 @@
+//! Speed code: the choice between the baseline and AVX2 builds of the hot
+//! loops ([`isa`]).
+
+pub mod isa;

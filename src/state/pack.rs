@@ -1,0 +1,95 @@
+//! Byte records with exact bits, for messages between ranks and for
+//! checkpoints: [`Pack`] appends little-endian values to a buffer (an `f64`
+//! as its bit pattern), [`Unpack`] reads them back in the same order.
+
+/// Append little-endian values to a byte buffer (exact bits: `f64` goes as its bit pattern).
+pub trait Pack {
+    /// Append a `u64`.
+    fn put_u64(&mut self, v: u64);
+    /// Append an `f64` (its bits).
+    fn put_f64(&mut self, v: f64);
+    /// Append three `f64`.
+    fn put_vec3(&mut self, v: glam::DVec3) {
+        self.put_f64(v.x);
+        self.put_f64(v.y);
+        self.put_f64(v.z);
+    }
+    /// Append a length and the values.
+    fn put_f64s(&mut self, v: &[f64]) {
+        self.put_u64(v.len() as u64);
+        for &x in v {
+            self.put_f64(x);
+        }
+    }
+}
+
+impl Pack for Vec<u8> {
+    fn put_u64(&mut self, v: u64) {
+        self.extend_from_slice(&v.to_le_bytes());
+    }
+    fn put_f64(&mut self, v: f64) {
+        self.extend_from_slice(&v.to_bits().to_le_bytes());
+    }
+}
+
+/// Read back what [`Pack`] wrote, front to back.
+#[derive(Debug)]
+pub struct Unpack<'a> {
+    data: &'a [u8],
+}
+
+impl<'a> Unpack<'a> {
+    /// Start reading `data`.
+    pub fn new(data: &'a [u8]) -> Self {
+        Self { data }
+    }
+    /// Whether everything has been read.
+    pub fn is_empty(&self) -> bool {
+        self.data.is_empty()
+    }
+    /// Read a `u64`.
+    pub fn u64(&mut self) -> u64 {
+        let (head, tail) = self.data.split_at(8);
+        self.data = tail;
+        u64::from_le_bytes(head.try_into().expect("8 bytes"))
+    }
+    /// Read an `f64`.
+    pub fn f64(&mut self) -> f64 {
+        f64::from_bits(self.u64())
+    }
+    /// Read three `f64`.
+    pub fn vec3(&mut self) -> glam::DVec3 {
+        glam::DVec3::new(self.f64(), self.f64(), self.f64())
+    }
+    /// Read a length-prefixed list of `f64`.
+    pub fn f64s(&mut self) -> Vec<f64> {
+        let n = self.u64() as usize;
+        (0..n).map(|_| self.f64()).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pack_round_trips_exact_bits() {
+        let mut b = Vec::new();
+        let vals = [0.1 + 0.2, -0.0, f64::MIN_POSITIVE / 3.0, 1e300];
+        b.put_u64(u64::MAX - 7);
+        b.put_vec3(glam::DVec3::new(vals[0], vals[1], vals[2]));
+        b.put_f64s(&vals);
+        let mut r = Unpack::new(&b);
+        assert_eq!(r.u64(), u64::MAX - 7);
+        let v = r.vec3();
+        assert_eq!(v.x.to_bits(), vals[0].to_bits());
+        assert_eq!(v.y.to_bits(), vals[1].to_bits());
+        assert_eq!(v.z.to_bits(), vals[2].to_bits());
+        let back = r.f64s();
+        assert_eq!(
+            back.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
+            vals.iter().map(|x| x.to_bits()).collect::<Vec<_>>()
+        );
+        assert!(r.is_empty());
+    }
+}
