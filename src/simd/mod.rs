@@ -2,3 +2,4 @@
 //! loops ([`isa`]).
 
 pub mod isa;
+pub mod prefetch;

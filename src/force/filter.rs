@@ -1,0 +1,237 @@
+//! The cheap first test of a block's pair jobs on packed image positions:
+//! the jobs whose pairs may touch become candidates (a superset of the
+//! contacts), the others are apart. Baseline and AVX2 builds.
+
+use super::pairs::Block;
+use super::pairs::DYN;
+use crate::neighbor::{Contribution, NO_SLOT};
+use crate::simd::prefetch::prefetch_at;
+use glam::DVec4;
+
+/// How many jobs ahead the filter asks for its partner's position.
+const FILTER_AHEAD: usize = 8;
+
+/// The cheap first test of [`jobs_block`], on the packed image positions,
+/// over all the jobs of a block of `n_block` owned particles (one flat
+/// loop, each job with its evaluator's place): the jobs whose pairs may
+/// touch go to `candidates` (a superset of the contacts, in job order), the
+/// others are apart ([`opened`]). A function of its own, so that its loop
+/// keeps more of its pointers in registers (on the chute, 2 % fewer
+/// instructions in the pair stage than inlined).
+#[inline(never)]
+pub(super) fn filter_jobs<const H: usize>(
+    blk: &Block,
+    n_block: usize,
+    history: &mut [f64],
+    active: &mut [bool],
+    candidates: &mut Vec<[u32; 2]>,
+) {
+    #[cfg(target_arch = "x86_64")]
+    if crate::simd::isa::avx2() {
+        // SAFETY: the processor has AVX2 (`isa::avx2`).
+        return unsafe { filter_jobs_avx2::<H>(blk, n_block, history, active, candidates) };
+    }
+    filter_jobs_body::<H>(blk, n_block, history, active, candidates)
+}
+
+/// [`filter_jobs_body`] with AVX2, four jobs at a time: the four tests in
+/// the lanes of 256-bit registers, with the scalar test's operations in its
+/// order (so the same outcome for every job), and the candidates among the
+/// four written to the list in one store, packed by a permutation chosen
+/// by the outcome (no branch per job, whose outcome the processor cannot
+/// predict: one job in seven is a candidate, scattered). The last jobs
+/// (fewer than four) take the scalar test.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn filter_jobs_avx2<const H: usize>(
+    blk: &Block,
+    n_block: usize,
+    history: &mut [f64],
+    active: &mut [bool],
+    candidates: &mut Vec<[u32; 2]>,
+) {
+    use std::arch::x86_64::*;
+    let h = if H == DYN { blk.h } else { H };
+    let (packed, pad) = (&blk.p.packed[..], blk.fp.range_pad);
+    let packed_block = &packed[blk.first..blk.first + n_block];
+    let (jobs, owners) = (blk.jobs, blk.job_owner);
+    let m = jobs.len();
+    let active = &mut active[..m];
+    candidates.clear();
+    // Each store writes four entries, of which the first `kept` count.
+    candidates.reserve(m + 4);
+    let out = candidates.spare_capacity_mut();
+    assert!(out.len() >= m + 4);
+    let load = |x: &DVec4| -> __m256d {
+        // SAFETY: a `DVec4` is four `f64` in order (x, y, z, w).
+        unsafe { _mm256_loadu_pd((x as *const DVec4).cast()) }
+    };
+    let (pad4, margin) = (_mm256_set1_pd(pad), _mm256_set1_pd(1.0 + 1e-9));
+    let mut kept = 0;
+    let groups = m / 4;
+    let four = jobs.chunks_exact(4).zip(owners.chunks_exact(4));
+    for (g, (q, o)) in four.enumerate() {
+        let j0 = 4 * g;
+        if let Some(ahead) = jobs.get(j0 + FILTER_AHEAD..j0 + FILTER_AHEAD + 4) {
+            for &qn in ahead {
+                prefetch_at(packed, qn as usize);
+            }
+        }
+        let pk = [0, 1, 2, 3].map(|t| load(&packed_block[o[t] as usize]));
+        let pq = [0, 1, 2, 3].map(|t| load(&packed[q[t] as usize]));
+        // dd = pq − pk and its squares per job, then by component across
+        // the four jobs: x², y², z² (and the radius sums pk.w + pq.w).
+        let sq = [0, 1, 2, 3].map(|t| {
+            let dd = _mm256_sub_pd(pq[t], pk[t]);
+            _mm256_mul_pd(dd, dd)
+        });
+        let sum = [0, 1, 2, 3].map(|t| _mm256_add_pd(pk[t], pq[t]));
+        let lo01 = _mm256_unpacklo_pd(sq[0], sq[1]); // x0 x1 z0 z1
+        let hi01 = _mm256_unpackhi_pd(sq[0], sq[1]); // y0 y1 w0 w1
+        let lo23 = _mm256_unpacklo_pd(sq[2], sq[3]);
+        let hi23 = _mm256_unpackhi_pd(sq[2], sq[3]);
+        let x2 = _mm256_permute2f128_pd::<0x20>(lo01, lo23);
+        let z2 = _mm256_permute2f128_pd::<0x31>(lo01, lo23);
+        let y2 = _mm256_permute2f128_pd::<0x20>(hi01, hi23);
+        let r01 = _mm256_unpackhi_pd(sum[0], sum[1]); // . . w0 w1
+        let r23 = _mm256_unpackhi_pd(sum[2], sum[3]);
+        let radii = _mm256_permute2f128_pd::<0x31>(r01, r23);
+        // As the scalar test: dd.x² + dd.y² + dd.z² < ((w_k + w_q + pad)(1 + 1e-9))².
+        let dist2 = _mm256_add_pd(_mm256_add_pd(x2, y2), z2);
+        let reach = _mm256_mul_pd(_mm256_add_pd(radii, pad4), margin);
+        let near = _mm256_cmp_pd::<_CMP_LT_OQ>(dist2, _mm256_mul_pd(reach, reach));
+        let mask = _mm256_movemask_pd(near) as usize & 0xF;
+        // The four entries [o, j], the near ones first, in job order.
+        let entries = _mm256_setr_epi32(
+            o[0] as i32,
+            j0 as i32,
+            o[1] as i32,
+            j0 as i32 + 1,
+            o[2] as i32,
+            j0 as i32 + 2,
+            o[3] as i32,
+            j0 as i32 + 3,
+        );
+        let order = _mm256_loadu_si256(COMPRESS[mask].as_ptr().cast());
+        let packed_entries = _mm256_permutevar8x32_epi32(entries, order);
+        debug_assert!(kept + 4 <= out.len());
+        // SAFETY: `kept ≤ j0` and `j0 + 4 ≤ m`, so the four entries from
+        // `kept` (8 bytes each) lie within the `m + 4` spare ones.
+        unsafe { _mm256_storeu_si256(out.as_mut_ptr().add(kept).cast(), packed_entries) };
+        kept += mask.count_ones() as usize;
+        // Apart and in contact at the last step (rare): opened. The four
+        // flags (bytes 0 or 1) gathered into bits 21..24 by one product.
+        let a = &active[j0..j0 + 4];
+        let bytes = u32::from_le_bytes([a[0] as u8, a[1] as u8, a[2] as u8, a[3] as u8]);
+        let was = (bytes.wrapping_mul(0x0020_4081) >> 21) as usize & 0xF;
+        let mut apart = was & !mask;
+        while apart != 0 {
+            opened(
+                blk,
+                history,
+                active,
+                j0 + apart.trailing_zeros() as usize,
+                h,
+            );
+            apart &= apart - 1;
+        }
+    }
+    // SAFETY: the first `kept` entries were written above (each store wrote
+    // its near entries first).
+    unsafe { candidates.set_len(kept) };
+    for j in 4 * groups..m {
+        let (q, o) = (jobs[j] as usize, owners[j] as usize);
+        if job_in_reach(packed_block[o], packed[q], pad) {
+            candidates.push([o as u32, j as u32]);
+        } else {
+            opened(blk, history, active, j, h);
+        }
+    }
+}
+
+/// Per outcome of four tests (bit `t` set: job `t` is near), the order in
+/// which [`filter_jobs_avx2`] keeps the four `[o, j]` entries (as 32-bit
+/// words): the near ones first, in job order.
+#[cfg(target_arch = "x86_64")]
+pub(super) static COMPRESS: [[u32; 8]; 16] = {
+    let mut table = [[0u32; 8]; 16];
+    let mut mask = 0;
+    while mask < 16 {
+        let (mut t, mut at) = (0, 0);
+        while t < 4 {
+            if mask & (1 << t) != 0 {
+                table[mask][2 * at] = 2 * t as u32;
+                table[mask][2 * at + 1] = 2 * t as u32 + 1;
+                at += 1;
+            }
+            t += 1;
+        }
+        mask += 1;
+    }
+    table
+};
+
+/// The filter's test of one job: whether the packed images `pk` (the
+/// block particle) and `pq` (the partner) may touch, with the margin that
+/// keeps every contact in (a superset of the contacts).
+#[inline(always)]
+fn job_in_reach(pk: DVec4, pq: DVec4, pad: f64) -> bool {
+    let reach = (pk.w + pq.w + pad) * (1.0 + 1e-9);
+    let dd = pq - pk;
+    dd.x * dd.x + dd.y * dd.y + dd.z * dd.z < reach * reach
+}
+
+/// The body of [`filter_jobs`] (the baseline build).
+#[inline(always)]
+fn filter_jobs_body<const H: usize>(
+    blk: &Block,
+    n_block: usize,
+    history: &mut [f64],
+    active: &mut [bool],
+    candidates: &mut Vec<[u32; 2]>,
+) {
+    let h = if H == DYN { blk.h } else { H };
+    let (packed, pad) = (&blk.p.packed[..], blk.fp.range_pad);
+    let packed_block = &packed[blk.first..blk.first + n_block];
+    let (jobs, owners) = (blk.jobs, blk.job_owner);
+    // The test of job `j`, of the block's particle `o`, with partner `q`.
+    macro_rules! test {
+        ($j:expr, $q:expr, $o:expr) => {{
+            let (j, o) = ($j, $o as usize);
+            if job_in_reach(packed_block[o], packed[$q as usize], pad) {
+                candidates.push([o as u32, j as u32]);
+            } else {
+                opened(blk, history, active, j, h);
+            }
+        }};
+    }
+    // Asking for the position of the partner FILTER_AHEAD jobs on while
+    // this one is tested, then the last jobs without.
+    let body = jobs.len().saturating_sub(FILTER_AHEAD);
+    let ahead = jobs.get(FILTER_AHEAD..).unwrap_or_default();
+    for (j, ((&q, &o), &qn)) in jobs.iter().zip(owners).zip(ahead).enumerate() {
+        prefetch_at(packed, qn as usize);
+        test!(j, q, o);
+    }
+    for (j, (&q, &o)) in jobs.iter().zip(owners).enumerate().skip(body) {
+        test!(j, q, o);
+    }
+}
+
+/// Job `j` of the block (`history` and `active` are the block's, `h`
+/// values per record) is apart:
+/// its contact, if any, has opened, so its record and share slot go back
+/// to zero.
+#[inline(always)]
+pub(super) fn opened(blk: &Block, history: &mut [f64], active: &mut [bool], j: usize, h: usize) {
+    if active[j] {
+        history[j * h..(j + 1) * h].fill(0.0);
+        active[j] = false;
+        let slot = blk.share_slot[j];
+        if slot != NO_SLOT {
+            // SAFETY: this job is the slot's only writer, and its reader
+            // runs after this block's pass one.
+            unsafe { blk.slots.put(slot as usize, Contribution::default()) };
+        }
+    }
+}

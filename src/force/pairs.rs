@@ -1,0 +1,486 @@
+//! Pass one of the force stage: every pair job of a block of owned particles
+//! is evaluated once, in canonical orientation, by the evaluator that fits
+//! the law table (one contact at a time, or four in lanes).
+
+use super::filter::{filter_jobs, opened};
+use super::shares::ShareSlots;
+use super::ForceParams;
+use crate::contact::lanes::{self, ContactLanes, HookeSpringSliderLaw, LANES};
+use crate::contact::{Body, ContactInertia, ContactLaw, Kinematics, PairContext, PairForce};
+use crate::neighbor::{Contribution, NO_SLOT};
+use crate::simd::prefetch::prefetch_at;
+use crate::state::particles::Particles;
+use glam::{DVec3, DVec4};
+
+/// How many candidates ahead the contact loop asks for its partner's data.
+pub(super) const PREFETCH_AHEAD: usize = 6;
+
+/// History length marking the run-time (non-specialised) variant of [`jobs_block`].
+pub(super) const DYN: usize = usize::MAX;
+
+/// How the pair stage evaluates one contact: a contact law, either looked
+/// up per pair or fixed for the whole run with its sub-models known at
+/// compile time.
+trait PairEval: Sync {
+    /// The centre distance below which the pair `ij` of particles of `p`,
+    /// with the given radii, interacts.
+    fn range(&self, p: &Particles, ij: (usize, usize), radii: (f64, f64), fp: &ForceParams) -> f64;
+
+    /// The contact `c` (within range), with history record `rec`.
+    fn eval(&self, p: &Particles, c: &Pair, rec: &mut [f64], fp: &ForceParams) -> PairForce;
+
+    /// The law as a four-contact kernel ([`lanes`]), if it has one (the
+    /// same bits as [`Self::eval`]).
+    #[inline(always)]
+    fn lanes(&self) -> Option<HookeSpringSliderLaw> {
+        None
+    }
+}
+
+/// A pair in contact, in canonical order.
+struct Pair<'a> {
+    /// Local indices `(i, j)`.
+    ij: (usize, usize),
+    /// The two bodies.
+    bodies: (&'a Body, &'a Body),
+    /// Separation `d = x_j − x_i`.
+    d: DVec3,
+    /// Its length.
+    r: f64,
+}
+
+/// The body of particle `k` at `image`: its position, or its periodic
+/// image, with its radius (as in [`Particles::packed`]; the same bits).
+#[inline(always)]
+pub(super) fn body_of(p: &Particles, k: usize, image: DVec4) -> Body {
+    Body {
+        x: image.truncate(),
+        v: p.v[k],
+        omega: p.omega[k],
+        radius: image.w,
+        inv_mass: p.inv_mass[k],
+    }
+}
+
+/// Any law table: the law looked up per pair; laws with couples or
+/// stochastic friction go out of line.
+struct AnyLaw;
+
+impl PairEval for AnyLaw {
+    #[inline(always)]
+    fn range(
+        &self,
+        p: &Particles,
+        (i, j): (usize, usize),
+        radii: (f64, f64),
+        fp: &ForceParams,
+    ) -> f64 {
+        let (ri, rj) = radii;
+        fp.laws
+            .get(p.material[i], p.material[j])
+            .normal
+            .range(ri, rj)
+    }
+
+    #[inline(always)]
+    fn eval(&self, p: &Particles, c: &Pair, rec: &mut [f64], fp: &ForceParams) -> PairForce {
+        let (i, j) = c.ij;
+        let law = fp.laws.get(p.material[i], p.material[j]);
+        if law.is_plain() {
+            let kin = Kinematics::pair(c.bodies.0, c.bodies.1, c.d, c.r);
+            law.evaluate_plain(&kin, fp.dt, rec)
+        } else {
+            let ids = (p.id[i], p.id[j]);
+            general_pair(p, law, c.ij, c.bodies, ids, c.d, c.r, rec, fp)
+        }
+    }
+}
+
+/// One plain law (no couples, no stochastic friction) for every pair.
+struct OnePlainLaw<'a>(&'a ContactLaw);
+
+impl PairEval for OnePlainLaw<'_> {
+    #[inline(always)]
+    fn range(
+        &self,
+        _: &Particles,
+        _: (usize, usize),
+        (ri, rj): (f64, f64),
+        _: &ForceParams,
+    ) -> f64 {
+        self.0.normal.range(ri, rj)
+    }
+
+    #[inline(always)]
+    fn eval(&self, _: &Particles, c: &Pair, rec: &mut [f64], fp: &ForceParams) -> PairForce {
+        let kin = Kinematics::pair(c.bodies.0, c.bodies.1, c.d, c.r);
+        self.0.evaluate_plain(&kin, fp.dt, rec)
+    }
+}
+
+/// [`HookeSpringSliderLaw`] for every pair, one contact at a time or four.
+impl PairEval for HookeSpringSliderLaw {
+    /// [`crate::contact::NormalModel::range`] of a Hooke contact.
+    #[inline(always)]
+    fn range(
+        &self,
+        _: &Particles,
+        _: (usize, usize),
+        (ri, rj): (f64, f64),
+        _: &ForceParams,
+    ) -> f64 {
+        ri + rj
+    }
+
+    #[inline(always)]
+    fn eval(&self, _: &Particles, c: &Pair, rec: &mut [f64], fp: &ForceParams) -> PairForce {
+        let kin = Kinematics::pair(c.bodies.0, c.bodies.1, c.d, c.r);
+        self.one(&kin, fp.dt, &mut rec[..3])
+    }
+
+    #[inline(always)]
+    fn lanes(&self) -> Option<HookeSpringSliderLaw> {
+        Some(*self)
+    }
+}
+
+/// Pass one over a block of owned particles: evaluate their jobs with the
+/// evaluator that fits the law table.
+pub(super) fn pass_one(blk: &Block, out: BlockOut) {
+    let single = (blk.fp.laws.n == 1).then(|| &blk.fp.laws.laws[0]);
+    if let (Some(kernel), 3) = (single.and_then(HookeSpringSliderLaw::of), blk.h) {
+        return jobs_block::<_, 3>(blk, &kernel, out);
+    }
+    match (single, blk.h) {
+        (Some(law), 0) if law.is_plain() => jobs_block::<_, 0>(blk, &OnePlainLaw(law), out),
+        (Some(law), 3) if law.is_plain() => jobs_block::<_, 3>(blk, &OnePlainLaw(law), out),
+        _ => jobs_block::<_, DYN>(blk, &AnyLaw, out),
+    }
+}
+
+/// What [`jobs_block`] reads.
+pub(super) struct Block<'a> {
+    pub(super) p: &'a Particles,
+    /// The block's first owned particle.
+    pub(super) first: usize,
+    /// The block's jobs (their partners).
+    pub(super) jobs: &'a [u32],
+    /// The share slots of the block's jobs ([`NeighborList::share_slot`]).
+    pub(super) share_slot: &'a [u32],
+    /// Whether the block particle is the lower id of each job's pair
+    /// ([`NeighborList::evaluator_lower`]).
+    pub(super) evaluator_lower: &'a [bool],
+    /// The evaluator of each of the block's jobs, by its place in the
+    /// block ([`NeighborList::job_owner`]).
+    pub(super) job_owner: &'a [u16],
+    pub(super) slots: &'a ShareSlots,
+    pub(super) fp: &'a ForceParams<'a>,
+    pub(super) h: usize,
+}
+
+/// What [`jobs_block`] writes: the block's slices of the per-job arrays and
+/// its particles' upper sums (and, through [`Block::slots`], the shares).
+pub(super) struct BlockOut<'a> {
+    pub(super) history: &'a mut [f64],
+    pub(super) active: &'a mut [bool],
+    pub(super) upper: &'a mut [Contribution],
+}
+
+/// The pair jobs of a block of owned particles, with `H` history values
+/// per contact known at compile time (or [`DYN`]), in the build for the
+/// run's instruction set ([`crate::simd::isa`]).
+#[inline(never)]
+fn jobs_block<E: PairEval, const H: usize>(blk: &Block, eval: &E, out: BlockOut) {
+    #[cfg(target_arch = "x86_64")]
+    if crate::simd::isa::avx2() {
+        // SAFETY: the processor has AVX2 (`isa::avx2`).
+        return unsafe { jobs_block_avx2::<E, H>(blk, eval, out) };
+    }
+    jobs_block_body::<E, H>(blk, eval, out)
+}
+
+/// [`jobs_block_body`] compiled with AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn jobs_block_avx2<E: PairEval, const H: usize>(blk: &Block, eval: &E, out: BlockOut) {
+    jobs_block_body::<E, H>(blk, eval, out)
+}
+
+/// The body of [`jobs_block`], inlined into each build.
+#[inline(always)]
+fn jobs_block_body<E: PairEval, const H: usize>(blk: &Block, eval: &E, out: BlockOut) {
+    let Block { p, first, fp, .. } = *blk;
+    let h = if H == DYN { blk.h } else { H };
+    let packed = &p.packed[..];
+    let BlockOut {
+        history,
+        active,
+        upper,
+    } = out;
+    let n_block = upper.len();
+    // Each particle's upper sum builds up in place, in candidate order (by
+    // partner), from zero: no branch on where one particle's candidates end.
+    upper.fill(Contribution::default());
+    // First the cheap filter on the packed image positions over every job
+    // (a superset of the contacts), resetting the records of pairs that are
+    // apart; then the candidates, in job order, in a loop of their own (no
+    // hard-to-predict filter branch between two contact evaluations).
+    let mut candidates: Vec<[u32; 2]> = Vec::with_capacity(blk.jobs.len() + 4);
+    filter_jobs::<H>(blk, n_block, history, active, &mut candidates);
+    if let (Some(law), 3) = (eval.lanes(), h) {
+        let out = BlockOut {
+            history,
+            active,
+            upper,
+        };
+        return contacts_in_lanes(blk, &law, &candidates, out);
+    }
+    for (c, &[o, j]) in candidates.iter().enumerate() {
+        prefetch_candidate(blk, &candidates, c + PREFETCH_AHEAD, history, h);
+        let (o, j) = (o as usize, j as usize);
+        let (k, q) = (first + o, blk.jobs[j] as usize);
+        let (pk, pq) = (packed[k], packed[q]);
+        let d_kq = separation_from(p, pk, pq, q);
+        let lower = blk.evaluator_lower[j];
+        let (ij, radii, d) = if lower {
+            ((k, q), (pk.w, pq.w), d_kq)
+        } else {
+            ((q, k), (pq.w, pk.w), -d_kq)
+        };
+        let r2 = d_kq.length_squared();
+        let range = eval.range(p, ij, radii, fp);
+        if r2 >= range * range {
+            opened(blk, history, active, j, h);
+            continue;
+        }
+        let images = if lower { (pk, pq) } else { (pq, pk) };
+        let (bi, bj) = (body_of(p, ij.0, images.0), body_of(p, ij.1, images.1));
+        let pair = Pair {
+            ij,
+            bodies: (&bi, &bj),
+            d,
+            r: r2.sqrt(),
+        };
+        let pf = eval.eval(p, &pair, &mut history[j * h..(j + 1) * h], fp);
+        active[j] = true;
+        // i receives force_i, j its negation (as f − force_i = f + (−force_i)).
+        let on_j = Contribution {
+            force: -pf.force_i,
+            torque: pf.torque_j,
+        };
+        if lower {
+            upper[o] += Contribution {
+                force: pf.force_i,
+                torque: pf.torque_i,
+            };
+        }
+        // The higher-id side's share, for its L: the partner's if it is
+        // owned here, or k's own when the partner is a ghost with a lower id.
+        let slot = blk.share_slot[j];
+        if slot != NO_SLOT {
+            // SAFETY: this job is the slot's only writer, and its reader
+            // runs after this block's pass one.
+            unsafe { blk.slots.put(slot as usize, on_j) };
+        }
+    }
+}
+
+/// Ask the cache for the data of candidate `c` (if any) of a block: the
+/// partners are scattered over the block's neighbourhood, so the contact
+/// loops ask for a later contact's data while one is evaluated (+5 % on
+/// the chute).
+#[inline(always)]
+fn prefetch_candidate(blk: &Block, candidates: &[[u32; 2]], c: usize, history: &[f64], h: usize) {
+    if let Some(&[_, j]) = candidates.get(c) {
+        let p = blk.p;
+        let (j, q) = (j as usize, blk.jobs[j as usize] as usize);
+        prefetch_at(&p.v, q);
+        prefetch_at(&p.omega, q);
+        if q >= p.n_owned {
+            prefetch_at(&p.x, q);
+            prefetch_at(&p.shift, q);
+        }
+        prefetch_at(&p.inv_mass, q);
+        prefetch_at(history, j * h);
+        blk.slots.prefetch(blk.share_slot[j]);
+    }
+}
+
+/// The exact separation `d_kq` of partner `q` seen from an owned particle
+/// `k` (packed images `pk`, `pq`). IEEE subtraction is exactly
+/// antisymmetric (a − b = −(b − a)), so the canonical `d = (x_j − x_i) +
+/// (s_j − s_i)` is exactly `±d_kq`. Owned particles' shifts are `+0` (and
+/// `s − (+0) = s`), so only a ghost's is read; an owned particle's packed
+/// image is its position itself (see [`Particles::packed`]), already in
+/// cache from the filter.
+#[inline(always)]
+fn separation_from(p: &Particles, pk: DVec4, pq: DVec4, q: usize) -> DVec3 {
+    let (x_q, shift_q) = if q < p.n_owned {
+        (pq.truncate(), DVec3::ZERO)
+    } else {
+        (p.x[q], p.shift[q])
+    };
+    (x_q - pk.truncate()) + shift_q
+}
+
+/// The candidates of a block (`candidates`, from [`filter_jobs`]) under a
+/// law with a four-contact kernel ([`lanes::evaluate`], 3 history values):
+/// the contacts are gathered four at a time, in candidate order, evaluated
+/// together, and their results added in the same order as one at a time,
+/// so the bits are those of the one-contact loop of [`jobs_block_body`].
+#[inline(always)]
+fn contacts_in_lanes(
+    blk: &Block,
+    law: &HookeSpringSliderLaw,
+    candidates: &[[u32; 2]],
+    out: BlockOut,
+) {
+    const H: usize = 3;
+    let Block { p, first, fp, .. } = *blk;
+    let packed = &p.packed[..];
+    let BlockOut {
+        history,
+        active,
+        upper,
+    } = out;
+    let mut group = ContactLanes::default();
+    // Per lane: the job, the block particle and whether it is the lower id.
+    let mut jobs = [(0usize, 0usize, false); LANES];
+    let mut filled = 0;
+    for (c, &[o, j]) in candidates.iter().enumerate() {
+        prefetch_candidate(blk, candidates, c + PREFETCH_AHEAD, history, H);
+        let (o, j) = (o as usize, j as usize);
+        let (k, q) = (first + o, blk.jobs[j] as usize);
+        let (pk, pq) = (packed[k], packed[q]);
+        let d_kq = separation_from(p, pk, pq, q);
+        let lower = blk.evaluator_lower[j];
+        let r2 = d_kq.length_squared();
+        let range = pk.w + pq.w;
+        if r2 >= range * range {
+            opened(blk, history, active, j, H);
+            continue;
+        }
+        let ((i, pi), (jj, pj), d) = if lower {
+            ((k, pk), (q, pq), d_kq)
+        } else {
+            ((q, pq), (k, pk), -d_kq)
+        };
+        let l = filled;
+        let (bi, bj) = (body_of(p, i, pi), body_of(p, jj, pj));
+        let rec = &history[j * H..(j + 1) * H];
+        group.set(l, [&bi, &bj], (d, r2.sqrt()), [rec[0], rec[1], rec[2]]);
+        jobs[l] = (j, o, lower);
+        filled += 1;
+        if filled == LANES {
+            lanes_done(
+                blk,
+                law,
+                fp.dt,
+                &mut group,
+                &jobs,
+                LANES,
+                (history, active, upper),
+            );
+            filled = 0;
+        }
+    }
+    if filled > 0 {
+        lanes_done(
+            blk,
+            law,
+            fp.dt,
+            &mut group,
+            &jobs,
+            filled,
+            (history, active, upper),
+        );
+    }
+}
+
+/// Evaluate the contacts of `group` (the first `filled` lanes hold
+/// contacts; the others are left from an earlier group and their results
+/// are dropped) and add their results in lane order: the record, the
+/// lower-id side's upper sum and the higher-id side's share slot.
+#[inline(always)]
+fn lanes_done(
+    blk: &Block,
+    law: &HookeSpringSliderLaw,
+    dt: f64,
+    group: &mut ContactLanes,
+    jobs: &[(usize, usize, bool); LANES],
+    filled: usize,
+    (history, active, upper): (&mut [f64], &mut [bool], &mut [Contribution]),
+) {
+    const H: usize = 3;
+    let out = lanes::evaluate(law, dt, group);
+    for (l, &(j, o, lower)) in jobs.iter().enumerate().take(filled) {
+        let v = |x: &lanes::Vec3Lanes| DVec3::new(x[0][l], x[1][l], x[2][l]);
+        let rec = &mut history[j * H..(j + 1) * H];
+        (rec[0], rec[1], rec[2]) = (group.xi[0][l], group.xi[1][l], group.xi[2][l]);
+        active[j] = true;
+        let force_i = v(&out.force_i);
+        if lower {
+            upper[o] += Contribution {
+                force: force_i,
+                torque: v(&out.torque_i),
+            };
+        }
+        let slot = blk.share_slot[j];
+        if slot != NO_SLOT {
+            let on_j = Contribution {
+                force: -force_i,
+                torque: v(&out.torque_j),
+            };
+            // SAFETY: this job is the slot's only writer, and its reader
+            // runs after this block's pass one.
+            unsafe { blk.slots.put(slot as usize, on_j) };
+        }
+    }
+}
+
+/// A pair contact of a law with couples (rolling, spinning) or stochastic
+/// friction. Kept out of line so the pair loop's plain path stays lean.
+#[inline(never)]
+#[allow(clippy::too_many_arguments)]
+fn general_pair(
+    p: &Particles,
+    law: &ContactLaw,
+    (i, j): (usize, usize),
+    (bi, bj): (&Body, &Body),
+    (id_i, id_j): (u64, u64),
+    d: DVec3,
+    r: f64,
+    rec: &mut [f64],
+    fp: &ForceParams,
+) -> PairForce {
+    let kin = Kinematics::pair(bi, bj, d, r);
+    let inertia = || pair_inertia(p, i, j);
+    if law.stochastic.is_some() {
+        let ctx = PairContext {
+            bi,
+            bj,
+            inv_inertia_i: p.inv_inertia[i],
+            inv_inertia_j: p.inv_inertia[j],
+            id_i,
+            id_j,
+            step: fp.step,
+            noise: &fp.noise,
+        };
+        law.evaluate_pair(&kin, fp.dt, rec, &ctx, inertia)
+    } else {
+        law.evaluate_with(&kin, fp.dt, rec, inertia)
+    }
+}
+
+/// The rolling/spinning inertia of the pair `(i, j)` (canonical order).
+#[inline]
+fn pair_inertia(p: &Particles, i: usize, j: usize) -> ContactInertia {
+    ContactInertia::pair(
+        p.inv_inertia[i],
+        p.inv_mass[i],
+        p.radius[i],
+        p.inv_inertia[j],
+        p.inv_mass[j],
+        p.radius[j],
+    )
+}

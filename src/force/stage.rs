@@ -1,0 +1,189 @@
+//! The work order of the force stage: runs of blocks, pass one of each block,
+//! and pass two of a block once every block its pairs reach has had pass one.
+
+use super::pairs::{pass_one, Block, BlockOut};
+use super::shares::ShareSlots;
+use super::walls::wall_forces;
+use super::ForceParams;
+use crate::neighbor::{Contribution, NeighborList, BLOCK};
+use crate::state::particles::Particles;
+use glam::DVec3;
+
+/// The parts of one run of blocks that the force stage writes.
+pub(super) struct RunOut<'a> {
+    pub(super) history: &'a mut [f64],
+    pub(super) active: &'a mut [bool],
+    pub(super) upper: &'a mut [Contribution],
+    pub(super) force: &'a mut [DVec3],
+    pub(super) torque: &'a mut [DVec3],
+    pub(super) wall_history: &'a mut [f64],
+}
+
+/// What both passes of the force stage read.
+pub(super) struct Stage<'a> {
+    pub(super) p: &'a Particles,
+    pub(super) nl: &'a NeighborList,
+    pub(super) fp: &'a ForceParams<'a>,
+    pub(super) n_blocks: usize,
+    pub(super) wh: usize,
+    pub(super) slots: &'a ShareSlots,
+}
+
+impl Stage<'_> {
+    /// Owned particles `first..last` of block `b` (empty at `b = n_blocks`).
+    pub(super) fn block(&self, b: usize) -> (usize, usize) {
+        let n = self.p.n_owned;
+        ((b * BLOCK).min(n), ((b + 1) * BLOCK).min(n))
+    }
+
+    /// Pass one over the blocks `s..e`, with pass two of each block as soon
+    /// as every block its pairs reach is done; returns the blocks whose
+    /// pairs reach outside `s..e` (their pass two must wait).
+    pub(super) fn run_blocks(&self, s: usize, e: usize, run: &mut RunOut) -> Vec<usize> {
+        let nl = self.nl;
+        let (h, wh) = (nl.history_len, self.wh);
+        let reach = nl.block_reach;
+        let (job0, first0) = (nl.job_offsets[self.block(s).0], self.block(s).0);
+        let mut waiting = Vec::new();
+        let mut next = s;
+        for b in s..e {
+            let (first, last) = self.block(b);
+            let block_jobs = nl.job_offsets[first]..nl.job_offsets[last];
+            let (j0, j1) = (block_jobs.start - job0, block_jobs.end - job0);
+            let blk = Block {
+                p: self.p,
+                first,
+                jobs: &nl.jobs[block_jobs.clone()],
+                share_slot: &nl.share_slot[block_jobs.clone()],
+                evaluator_lower: &nl.evaluator_lower[block_jobs.clone()],
+                job_owner: &nl.job_owner[block_jobs],
+                slots: self.slots,
+                fp: self.fp,
+                h,
+            };
+            let out = BlockOut {
+                history: &mut run.history[j0 * h..j1 * h],
+                active: &mut run.active[j0..j1],
+                upper: &mut run.upper[first - first0..last - first0],
+            };
+            pass_one(&blk, out);
+            // Blocks whose every reachable block has now had pass one.
+            while next < e && (next + reach).min(self.n_blocks - 1) <= b {
+                if next.saturating_sub(reach) >= s {
+                    let (f, l) = self.block(next);
+                    let (a, z) = (f - first0, l - first0);
+                    self.pass_two(
+                        next,
+                        &run.upper[a..],
+                        &mut run.force[a..z],
+                        &mut run.torque[a..z],
+                        &mut run.wall_history[a * wh..z * wh],
+                    );
+                } else {
+                    waiting.push(next);
+                }
+                next += 1;
+            }
+        }
+        waiting.extend(next..e);
+        waiting
+    }
+
+    /// Pass two of block `b`: each particle's force is its lower-id shares
+    /// (its row's lower-id entries of the share slots), in row order, plus
+    /// its upper sum (`upper`, from the block's first particle on), its
+    /// wall contacts and gravity. Must follow pass one of every block the
+    /// block's pairs reach.
+    pub(super) fn pass_two(
+        &self,
+        b: usize,
+        upper: &[Contribution],
+        fo: &mut [DVec3],
+        to: &mut [DVec3],
+        wrow: &mut [f64],
+    ) {
+        // Without walls, a loop of its own: the wall code's registers and
+        // branches stay out of the common case.
+        if !self.fp.walls.is_empty() {
+            return self.sum_block::<true>(b, upper, fo, to, wrow);
+        }
+        #[cfg(target_arch = "x86_64")]
+        if crate::simd::isa::avx2() {
+            // SAFETY: the processor has AVX2 (`isa::avx2`).
+            return unsafe { self.sum_block_avx2(b, upper, fo, to, wrow) };
+        }
+        self.sum_block::<false>(b, upper, fo, to, wrow);
+    }
+
+    /// [`Self::sum_block`] without walls, compiled with AVX2.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn sum_block_avx2(
+        &self,
+        b: usize,
+        upper: &[Contribution],
+        fo: &mut [DVec3],
+        to: &mut [DVec3],
+        wrow: &mut [f64],
+    ) {
+        self.sum_block::<false>(b, upper, fo, to, wrow);
+    }
+
+    /// [`Self::pass_two`], with or without walls (`WALLS`). Without, the
+    /// wall sum `+0` is not added: the contact sum is never `−0` (every sum
+    /// starts at `+0`, and `+0 + (−0) = +0`), so adding `+0` leaves its bits
+    /// as they are.
+    #[inline(always)]
+    pub(super) fn sum_block<const WALLS: bool>(
+        &self,
+        b: usize,
+        upper: &[Contribution],
+        fo: &mut [DVec3],
+        to: &mut [DVec3],
+        wrow: &mut [f64],
+    ) {
+        let (p, nl, fp, wh) = (self.p, self.nl, self.fp, self.wh);
+        let (first, last) = self.block(b);
+        let len = last - first;
+        let starts = &nl.slot_offsets[first..=last];
+        // SAFETY: the block's slots are its particles', and this block's
+        // pass two is their only reader, after every writer (the caller
+        // orders it after pass one of the blocks in reach).
+        let shares = unsafe { self.slots.range(starts[0], starts[len]) };
+        let (upper, frozen, mass) = (&upper[..len], &p.frozen[first..last], &p.mass[first..last]);
+        let (fo, to) = (&mut fo[..len], &mut to[..len]);
+        for o in 0..len {
+            let (mut f, mut t) = contact_sum(shares, starts, upper, o);
+            if frozen[o] {
+                (f, t) = (DVec3::ZERO, DVec3::ZERO);
+            } else {
+                if WALLS {
+                    let rec = &mut wrow[o * wh..(o + 1) * wh];
+                    let (fw, tw) = wall_forces(p, first + o, rec, nl.history_len, fp);
+                    f += fw;
+                    t += tw;
+                }
+                f += mass[o] * fp.gravity;
+            }
+            fo[o] = f;
+            to[o] = t;
+        }
+    }
+}
+
+/// The sum of the contacts of a block's particle `o`, `L + U`: its shares
+/// (`shares[starts[o] - starts[0]..starts[o + 1] - starts[0]]`, in row
+/// order) plus its upper sum `upper[o]`.
+#[inline(always)]
+fn contact_sum(
+    shares: &[Contribution],
+    starts: &[usize],
+    upper: &[Contribution],
+    o: usize,
+) -> (DVec3, DVec3) {
+    let mut lower = Contribution::default();
+    for &c in &shares[starts[o] - starts[0]..starts[o + 1] - starts[0]] {
+        lower += c;
+    }
+    (lower.force + upper[o].force, lower.torque + upper[o].torque)
+}

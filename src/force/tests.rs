@@ -1,0 +1,308 @@
+//! Tests of the whole force stage: the specialised kernels against the
+//! general path, the id-ordered sums, the filter packing, and opened contacts.
+
+use super::*;
+use crate::contact::normal::HookeDamping;
+use crate::contact::tangential::TangentialStiffness;
+use crate::contact::ContactLaw;
+use crate::contact::Kinematics;
+use crate::contact::{NormalModel, TangentialModel};
+use crate::neighbor::NO_SLOT;
+use crate::rng::Stream;
+use crate::state::particles::ParticleRecord;
+#[cfg(target_arch = "x86_64")]
+use filter::COMPRESS;
+use pairs::body_of;
+
+/// A small deterministic generator for test inputs.
+struct Lcg(u64);
+
+impl Lcg {
+    fn unit(&mut self) -> f64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (self.0 >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    fn vec(&mut self, scale: f64) -> DVec3 {
+        DVec3::new(self.unit() - 0.5, self.unit() - 0.5, self.unit() - 0.5) * scale
+    }
+}
+
+/// 216 overlapping polydisperse spheres on a jittered lattice, with
+/// scrambled ids, random velocities and spins, and every seventh frozen.
+fn cluster() -> Particles {
+    let mut rng = Lcg(7);
+    let mut p = Particles::default();
+    let mut k = 0u64;
+    for a in 0..6 {
+        for b in 0..6 {
+            for c in 0..6 {
+                let radius = 0.5 * (0.9 + 0.2 * rng.unit());
+                let x = DVec3::new(a as f64, b as f64, c as f64) * 0.97 + rng.vec(0.05);
+                p.push_owned(&ParticleRecord {
+                    id: (k * 97) % 216,
+                    x,
+                    v: rng.vec(2.0),
+                    omega: rng.vec(4.0),
+                    radius,
+                    mass: ParticleRecord::sphere_mass(radius, 1.0),
+                    material: 0,
+                    frozen: k % 7 == 3,
+                });
+                k += 1;
+            }
+        }
+    }
+    p.refresh_packed();
+    p
+}
+
+fn hooke_spring(restitution: bool) -> ContactLaw {
+    ContactLaw {
+        normal: NormalModel::Hooke {
+            stiffness: 2e5,
+            damping: if restitution {
+                HookeDamping::Restitution { beta: 0.2 }
+            } else {
+                HookeDamping::Rate { rate: 50.0 }
+            },
+            no_tension: false,
+        },
+        tangential: TangentialModel::SpringSlider {
+            friction: 0.5,
+            stiffness: TangentialStiffness::Linear { ratio: 2.0 / 7.0 },
+            damping_ratio: 0.3,
+        },
+        stochastic: None,
+        rolling: None,
+        spinning: None,
+    }
+}
+
+/// `law` for every pair, as a table of one material, or of two (which
+/// makes the force stage look the law up per pair).
+fn table(law: ContactLaw, materials: usize) -> LawTable {
+    LawTable {
+        n: materials,
+        laws: vec![law; materials * materials],
+        history_len: law.history_len(),
+    }
+}
+
+/// Gravity in the tests.
+const G: DVec3 = DVec3::new(0.0, 0.0, -9.81);
+
+/// Force-stage parameters for `laws`, no walls, gravity [`G`].
+fn params(laws: &LawTable) -> ForceParams<'_> {
+    ForceParams {
+        laws,
+        walls: &[],
+        gravity: G,
+        dt: 1e-4,
+        range_pad: 0.0,
+        step: 0,
+        noise: PairNoise::new(1, Stream::StochasticFriction),
+    }
+}
+
+/// Run `steps` force evaluations (positions moved a little between
+/// them, so that the history rotates); return forces, torques and history.
+fn run(laws: &LawTable, steps: usize) -> (Vec<DVec3>, Vec<DVec3>, Vec<f64>) {
+    let mut p = cluster();
+    let mut nl = NeighborList::build(&p, 0.1, laws.history_len);
+    let mut results = PairResults::default();
+    let fp = params(laws);
+    for _ in 0..steps {
+        compute(&mut p, &mut nl, &mut [], &mut results, &fp);
+        assert_slots_clear_apart(&p, &nl);
+        for k in 0..p.n_owned {
+            if !p.frozen[k] {
+                let v = p.v[k];
+                p.x[k] += 1e-4 * v;
+            }
+        }
+        p.refresh_packed();
+    }
+    (p.force, p.torque, nl.history)
+}
+
+fn bits(v: &[DVec3]) -> Vec<[u64; 3]> {
+    v.iter().map(|x| x.to_array().map(f64::to_bits)).collect()
+}
+
+#[test]
+fn specialised_kernels_give_the_bits_of_the_general_path() {
+    for law in [hooke_spring(false), hooke_spring(true)] {
+        let (f1, t1, h1) = run(&table(law, 1), 5);
+        let (f2, t2, h2) = run(&table(law, 2), 5);
+        assert_eq!(bits(&f1), bits(&f2));
+        assert_eq!(bits(&t1), bits(&t2));
+        assert!(h1.iter().zip(&h2).all(|(a, b)| a.to_bits() == b.to_bits()));
+        assert!(h1.iter().any(|&v| v != 0.0), "the test must load springs");
+    }
+}
+
+/// Every job whose pair is apart (centre distance at least `R_i + R_j`)
+/// is inactive, with a zero record and a zero share slot: pass two sums
+/// every slot, so a share left from a contact that opened would count.
+fn assert_slots_clear_apart(p: &Particles, nl: &NeighborList) {
+    let h = nl.history_len;
+    for k in 0..p.n_owned {
+        for j in nl.job_offsets[k]..nl.job_offsets[k + 1] {
+            let q = nl.jobs[j] as usize;
+            if (p.x[q] - p.x[k]).length() < p.radius[k] + p.radius[q] {
+                continue;
+            }
+            assert!(!nl.active[j], "job {j} of an open pair is active");
+            assert!(nl.history[j * h..(j + 1) * h].iter().all(|&v| v == 0.0));
+            let slot = nl.share_slot[j];
+            if slot != NO_SLOT {
+                assert_eq!(nl.share[slot as usize], Contribution::default());
+            }
+        }
+    }
+    assert!(nl.share.len() == nl.slot_offsets[p.n_owned]);
+}
+
+/// The force and torque on each particle of `p` as `L + U` (+ gravity),
+/// each the sum of its contacts with lower-id (`L`) or higher-id (`U`)
+/// partners in id order, each contact evaluated directly in canonical
+/// orientation with a zero history record; and the number of contacts.
+fn direct_sums(p: &Particles, law: &ContactLaw, g: DVec3) -> (Vec<[DVec3; 2]>, usize) {
+    let mut by_id: Vec<usize> = (0..p.n_owned).collect();
+    by_id.sort_by_key(|&k| p.id[k]);
+    let mut contacts = 0;
+    let mut out = Vec::new();
+    for k in 0..p.n_owned {
+        let (mut lower, mut upper) = (Contribution::default(), Contribution::default());
+        for &q in &by_id {
+            if q == k || (p.frozen[k] && p.frozen[q]) {
+                continue;
+            }
+            let k_lower = p.id[k] < p.id[q];
+            let (i, j) = if k_lower { (k, q) } else { (q, k) };
+            let d = p.x[j] - p.x[i];
+            let r = d.length();
+            if r >= p.radius[i] + p.radius[j] {
+                continue;
+            }
+            contacts += 1;
+            let (bi, bj) = (
+                body_of(p, i, p.packed_image(i)),
+                body_of(p, j, p.packed_image(j)),
+            );
+            let mut rec = vec![0.0; law.history_len()];
+            let pf = law.evaluate_plain(&Kinematics::pair(&bi, &bj, d, r), 1e-4, &mut rec);
+            if k_lower {
+                upper += Contribution {
+                    force: pf.force_i,
+                    torque: pf.torque_i,
+                };
+            } else {
+                lower += Contribution {
+                    force: -pf.force_i,
+                    torque: pf.torque_j,
+                };
+            }
+        }
+        out.push(if p.frozen[k] {
+            [DVec3::ZERO; 2]
+        } else {
+            [
+                lower.force + upper.force + p.mass[k] * g,
+                lower.torque + upper.torque,
+            ]
+        });
+    }
+    (out, contacts)
+}
+
+/// The force on each particle is `L + U` (+ gravity), each the sum of its
+/// contacts with lower-id (`L`) or higher-id (`U`) partners in id order,
+/// each contact evaluated directly in canonical orientation.
+#[test]
+fn forces_are_the_id_ordered_sums_of_the_lower_and_upper_contacts() {
+    let law = hooke_spring(false);
+    let (force, torque, _) = run(&table(law, 1), 1);
+    let (direct, contacts) = direct_sums(&cluster(), &law, G);
+    for k in 0..force.len() {
+        assert_eq!(
+            bits(&[force[k], torque[k]]),
+            bits(&direct[k]),
+            "particle {k}"
+        );
+    }
+    assert!(contacts > 400, "{contacts} contacts");
+}
+
+/// The AVX2 filter's packing table keeps, for each outcome of four
+/// tests, the entries of the near jobs and only those, in job order.
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn the_filter_packing_keeps_the_near_jobs_in_order() {
+    for (mask, order) in COMPRESS.iter().enumerate() {
+        let near: Vec<u32> = (0..4).filter(|t| mask & (1 << t) != 0).collect();
+        let kept: Vec<u32> = order
+            .chunks_exact(2)
+            .take(near.len())
+            .map(|w| {
+                assert_eq!(w[1], w[0] + 1, "mask {mask:04b}: [o, j] split");
+                w[0] / 2
+            })
+            .collect();
+        assert_eq!(kept, near, "mask {mask:04b}");
+    }
+}
+
+/// Contacts that open between two steps (the cluster spread apart
+/// within the same list) leave nothing behind: no share slot, no
+/// record, no force. With laws with and without history, and with the
+/// specialised and general kernels.
+#[test]
+fn opened_contacts_leave_no_share_or_record() {
+    let plain_hooke = ContactLaw {
+        tangential: TangentialModel::None,
+        ..hooke_spring(false)
+    };
+    for (law, materials) in [
+        (hooke_spring(false), 1),
+        (hooke_spring(false), 2),
+        (plain_hooke, 1),
+    ] {
+        let laws = table(law, materials);
+        let mut p = cluster();
+        let mut nl = NeighborList::build(&p, 0.1, laws.history_len);
+        let mut results = PairResults::default();
+        let fp = params(&laws);
+        compute(&mut p, &mut nl, &mut [], &mut results, &fp);
+        let touching = nl.active.iter().filter(|&&a| a).count();
+        assert!(touching > 200, "{touching} contacts");
+        // Spread by 5 %: the shallowest contacts open, the deepest stay.
+        for x in p.x.iter_mut() {
+            *x *= 1.05;
+        }
+        p.refresh_packed();
+        compute(&mut p, &mut nl, &mut [], &mut results, &fp);
+        assert_slots_clear_apart(&p, &nl);
+        let still = nl.active.iter().filter(|&&a| a).count();
+        assert!(
+            still > 0 && still < touching / 2,
+            "{still} of {touching} stay"
+        );
+        if law.history_len() == 0 {
+            // No history: the forces are the direct sums of the contacts left.
+            let (direct, contacts) = direct_sums(&p, &law, G);
+            assert_eq!(contacts, 2 * still);
+            for (k, direct) in direct.iter().enumerate() {
+                assert_eq!(
+                    bits(&[p.force[k], p.torque[k]]),
+                    bits(direct),
+                    "particle {k}"
+                );
+            }
+        }
+    }
+}
