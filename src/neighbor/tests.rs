@@ -1,0 +1,343 @@
+//! Tests of the neighbour list: rows, jobs, rebuilds in place and the
+//! history carried through them.
+
+use super::cells::CellGrid;
+use super::verlet::sort_row;
+use super::*;
+use crate::state::particles::ParticleRecord;
+use crate::state::particles::Particles;
+
+/// 125 polydisperse spheres (radii 1:3) with scrambled ids, some frozen,
+/// plus 30 ghosts (images of some of them shifted by 5.5 along x).
+fn spheres() -> Particles {
+    let mut p = Particles::default();
+    let record = |k: u64| {
+        let (a, b, c) = ((k % 5) as f64, ((k / 5) % 5) as f64, (k / 25) as f64);
+        let radius = 0.25 + 0.5 * ((k * 37 % 11) as f64 / 10.0);
+        ParticleRecord {
+            id: (k * 53) % 125,
+            x: DVec3::new(a, b, c) * 1.1 + DVec3::splat(0.01 * (k % 3) as f64),
+            v: DVec3::ZERO,
+            omega: DVec3::ZERO,
+            radius,
+            mass: 1.0,
+            material: 0,
+            frozen: k % 9 == 4,
+        }
+    };
+    for k in 0..125 {
+        p.push_owned(&record(k));
+    }
+    for k in 0..30 {
+        p.push_ghost(&record(k * 4), DVec3::new(5.5, 0.0, 0.0));
+    }
+    p
+}
+
+/// The spatial order is the order by (cell, id), as a full sort of
+/// those keys gives it, for cells holding one or several particles.
+#[test]
+fn spatial_order_sorts_by_cell_then_id() {
+    let p = spheres();
+    for cell in [0.5, 1.3, 2.9] {
+        let grid = CellGrid::new(&p.x[..p.n_owned], cell);
+        let mut keys: Vec<(usize, u64, usize)> = (0..p.n_owned)
+            .map(|k| (grid.cell_of(p.x[k]), p.id[k], k))
+            .collect();
+        keys.sort_unstable();
+        let expected: Vec<usize> = keys.iter().map(|e| e.2).collect();
+        assert_eq!(spatial_order(&p, cell), expected, "cell {cell}");
+        let shared = keys.windows(2).any(|w| w[0].0 == w[1].0);
+        assert_eq!(
+            shared,
+            cell > 1.2,
+            "cells shared by several particles at {cell}"
+        );
+    }
+}
+
+/// The fields of two lists, for comparison.
+fn fields(nl: &NeighborList) -> String {
+    format!(
+        "{:?}",
+        (
+            (&nl.offsets, &nl.partner, &nl.partner_id, &nl.job_of_entry),
+            (
+                &nl.job_offsets,
+                &nl.jobs,
+                &nl.evaluator_lower,
+                &nl.share_slot,
+                &nl.job_owner
+            ),
+            (&nl.history, nl.history_len, &nl.active, &nl.slot_offsets),
+            (&nl.share, nl.block_reach),
+        )
+    )
+}
+
+/// A list rebuilt in place, over the storage of a list of other
+/// particles (more of them, with history written), is the list built
+/// afresh.
+#[test]
+fn a_list_rebuilt_in_place_is_the_list_built_afresh() {
+    let p = spheres();
+    let mut big = spheres();
+    for k in 0..big.n_owned {
+        big.x[k] *= 0.8;
+    }
+    big.refresh_packed();
+    let mut list = NeighborList::build(&big, 0.3, 3);
+    assert!(list.len() > NeighborList::build(&p, 0.2, 3).len());
+    list.history.fill(0.5);
+    list.active.fill(true);
+    list.rebuild(&p, 0.2, 3);
+    assert_eq!(fields(&list), fields(&NeighborList::build(&p, 0.2, 3)));
+    list.rebuild(&big, 0.3, 0);
+    assert_eq!(fields(&list), fields(&NeighborList::build(&big, 0.3, 0)));
+}
+
+/// [`spheres`] with its owned particles reordered by `perm` (new index
+/// `k` is old `perm[k]`) and the same 30 images (ghost `g` copies the
+/// particle that was owned index `4 g`); also returns the images' sources.
+fn permuted_spheres(perm: &[usize]) -> (Particles, Vec<u32>) {
+    let mut p = spheres();
+    p.truncate_ghosts();
+    p.permute_owned(perm);
+    let mut new_of_old = vec![0; perm.len()];
+    for (new, &old) in perm.iter().enumerate() {
+        new_of_old[old] = new;
+    }
+    let sources: Vec<u32> = (0..30).map(|g| new_of_old[4 * g] as u32).collect();
+    for &k in &sources {
+        let r = p.record(k as usize);
+        p.push_ghost(&r, DVec3::new(5.5, 0.0, 0.0));
+    }
+    p.refresh_packed();
+    (p, sources)
+}
+
+/// The records carried through a single-rank rebuild by pair
+/// ([`PairRecords`]) fill the new list exactly as the per-particle rows
+/// ([`HistoryRows`], the path with migration) do, including pairs that
+/// meet through periodic images (evaluated on both sides).
+#[test]
+fn pair_records_fill_a_rebuilt_list_as_history_rows_do() {
+    use crate::neighbor::carry::{HistoryRows, PairRecords};
+    let identity: Vec<usize> = (0..125).collect();
+    let (p, sources) = permuted_spheres(&identity);
+    let mut old = NeighborList::build(&p, 0.2, 3);
+    // Every third pair has a record, the same on both of its jobs.
+    for k in 0..p.n_owned {
+        for e in old.offsets[k]..old.offsets[k + 1] {
+            let (a, b) = (p.id[k], old.partner_id[e]);
+            let (lo, hi) = (a.min(b), a.max(b));
+            if (lo + hi) % 3 == 0 {
+                let v = lo as f64 + 0.001 * hi as f64;
+                old.record_mut(e).copy_from_slice(&[v, -v, 0.5]);
+            }
+        }
+    }
+    old.refresh_active();
+    let perm: Vec<usize> = (0..125).map(|k| (k * 7 + 3) % 125).collect();
+    let (q, _) = permuted_spheres(&perm);
+    let mut by_rows = NeighborList::build(&q, 0.2, 3);
+    HistoryRows::from_list(&old, 125)
+        .select(&perm)
+        .fill_list(&mut by_rows);
+    let records = PairRecords::from_list(&old, &sources);
+    let mut by_pairs = NeighborList::build(&q, 0.2, 3);
+    records.fill_list(&mut by_pairs, &perm, &q.id);
+    assert_eq!(fields(&by_pairs), fields(&by_rows));
+    let ghost_jobs = (0..by_pairs.jobs.len())
+        .filter(|&j| by_pairs.active[j] && by_pairs.jobs[j] as usize >= q.n_owned)
+        .count();
+    assert!(
+        records.records() > 20 && ghost_jobs > 0,
+        "{ghost_jobs} ghost jobs"
+    );
+}
+
+/// A contact between two owned particles that meet through periodic
+/// images after the rebuild (one wrapped across the boundary) has a
+/// job on each side; both get the record, by pairs as by rows.
+#[test]
+fn a_contact_that_comes_to_meet_through_images_keeps_its_record_on_both_sides() {
+    use crate::neighbor::carry::{HistoryRows, PairRecords};
+    let sphere = |id: u64, x: f64| ParticleRecord {
+        id,
+        x: DVec3::new(x, 1.0, 1.0),
+        v: DVec3::ZERO,
+        omega: DVec3::ZERO,
+        radius: 0.4,
+        mass: 1.0,
+        material: 0,
+        frozen: false,
+    };
+    let mut before = Particles::default();
+    before.push_owned(&sphere(1, 0.2));
+    before.push_owned(&sphere(2, 0.9));
+    before.refresh_packed();
+    let mut old = NeighborList::build(&before, 0.2, 3);
+    assert_eq!(old.jobs.len(), 1);
+    old.history.copy_from_slice(&[1e-3, -2e-3, 3e-3]);
+    old.refresh_active();
+    // Particle 2 crossed x = 0 and was wrapped to the far side of a box
+    // of length 5.5; each particle now meets the other's image.
+    let mut after = Particles::default();
+    after.push_owned(&sphere(1, 0.2));
+    after.push_owned(&sphere(2, 5.45));
+    after.push_ghost(&sphere(1, 0.2), DVec3::new(5.5, 0.0, 0.0));
+    after.push_ghost(&sphere(2, 5.45), DVec3::new(-5.5, 0.0, 0.0));
+    after.refresh_packed();
+    let mut by_rows = NeighborList::build(&after, 0.2, 3);
+    HistoryRows::from_list(&old, 2)
+        .select(&[0, 1])
+        .fill_list(&mut by_rows);
+    let mut by_pairs = NeighborList::build(&after, 0.2, 3);
+    PairRecords::from_list(&old, &[]).fill_list(&mut by_pairs, &[0, 1], &after.id);
+    assert_eq!(fields(&by_pairs), fields(&by_rows));
+    assert_eq!(by_pairs.jobs.len(), 2);
+    assert_eq!(by_pairs.history, [[1e-3, -2e-3, 3e-3]; 2].concat());
+    assert_eq!(by_pairs.active, [true, true]);
+}
+
+#[test]
+fn every_pair_has_one_job_held_by_its_evaluator() {
+    let p = spheres();
+    let nl = NeighborList::build(&p, 0.2, 3);
+    let n = p.n_owned;
+    let evaluator_of = |j: usize| nl.job_offsets.partition_point(|&o| o <= j) - 1;
+    let mut entries_of_job = vec![0; nl.jobs.len()];
+    let mut ghost_pairs = 0;
+    for k in 0..n {
+        let row = &nl.partner_id[nl.offsets[k]..nl.offsets[k + 1]];
+        assert!(row.windows(2).all(|w| w[0] < w[1]), "row {k} sorted");
+        let lower = row.iter().filter(|&&id| id < p.id[k]).count();
+        assert_eq!(nl.slot_offsets[k + 1] - nl.slot_offsets[k], lower);
+        let own = nl.job_offsets[k]..nl.job_offsets[k + 1];
+        let mut previous = None;
+        for e in nl.offsets[k]..nl.offsets[k + 1] {
+            let q = nl.partner[e] as usize;
+            let j = nl.job_of_entry[e] as usize;
+            entries_of_job[j] += 1;
+            if q >= n || p.id[k] < p.id[q] {
+                assert!(own.contains(&j), "entry {e} of {k} evaluates its pair");
+                assert_eq!(nl.evaluator_lower[j], p.id[k] < p.id[q], "job {j}");
+                assert_eq!(nl.jobs[j] as usize, q);
+                assert!(previous < Some(j), "jobs in row order");
+                previous = Some(j);
+                ghost_pairs += (q >= n) as usize;
+            } else {
+                assert_eq!(evaluator_of(j), q, "the lower id {} evaluates", p.id[q]);
+                assert_eq!(nl.jobs[j] as usize, k);
+                assert!(nl.entry_of(q, p.id[k]).is_some(), "symmetric rows");
+            }
+        }
+    }
+    for (j, &c) in entries_of_job.iter().enumerate() {
+        let ghost = nl.jobs[j] as usize >= n;
+        assert_eq!(c, if ghost { 1 } else { 2 }, "job {j}");
+    }
+    assert!(ghost_pairs > 0 && nl.jobs.len() > 100);
+    // Each job's share goes to the higher-id side's entry of the pair,
+    // unless that side is a ghost; no entry takes two shares.
+    let mut taken = vec![false; nl.slot_offsets[n]];
+    for (j, &slot) in nl.share_slot.iter().enumerate() {
+        let (k, q) = (evaluator_of(j), nl.jobs[j] as usize);
+        let higher = if p.id[k] < p.id[q] { q } else { k };
+        if higher >= n {
+            assert_eq!(slot, NO_SLOT, "job {j}: the ghost's owner keeps its share");
+            continue;
+        }
+        let (s, s0) = (slot as usize, nl.slot_offsets[higher]);
+        assert!((s0..nl.slot_offsets[higher + 1]).contains(&s), "job {j}");
+        let e = nl.offsets[higher] + (s - s0);
+        assert_eq!(
+            nl.job_of_entry[e] as usize, j,
+            "slot of job {j} is its entry"
+        );
+        assert!(
+            !std::mem::replace(&mut taken[s], true),
+            "slot {s} taken twice"
+        );
+    }
+}
+
+/// Every owned particle's row holds exactly the partners (owned or
+/// ghost) within `(R_i + R_q) + reach` of it, but itself and frozen
+/// pairs, by id: the cell search against all pairs, on a polydisperse
+/// cloud (radii 1:3) spread over many cells with images along x.
+#[test]
+fn the_rows_hold_exactly_the_pairs_within_reach() {
+    let mut p = Particles::default();
+    // Positions and radii from the project's counter-based generator.
+    let records: Vec<ParticleRecord> = (0..1500u64)
+        .map(|k| {
+            let u = crate::rng::particle_uniforms(7, 0, crate::rng::Stream::RandomInsertion, k);
+            ParticleRecord {
+                id: (k * 389) % 1500,
+                x: DVec3::new(12.0 * u[0], 4.0 * u[1], 4.0 * u[2]),
+                v: DVec3::ZERO,
+                omega: DVec3::ZERO,
+                radius: 0.1 + 0.2 * u[3],
+                mass: 1.0,
+                material: 0,
+                frozen: k % 11 == 3,
+            }
+        })
+        .collect();
+    for r in &records {
+        p.push_owned(r);
+    }
+    // Images of the particles near x = 0, shifted past x = 12.
+    for r in records.iter().filter(|r| r.x.x < 1.0) {
+        p.push_ghost(r, DVec3::new(12.0, 0.0, 0.0));
+    }
+    let reach = 0.15;
+    let nl = NeighborList::build(&p, reach, 0);
+    let image = |k: usize| p.x[k] + p.shift[k];
+    let n = p.n_owned;
+    let mut pairs = 0;
+    for i in 0..n {
+        let mut expected: Vec<u64> = (0..p.len())
+            .filter(|&q| q != i && !(p.frozen[i] && p.frozen[q]))
+            .filter(|&q| {
+                let cut = (p.radius[i] + p.radius[q]) + reach;
+                (image(q) - image(i)).length_squared() < cut * cut
+            })
+            .map(|q| p.id[q])
+            .collect();
+        expected.sort_unstable();
+        let row = &nl.partner_id[nl.offsets[i]..nl.offsets[i + 1]];
+        assert_eq!(row, expected, "row of particle {i} (id {})", p.id[i]);
+        for e in nl.offsets[i]..nl.offsets[i + 1] {
+            assert_eq!(p.id[nl.partner[e] as usize], nl.partner_id[e]);
+        }
+        pairs += row.len();
+    }
+    assert!(
+        pairs > 2 * n,
+        "{pairs} entries: a cloud dense enough to test"
+    );
+}
+
+/// A row sorted by rank is the row sorted, short or long.
+#[test]
+fn rows_sort_by_id_at_any_length() {
+    let mut state = 12345u64;
+    for len in 0..40 {
+        let mut row: Vec<(u64, u32)> = (0..len)
+            .map(|k| {
+                state = state
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                // Unique ids: a random high part, the index below.
+                ((state >> 40) << 8 | k as u64, k as u32)
+            })
+            .collect();
+        let mut expected = row.clone();
+        expected.sort_unstable_by_key(|e| e.0);
+        sort_row(&mut row);
+        assert_eq!(row, expected, "length {len}");
+    }
+}

@@ -1,0 +1,243 @@
+//! Building the Verlet rows: every owned particle's partners within reach,
+//! found through the cell grid, sorted by global id.
+
+use super::cells::CellGrid;
+use super::{NeighborList, BLOCK};
+use crate::state::particles::Particles;
+use glam::{DVec3, DVec4};
+use rayon::prelude::*;
+
+/// How many slabs the neighbour search cuts its cells into along x (see
+/// [`CellGrid::rebin`]): rows of `2 + 1/3` cell edges instead of 3, so
+/// about a fifth fewer candidate pairs to test.
+const SEARCH_SPLIT: usize = 3;
+
+/// One work block's part of a build: its rows' lengths, their
+/// `(partner id, partner index)` entries and each entry's role in job
+/// assignment.
+#[derive(Default)]
+pub(super) struct BlockRows {
+    counts: Vec<usize>,
+    entries: Vec<(u64, u32)>,
+    pub(super) role: Vec<u32>,
+}
+
+/// What the rows of a neighbour-list build read: the particles, their
+/// images, the cell grid over them and the candidates in cell order
+/// (image and radius; id, local index and frozen flag).
+struct RowSearch<'a> {
+    p: &'a Particles,
+    images: &'a [DVec3],
+    grid: &'a CellGrid,
+    near: &'a [DVec4],
+    who: &'a [(u64, u32, bool)],
+    reach: f64,
+}
+
+impl RowSearch<'_> {
+    /// The rows of work block `b`, in the build for the run's instruction
+    /// set ([`crate::simd::isa`]).
+    fn block(&self, b: usize, rows: &mut BlockRows) {
+        #[cfg(target_arch = "x86_64")]
+        if crate::simd::isa::avx2() {
+            // SAFETY: the processor has AVX2 (`isa::avx2`).
+            return unsafe { self.block_avx2(b, rows) };
+        }
+        self.block_body(b, rows)
+    }
+
+    /// [`Self::block_body`] compiled with AVX2.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    unsafe fn block_avx2(&self, b: usize, rows: &mut BlockRows) {
+        self.block_body(b, rows)
+    }
+
+    /// The body of [`Self::block`]: each owned particle's partners within
+    /// `R_p + R_q + reach`, sorted by id, and the row lengths.
+    #[inline(always)]
+    fn block_body(&self, b: usize, rows: &mut BlockRows) {
+        let RowSearch {
+            p,
+            images,
+            grid,
+            near,
+            who,
+            reach,
+        } = *self;
+        let n = p.n_owned;
+        let BlockRows {
+            counts, entries, ..
+        } = rows;
+        counts.clear();
+        entries.clear();
+        let first = b * BLOCK;
+        let last = (first + BLOCK).min(n);
+        for (i, &xi) in images.iter().enumerate().take(last).skip(first) {
+            let start = entries.len();
+            let (ri, fi) = (p.radius[i], p.frozen[i]);
+            let ranges = grid.near_slots(xi);
+            // Room for every candidate; the pairs in reach are
+            // compacted to the front without a branch per candidate.
+            let room: usize = ranges.iter().map(|r| r.len()).sum();
+            entries.reserve(room);
+            let spare = &mut entries.spare_capacity_mut()[..room];
+            let mut kept = 0;
+            for range in ranges {
+                for (c, &(id, q, fq)) in near[range.clone()].iter().zip(&who[range]) {
+                    // (R_i + R_q) + reach: the same bits from either side,
+                    // so a pair of owned particles is in both rows or neither.
+                    let cut = (ri + c.w) + reach;
+                    let d = c.truncate() - xi;
+                    let keep = (d.length_squared() < cut * cut) & (q as usize != i) & !(fi & fq);
+                    spare[kept].write((id, q));
+                    kept += keep as usize;
+                }
+            }
+            // SAFETY: the first `kept` spare slots were written above.
+            unsafe { entries.set_len(start + kept) };
+            sort_row(&mut entries[start..]);
+            counts.push(entries.len() - start);
+        }
+    }
+}
+
+/// Working storage of [`NeighborList::rebuild`], kept between builds so that
+/// a rebuild reuses memory the process already has instead of asking the
+/// system for fresh pages (which costs about a fifth of a chute rebuild).
+#[derive(Default)]
+pub(super) struct BuildScratch {
+    images: Vec<DVec3>,
+    grid: CellGrid,
+    cells: Vec<usize>,
+    near: Vec<DVec4>,
+    who: Vec<(u64, u32, bool)>,
+    blocks: Vec<BlockRows>,
+}
+
+impl std::fmt::Debug for BuildScratch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("BuildScratch")
+    }
+}
+
+/// A copy of a list starts with no scratch of its own.
+impl Clone for BuildScratch {
+    fn clone(&self) -> Self {
+        Self::default()
+    }
+}
+
+impl NeighborList {
+    /// Build the list for the owned particles of `p` (ghosts included as
+    /// partners). `reach` is added to `R_p + R_q` (the skin plus any extra
+    /// interaction range). Pairs of two frozen particles are skipped.
+    ///
+    /// The history starts at zero; [`crate::neighbor::carry::HistoryRows::fill_list`]
+    /// (or [`crate::neighbor::carry::PairRecords::fill_list`]) puts the records
+    /// carried through the rebuild back.
+    pub fn build(p: &Particles, reach: f64, history_len: usize) -> Self {
+        let mut list = Self::default();
+        list.rebuild(p, reach, history_len);
+        list
+    }
+
+    /// [`Self::build`] in place, reusing this list's storage. Its history
+    /// is dropped: lift it out first ([`crate::neighbor::carry::HistoryRows::from_list`]
+    /// or, on a single rank, [`crate::neighbor::carry::PairRecords::from_list`]).
+    pub fn rebuild(&mut self, p: &Particles, reach: f64, history_len: usize) {
+        let mut scratch = std::mem::take(&mut self.scratch);
+        let BuildScratch {
+            images,
+            grid,
+            cells,
+            near,
+            who,
+            blocks,
+        } = &mut scratch;
+        images.clear();
+        images.extend(p.x.iter().zip(&p.shift).map(|(&x, &s)| x + s));
+        // A hair more than the longest cut, so that a pair just within it is
+        // never split across more cells than the stencil reaches by the
+        // rounding of the cell coordinates.
+        let cell = (2.0 * p.max_radius() + reach) * (1.0 + 1e-9);
+        grid.rebin(images, cell.max(f64::MIN_POSITIVE), SEARCH_SPLIT, cells);
+        // The candidates in cell order, so that each cell's are read in sequence:
+        // image position and radius, and (local index, frozen).
+        let slots = grid.items();
+        near.clear();
+        near.extend(
+            slots
+                .iter()
+                .map(|&q| images[q as usize].extend(p.radius[q as usize])),
+        );
+        who.clear();
+        who.extend(
+            slots
+                .iter()
+                .map(|&q| (p.id[q as usize], q, p.frozen[q as usize])),
+        );
+        let n = p.n_owned;
+        blocks.resize_with(n.div_ceil(BLOCK), BlockRows::default);
+        let (images, grid, near, who) = (&*images, &*grid, &*near, &*who);
+        let search = RowSearch {
+            p,
+            images,
+            grid,
+            near,
+            who,
+            reach,
+        };
+        blocks
+            .par_iter_mut()
+            .enumerate()
+            .for_each(|(b, rows)| search.block(b, rows));
+        let total: usize = blocks.iter().map(|b| b.entries.len()).sum();
+        self.offsets.clear();
+        self.offsets.reserve(n + 1);
+        self.offsets.push(0);
+        self.partner_id.clear();
+        self.partner_id.reserve(total);
+        self.partner.clear();
+        self.partner.reserve(total);
+        for rows in blocks.iter() {
+            for &c in &rows.counts {
+                self.offsets.push(self.offsets.last().unwrap() + c);
+            }
+            self.partner_id.extend(rows.entries.iter().map(|e| e.0));
+            self.partner.extend(rows.entries.iter().map(|e| e.1));
+        }
+        assert!(
+            self.len() < u32::MAX as usize,
+            "neighbour list of {} entries exceeds the 32-bit entry index",
+            self.len()
+        );
+        self.assign_jobs(p, blocks);
+        self.history_len = history_len;
+        self.history.clear();
+        self.history.resize(self.jobs.len() * history_len, 0.0);
+        self.active.clear();
+        self.active.resize(self.jobs.len(), false);
+        self.clear_shares();
+        self.scratch = scratch;
+    }
+}
+
+/// Sort a row's `(partner id, partner index)` entries by id (ids are unique,
+/// so that is the full order). A short row, the common case, is placed by
+/// rank (each entry goes where the number of smaller ids says) without a
+/// data-dependent branch; a long one is sorted.
+#[inline]
+pub(super) fn sort_row(row: &mut [(u64, u32)]) {
+    const SHORT: usize = 16;
+    if row.len() > SHORT {
+        return row.sort_unstable_by_key(|e| e.0);
+    }
+    let mut copy = [(0u64, 0u32); SHORT];
+    copy[..row.len()].copy_from_slice(row);
+    let copy = &copy[..row.len()];
+    for &(id, q) in copy {
+        let rank: usize = copy.iter().map(|e| (e.0 < id) as usize).sum();
+        row[rank] = (id, q);
+    }
+}
