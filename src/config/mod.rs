@@ -2,7 +2,11 @@
 //! typed parameters a run uses ([`Setup`]). Every error names the file, the key
 //! (or the TOML line) and what is allowed, and is raised before step 0.
 
+mod context;
+mod laws;
+mod particles;
 pub mod schema;
-mod validate;
+mod setup;
+mod walls;
 
-pub use validate::{LawTable, Material, OutputSettings, Setup, FIELD_NAMES};
+pub use setup::{LawTable, Material, OutputSettings, Setup, FIELD_NAMES};

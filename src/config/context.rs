@@ -1,0 +1,51 @@
+//! The checks every config section shares, with the file named in each
+//! error ([`Ctx`]).
+
+use super::setup::Material;
+use crate::error::{GravelError, Result};
+use glam::DVec3;
+use std::path::Path;
+
+pub(super) struct Ctx<'a> {
+    pub(super) file: &'a Path,
+}
+
+impl Ctx<'_> {
+    pub(super) fn err(&self, msg: impl Into<String>) -> GravelError {
+        GravelError::config(self.file, msg)
+    }
+    pub(super) fn positive(&self, key: &str, v: f64) -> Result<f64> {
+        if v.is_finite() && v > 0.0 {
+            Ok(v)
+        } else {
+            Err(self.err(format!("{key}: must be a positive number, got {v}")))
+        }
+    }
+    pub(super) fn non_negative(&self, key: &str, v: f64) -> Result<f64> {
+        if v.is_finite() && v >= 0.0 {
+            Ok(v)
+        } else {
+            Err(self.err(format!("{key}: must be zero or positive, got {v}")))
+        }
+    }
+    pub(super) fn material(&self, key: &str, name: &str, mats: &[Material]) -> Result<u32> {
+        mats.iter()
+            .position(|m| m.name == name)
+            .map(|k| k as u32)
+            .ok_or_else(|| {
+                let known: Vec<&str> = mats.iter().map(|m| m.name.as_str()).collect();
+                self.err(format!(
+                    "{key}: unknown material `{name}`; defined materials: [{}]",
+                    known.join(", ")
+                ))
+            })
+    }
+    pub(super) fn unit(&self, key: &str, v: [f64; 3]) -> Result<DVec3> {
+        let d = DVec3::from_array(v);
+        let l = d.length();
+        if !(l.is_finite() && l > 0.0) {
+            return Err(self.err(format!("{key}: must be a non-zero vector, got {v:?}")));
+        }
+        Ok(d / l)
+    }
+}

@@ -1,0 +1,366 @@
+//! `[[particles]]`: the initial particles and the pouring sources, checked
+//! inside the box and free of overlaps.
+
+use super::context::Ctx;
+use super::schema::*;
+use super::setup::Material;
+use super::walls::region;
+use crate::error::Result;
+use crate::geometry::domain::Domain;
+use crate::insert::{self, Placer, PourSource, RadiusRange};
+use crate::state::particles::ParticleRecord;
+use glam::DVec3;
+use std::path::Path;
+
+pub(super) fn radius_range(cx: &Ctx, key: &str, r: &RadiusSpec) -> Result<RadiusRange> {
+    match *r {
+        RadiusSpec::Fixed(v) => {
+            let v = cx.positive(&format!("{key}.radius"), v)?;
+            Ok(RadiusRange { min: v, max: v })
+        }
+        RadiusSpec::Range { min, max } => {
+            let (min, max) = (
+                cx.positive(&format!("{key}.radius.min"), min)?,
+                cx.positive(&format!("{key}.radius.max"), max)?,
+            );
+            if min > max {
+                return Err(cx.err(format!(
+                    "{key}.radius: min ({min}) must not exceed max ({max})"
+                )));
+            }
+            Ok(RadiusRange { min, max })
+        }
+    }
+}
+
+type Inserted = (Vec<ParticleRecord>, Vec<PourSource>, u64);
+
+pub(super) fn particles(
+    cx: &Ctx,
+    blocks: &[ParticleBlock],
+    mats: &[Material],
+    domain: &Domain,
+    seed: u64,
+) -> Result<Inserted> {
+    // Ids: those of files are kept; generated ids follow the largest id of any file.
+    let mut records: Vec<ParticleRecord> = Vec::new();
+    let mut pending: Vec<(usize, Vec<ParticleRecord>)> = Vec::new();
+    let mut pours = Vec::new();
+    let max_r_all = max_block_radius(blocks);
+    let mut placer = Placer::new(max_r_all);
+    for (k, b) in blocks.iter().enumerate() {
+        let key = format!("particles[{k}]");
+        let rec = |x: DVec3, v: DVec3, w: DVec3, r: f64, m: u32, frozen: bool| ParticleRecord {
+            id: 0,
+            x,
+            v,
+            omega: w,
+            radius: r,
+            mass: ParticleRecord::sphere_mass(r, mats[m as usize].density),
+            material: m,
+            frozen,
+        };
+        let block: Vec<ParticleRecord> = match b {
+            ParticleBlock::Lattice {
+                material,
+                radius,
+                region: reg,
+                spacing,
+                count,
+                velocity,
+                frozen,
+            } => {
+                let m = cx.material(&format!("{key}.material"), material, mats)?;
+                let r = cx.positive(&format!("{key}.radius"), *radius)?;
+                let (lo, hi) = region(cx, &key, reg, domain)?;
+                let spacing = spacing.unwrap_or(2.0 * r * 1.0001);
+                if spacing < 2.0 * r {
+                    return Err(cx.err(format!("{key}.spacing: {spacing} is less than the diameter {}; spheres would overlap", 2.0 * r)));
+                }
+                let pts = insert::lattice_positions(lo, hi, r, spacing, *count);
+                if pts.is_empty() {
+                    return Err(cx.err(format!(
+                        "{key}.region: too small to hold one sphere of radius {r}"
+                    )));
+                }
+                pts.into_iter()
+                    .map(|x| {
+                        placer.add(x, r);
+                        rec(x, DVec3::from_array(*velocity), DVec3::ZERO, r, m, *frozen)
+                    })
+                    .collect()
+            }
+            ParticleBlock::Random {
+                material,
+                radius,
+                count,
+                region: reg,
+                velocity,
+                frozen,
+            } => {
+                let m = cx.material(&format!("{key}.material"), material, mats)?;
+                let rr = radius_range(cx, &key, radius)?;
+                let (lo, hi) = region(cx, &key, reg, domain)?;
+                let mut rng = insert::stream(seed, k as u64, u64::MAX);
+                let placed = insert::random_spheres(&mut rng, lo, hi, rr, *count, &mut placer);
+                if (placed.len() as u64) < *count {
+                    return Err(cx.err(format!(
+                        "{key}: could place only {} of {count} non-overlapping spheres in the region; enlarge the region or lower `count`",
+                        placed.len()
+                    )));
+                }
+                placed
+                    .into_iter()
+                    .map(|(x, r)| rec(x, DVec3::from_array(*velocity), DVec3::ZERO, r, m, *frozen))
+                    .collect()
+            }
+            ParticleBlock::Pour {
+                material,
+                radius,
+                rate,
+                until,
+                count,
+                region: reg,
+                velocity,
+                interval,
+            } => {
+                let m = cx.material(&format!("{key}.material"), material, mats)?;
+                let rr = radius_range(cx, &key, radius)?;
+                let (lo, hi) = region(cx, &key, reg, domain)?;
+                if interval == &Some(0) {
+                    return Err(cx.err(format!("{key}.interval: must be at least 1 step")));
+                }
+                pours.push(PourSource {
+                    block: k as u64,
+                    material: m,
+                    density: mats[m as usize].density,
+                    radius: rr,
+                    rate: cx.positive(&format!("{key}.rate"), *rate)?,
+                    until: cx.non_negative(&format!("{key}.until"), *until)?,
+                    count: *count,
+                    lo,
+                    hi,
+                    velocity: DVec3::from_array(*velocity),
+                    interval: interval.unwrap_or(50),
+                    inserted: 0,
+                });
+                Vec::new()
+            }
+            ParticleBlock::List {
+                material,
+                radius,
+                position,
+                velocity,
+                omega,
+                frozen,
+            } => {
+                let m = cx.material(&format!("{key}.material"), material, mats)?;
+                let n = position.len();
+                let radii: Vec<f64> = match radius {
+                    ListRadius::One(r) => vec![*r; n],
+                    ListRadius::Each(v) => v.clone(),
+                };
+                let per = |name: &str, v: &Option<Vec<[f64; 3]>>| -> Result<Vec<DVec3>> {
+                    match v {
+                        None => Ok(vec![DVec3::ZERO; n]),
+                        Some(v) if v.len() == n => {
+                            Ok(v.iter().map(|a| DVec3::from_array(*a)).collect())
+                        }
+                        Some(v) => Err(cx.err(format!(
+                            "{key}.{name}: has {} entries but `position` has {n}",
+                            v.len()
+                        ))),
+                    }
+                };
+                if radii.len() != n {
+                    return Err(cx.err(format!(
+                        "{key}.radius: has {} entries but `position` has {n}",
+                        radii.len()
+                    )));
+                }
+                let (vel, om) = (per("velocity", velocity)?, per("omega", omega)?);
+                let mut out = Vec::with_capacity(n);
+                for i in 0..n {
+                    let r = cx.positive(&format!("{key}.radius[{i}]"), radii[i])?;
+                    placer.add(DVec3::from_array(position[i]), r);
+                    out.push(rec(
+                        DVec3::from_array(position[i]),
+                        vel[i],
+                        om[i],
+                        r,
+                        m,
+                        *frozen,
+                    ));
+                }
+                out
+            }
+            ParticleBlock::File { path, material } => {
+                let m = cx.material(&format!("{key}.material"), material, mats)?;
+                let full = cx.file.parent().unwrap_or(Path::new(".")).join(path);
+                let text = std::fs::read_to_string(&full).map_err(|e| {
+                    cx.err(format!("{key}.path: cannot read `{}`: {e}", full.display()))
+                })?;
+                let recs = insert::parse_csv(&text, m)
+                    .map_err(|e| cx.err(format!("{key}.path: `{}` {e}", full.display())))?;
+                for r in &recs {
+                    placer.add(r.x, r.radius);
+                }
+                records.extend(recs);
+                continue;
+            }
+        };
+        pending.push((k, block));
+    }
+    let mut seen = std::collections::HashSet::with_capacity(records.len());
+    for r in &records {
+        if !seen.insert(r.id) {
+            return Err(cx.err(format!(
+                "particles: id {} appears twice in the particle files",
+                r.id
+            )));
+        }
+    }
+    let mut next_id = records.iter().map(|r| r.id + 1).max().unwrap_or(0);
+    let mut all = records;
+    for (_, block) in pending {
+        for mut r in block {
+            r.id = next_id;
+            next_id += 1;
+            all.push(r);
+        }
+    }
+    for r in &all {
+        check_inside(cx, r, domain)?;
+    }
+    Ok((all, pours, next_id))
+}
+
+pub(super) fn max_block_radius(blocks: &[ParticleBlock]) -> f64 {
+    let spec = |r: &RadiusSpec| match *r {
+        RadiusSpec::Fixed(v) => v,
+        RadiusSpec::Range { max, .. } => max,
+    };
+    blocks
+        .iter()
+        .map(|b| match b {
+            ParticleBlock::Lattice { radius, .. } => *radius,
+            ParticleBlock::Random { radius, .. } | ParticleBlock::Pour { radius, .. } => {
+                spec(radius)
+            }
+            ParticleBlock::List {
+                radius: ListRadius::One(r),
+                ..
+            } => *r,
+            ParticleBlock::List {
+                radius: ListRadius::Each(v),
+                ..
+            } => v.iter().copied().fold(0.0, f64::max),
+            ParticleBlock::File { .. } => 0.0,
+        })
+        .filter(|r| r.is_finite())
+        .fold(0.0, f64::max)
+}
+
+pub(super) fn check_inside(cx: &Ctx, r: &ParticleRecord, d: &Domain) -> Result<()> {
+    let finite = r.x.is_finite() && r.v.is_finite() && r.omega.is_finite();
+    let inside = (0..3).all(|a| {
+        if d.periodic[a] {
+            r.x[a] >= d.lo[a] && r.x[a] < d.hi[a]
+        } else {
+            r.x[a] >= d.lo[a] && r.x[a] <= d.hi[a]
+        }
+    });
+    if !finite || !inside {
+        return Err(cx.err(format!(
+            "particles: particle id {} at {:?} lies outside the domain {:?}..{:?} (or has a non-finite value)",
+            r.id,
+            r.x.to_array(),
+            d.lo.to_array(),
+            d.hi.to_array()
+        )));
+    }
+    Ok(())
+}
+
+/// Refuse overlapping initial particles when a `list` block is present
+/// (generated blocks never overlap), periodic images included: two spheres
+/// near opposite faces of a periodic axis touch through the boundary.
+pub(super) fn check_overlaps(
+    cx: &Ctx,
+    blocks: &[ParticleBlock],
+    all: &[ParticleRecord],
+    domain: &Domain,
+) -> Result<()> {
+    if !blocks
+        .iter()
+        .any(|b| matches!(b, ParticleBlock::List { .. }))
+    {
+        return Ok(());
+    }
+    let max_r = all.iter().map(|p| p.radius).fold(0.0, f64::max);
+    let mut grid: std::collections::HashMap<[i64; 3], Vec<usize>> =
+        std::collections::HashMap::new();
+    let cell = 2.0 * max_r;
+    let key = |x: DVec3| {
+        let c = (x / cell).floor();
+        [c.x as i64, c.y as i64, c.z as i64]
+    };
+    for (k, p) in all.iter().enumerate() {
+        grid.entry(key(p.x)).or_default().push(k);
+    }
+    let len = domain.length();
+    for (k, p) in all.iter().enumerate() {
+        // The particle and its periodic images near a periodic face.
+        let mut shifts = vec![DVec3::ZERO];
+        for a in 0..3 {
+            if !domain.periodic[a] {
+                continue;
+            }
+            let mut axis = DVec3::ZERO;
+            if p.x[a] - domain.lo[a] < cell {
+                axis[a] = len[a];
+            } else if domain.hi[a] - p.x[a] < cell {
+                axis[a] = -len[a];
+            } else {
+                continue;
+            }
+            let images: Vec<DVec3> = shifts.iter().map(|&s| s + axis).collect();
+            shifts.extend(images);
+        }
+        for (si, &shift) in shifts.iter().enumerate() {
+            let y = p.x + shift;
+            let c = key(y);
+            for dz in -1..=1 {
+                for dy in -1..=1 {
+                    for dx in -1..=1 {
+                        for &q in grid
+                            .get(&[c[0] + dx, c[1] + dy, c[2] + dz])
+                            .into_iter()
+                            .flatten()
+                        {
+                            let o = &all[q];
+                            let later = if si == 0 { q > k } else { q != k };
+                            let d = (o.x - y).length();
+                            if later && d < o.radius + p.radius {
+                                let through = if si == 0 {
+                                    String::new()
+                                } else {
+                                    " through a periodic boundary".to_string()
+                                };
+                                return Err(cx.err(format!(
+                                    "particles: particles id {} at {:?} and id {} at {:?} overlap{through} (distance {d} < sum of radii {}); initial particles must not overlap",
+                                    p.id,
+                                    p.x.to_array(),
+                                    o.id,
+                                    o.x.to_array(),
+                                    o.radius + p.radius
+                                )));
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,408 @@
+//! The validated parameters of a run ([`Setup`]) and the top of the
+//! validation: the config's sections in order, each checked by its own
+//! module, then what is derived from them (time step, time scales).
+
+use super::context::Ctx;
+use super::laws::law_table;
+use super::particles::{check_overlaps, particles};
+use super::schema::*;
+use super::walls::walls;
+use crate::contact::normal::HookeDamping;
+use crate::contact::{ContactLaw, NormalModel};
+use crate::error::{GravelError, Result};
+use crate::geometry::domain::Domain;
+use crate::geometry::walls::Wall;
+use crate::insert::PourSource;
+use crate::integrate::timestep::TimeScales;
+use crate::state::particles::ParticleRecord;
+use glam::DVec3;
+use std::path::{Path, PathBuf};
+
+/// Per-particle fields that `[output] fields` may request.
+pub const FIELD_NAMES: [&str; 4] = ["velocity", "omega", "force", "torque"];
+
+/// A validated material.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Material {
+    /// Name.
+    pub name: String,
+    /// Density.
+    pub density: f64,
+    /// Young's modulus, if given.
+    pub youngs_modulus: Option<f64>,
+    /// Poisson's ratio, if given.
+    pub poisson_ratio: Option<f64>,
+}
+
+/// The contact law of every material pair.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LawTable {
+    /// Number of materials.
+    pub n: usize,
+    /// `laws[a * n + b]`, symmetric.
+    pub laws: Vec<ContactLaw>,
+    /// History values per contact (the largest any law needs).
+    pub history_len: usize,
+}
+
+impl LawTable {
+    /// The law between materials `a` and `b`.
+    #[inline]
+    pub fn get(&self, a: u32, b: u32) -> &ContactLaw {
+        &self.laws[a as usize * self.n + b as usize]
+    }
+}
+
+/// Validated `[output]`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OutputSettings {
+    /// Output directory.
+    pub dir: PathBuf,
+    /// Steps between frames (0: only the last).
+    pub every: u64,
+    /// Extra fields.
+    pub fields: Vec<String>,
+    /// Steps between thermo rows.
+    pub thermo_every: u64,
+    /// Steps between checkpoints (0: only the final one).
+    pub checkpoint_every: u64,
+}
+
+/// Everything a run needs, validated and in SI units.
+#[derive(Debug, Clone)]
+pub struct Setup {
+    /// The config file.
+    pub config_path: PathBuf,
+    /// The config text as read.
+    pub config_text: String,
+    /// Output file stem.
+    pub name: String,
+    /// Time step.
+    pub dt: f64,
+    /// Number of steps.
+    pub steps: u64,
+    /// Seed.
+    pub seed: u64,
+    /// Gravity.
+    pub gravity: DVec3,
+    /// The box.
+    pub domain: Domain,
+    /// Neighbour skin.
+    pub skin: f64,
+    /// Extra interaction range beyond `R_i + R_j` (WCA), added to the skin.
+    pub range_pad: f64,
+    /// Rayon threads (0 = all).
+    pub threads: usize,
+    /// Rank grid, if given.
+    pub grid: Option<[u32; 3]>,
+    /// Materials.
+    pub materials: Vec<Material>,
+    /// Contact laws.
+    pub laws: LawTable,
+    /// Walls.
+    pub walls: Vec<Wall>,
+    /// Particles present at step 0.
+    pub initial: Vec<ParticleRecord>,
+    /// Pouring sources.
+    pub pours: Vec<PourSource>,
+    /// The first id free for inserted particles.
+    pub next_id: u64,
+    /// Largest radius any particle can have.
+    pub max_radius: f64,
+    /// Derived time scales.
+    pub time_scales: TimeScales,
+    /// Output settings.
+    pub output: OutputSettings,
+}
+
+impl Setup {
+    /// Read and validate a config file.
+    pub fn from_file(path: &Path) -> Result<Self> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| GravelError::config(path, format!("cannot read the config file: {e}")))?;
+        Self::from_str(path, &text)
+    }
+
+    /// Validate config text (`path` is used in messages and to resolve relative file paths).
+    pub fn from_str(path: &Path, text: &str) -> Result<Self> {
+        let cfg: Config = toml::from_str(text)
+            .map_err(|e| GravelError::config(path, format!("{e}").trim_end().to_string()))?;
+        build(path, text, cfg)
+    }
+}
+
+pub(super) fn build(path: &Path, text: &str, cfg: Config) -> Result<Setup> {
+    let cx = Ctx { file: path };
+    let materials = materials(&cx, &cfg.material)?;
+    let lo = DVec3::from_array(cfg.domain.lo);
+    let hi = DVec3::from_array(cfg.domain.hi);
+    if !(lo.is_finite() && hi.is_finite() && lo.cmplt(hi).all()) {
+        return Err(cx.err(format!(
+            "domain: `lo` must be below `hi` on every axis, got lo = {:?}, hi = {:?}",
+            cfg.domain.lo, cfg.domain.hi
+        )));
+    }
+    let domain = Domain {
+        lo,
+        hi,
+        periodic: cfg.domain.periodic,
+    };
+    let laws = law_table(&cx, &cfg.contact, &materials)?;
+    let walls = walls(&cx, &cfg.wall, &materials)?;
+    for (k, w) in walls.iter().enumerate() {
+        for a in 0..materials.len() as u32 {
+            if !laws.get(a, w.material).normal.has_stiffness() {
+                return Err(cx.err(format!("wall[{k}]: walls need an overlap-based normal model (hooke or hertz); the law between `{}` and `{}` is wca", materials[a as usize].name, materials[w.material as usize].name)));
+            }
+        }
+    }
+    let (initial, pours, next_id) =
+        particles(&cx, &cfg.particles, &materials, &domain, cfg.run.seed)?;
+    // Stochastic friction is for particle–particle contacts: refuse it
+    // between a wall and any material that particles use.
+    for (k, w) in walls.iter().enumerate() {
+        let used = initial
+            .iter()
+            .map(|p| p.material)
+            .chain(pours.iter().map(|s| s.material));
+        for a in used {
+            if laws.get(a, w.material).stochastic.is_some() {
+                return Err(cx.err(format!("wall[{k}]: stochastic friction acts on particle–particle contacts only, but the law between `{}` and the wall material `{}` has it; give the wall its own material with a [[contact.pair]] that sets stochastic = {{ model = \"none\" }}", materials[a as usize].name, materials[w.material as usize].name)));
+            }
+        }
+    }
+    let max_radius = initial
+        .iter()
+        .map(|p| p.radius)
+        .chain(pours.iter().map(|s| s.radius.max))
+        .fold(0.0, f64::max);
+    if max_radius == 0.0 {
+        return Err(cx.err("particles: no particles are defined (add a [[particles]] block)"));
+    }
+    let skin = match cfg.domain.skin {
+        Some(s) => cx.positive("domain.skin", s)?,
+        None => 0.1 * 2.0 * max_radius,
+    };
+    let min_radius = initial
+        .iter()
+        .map(|p| p.radius)
+        .chain(pours.iter().map(|s| s.radius.min))
+        .fold(f64::INFINITY, f64::min);
+    let range_pad = laws
+        .laws
+        .iter()
+        .map(|l| (l.normal.range(min_radius, min_radius) - 2.0 * min_radius).max(0.0))
+        .fold(0.0, f64::max);
+    let reach = 2.0 * max_radius + range_pad + skin;
+    let len = domain.length();
+    for a in 0..3 {
+        if domain.periodic[a] && len[a] <= 2.0 * reach {
+            return Err(cx.err(format!(
+                "domain: the periodic length along {} ({}) must exceed twice the interaction range 2·(2 R_max + skin) = {}",
+                ["x", "y", "z"][a],
+                len[a],
+                2.0 * reach
+            )));
+        }
+    }
+    check_overlaps(&cx, &cfg.particles, &initial, &domain)?;
+    let time_scales = time_scales(&laws, &materials, &initial, &pours);
+    let dt = match &cfg.run.dt {
+        DtSpec::Fixed(v) => cx.positive("run.dt", *v)?,
+        DtSpec::Word(w) if w == "auto" => time_scales.auto,
+        DtSpec::Word(w) => {
+            return Err(cx.err(format!(
+                "run.dt: must be a number of seconds or \"auto\", got \"{w}\""
+            )))
+        }
+    };
+    if dt > time_scales.stable && !cfg.run.allow_large_dt {
+        return Err(cx.err(format!(
+            "run.dt: {dt:e} s exceeds the stable limit {:e} s ({} {:e} s); lower dt, use dt = \"auto\", or set run.allow_large_dt = true",
+            time_scales.stable, time_scales.kind, time_scales.critical
+        )));
+    }
+    let steps = match (cfg.run.steps, cfg.run.time) {
+        (Some(s), None) => s,
+        (None, Some(t)) => steps_covering(cx.non_negative("run.time", t)?, dt),
+        _ => return Err(cx.err("run: give exactly one of `steps` or `time`")),
+    };
+    let gravity = DVec3::from_array(cfg.run.gravity);
+    if !gravity.is_finite() {
+        return Err(cx.err("run.gravity: must be finite"));
+    }
+    if cfg.run.name.is_empty() || cfg.run.name.contains(['/', '\\']) {
+        return Err(cx.err(format!(
+            "run.name: must be a non-empty file stem without slashes, got `{}`",
+            cfg.run.name
+        )));
+    }
+    let output = output(&cx, &cfg.output)?;
+    Ok(Setup {
+        config_path: path.to_path_buf(),
+        config_text: text.to_string(),
+        name: cfg.run.name,
+        dt,
+        steps,
+        seed: cfg.run.seed,
+        gravity,
+        domain,
+        skin,
+        range_pad,
+        threads: cfg.parallel.threads,
+        grid: cfg.parallel.grid,
+        materials,
+        laws,
+        walls,
+        initial,
+        pours,
+        next_id,
+        max_radius,
+        time_scales,
+        output,
+    })
+}
+
+pub(super) fn materials(cx: &Ctx, cfg: &[MaterialConfig]) -> Result<Vec<Material>> {
+    if cfg.is_empty() {
+        return Err(cx.err("material: at least one [[material]] is required"));
+    }
+    let mut out: Vec<Material> = Vec::new();
+    for (k, m) in cfg.iter().enumerate() {
+        let key = format!("material[{k}]");
+        if out.iter().any(|o| o.name == m.name) {
+            return Err(cx.err(format!(
+                "{key}.name: material `{}` is defined twice",
+                m.name
+            )));
+        }
+        cx.positive(&format!("{key}.density"), m.density)?;
+        if let Some(e) = m.youngs_modulus {
+            cx.positive(&format!("{key}.youngs_modulus"), e)?;
+        }
+        if let Some(nu) = m.poisson_ratio {
+            if !(-1.0 < nu && nu <= 0.5) {
+                return Err(cx.err(format!(
+                    "{key}.poisson_ratio: must lie in (-1, 0.5], got {nu}"
+                )));
+            }
+        }
+        out.push(Material {
+            name: m.name.clone(),
+            density: m.density,
+            youngs_modulus: m.youngs_modulus,
+            poisson_ratio: m.poisson_ratio,
+        });
+    }
+    Ok(out)
+}
+
+pub(super) fn elastic(cx: &Ctx, key: &str, m: &Material) -> Result<(f64, f64)> {
+    match (m.youngs_modulus, m.poisson_ratio) {
+        (Some(e), Some(nu)) => Ok((e, nu)),
+        _ => Err(cx.err(format!(
+            "{key}: needs `youngs_modulus` and `poisson_ratio` of material `{}`",
+            m.name
+        ))),
+    }
+}
+
+/// The number of steps of `dt` that covers `time`: `time/dt` rounded up,
+/// except that a ratio within a few ulps of a whole number (2e-3 / 1e-6 =
+/// 2000.0000000000002 in floating point) is that whole number.
+pub(super) fn steps_covering(time: f64, dt: f64) -> u64 {
+    let ratio = time / dt;
+    let whole = ratio.round();
+    if (ratio - whole).abs() <= 4.0 * f64::EPSILON * whole.max(1.0) {
+        whole as u64
+    } else {
+        ratio.ceil() as u64
+    }
+}
+
+pub(super) fn time_scales(
+    laws: &LawTable,
+    mats: &[Material],
+    initial: &[ParticleRecord],
+    pours: &[PourSource],
+) -> TimeScales {
+    // The smallest particle of each material sets the stiffest time scale.
+    let n = mats.len();
+    let mut smallest = vec![(f64::INFINITY, f64::INFINITY); n];
+    for p in initial {
+        let s = &mut smallest[p.material as usize];
+        if p.radius < s.0 {
+            *s = (p.radius, p.mass);
+        }
+    }
+    for s in pours {
+        let e = &mut smallest[s.material as usize];
+        if s.radius.min < e.0 {
+            *e = (
+                s.radius.min,
+                ParticleRecord::sphere_mass(s.radius.min, s.density),
+            );
+        }
+    }
+    let mut best: Option<TimeScales> = None;
+    for a in 0..n {
+        let (r, m) = smallest[a];
+        if !r.is_finite() {
+            continue;
+        }
+        for b in 0..n {
+            let ts = match laws.get(a as u32, b as u32).normal {
+                NormalModel::Hertz { .. } => {
+                    match (mats[a].youngs_modulus, mats[a].poisson_ratio) {
+                        (Some(e), Some(nu)) => TimeScales::rayleigh(r, mats[a].density, e, nu),
+                        _ => continue,
+                    }
+                }
+                NormalModel::Hooke {
+                    stiffness, damping, ..
+                } => {
+                    let m_eff = 0.5 * m;
+                    let gamma = match damping {
+                        HookeDamping::Restitution { beta } => {
+                            2.0 * beta * (stiffness * m_eff).sqrt()
+                        }
+                        HookeDamping::Rate { rate } => rate * m_eff,
+                    };
+                    TimeScales::hooke(stiffness, gamma, m_eff)
+                }
+                NormalModel::Wca { epsilon, sigma } => TimeScales::wca(sigma, epsilon, m),
+            };
+            best = Some(match best {
+                Some(b) => b.min(ts),
+                None => ts,
+            });
+        }
+    }
+    best.unwrap_or(TimeScales {
+        critical: f64::INFINITY,
+        stable: f64::INFINITY,
+        auto: f64::INFINITY,
+        kind: "none",
+    })
+}
+
+pub(super) fn output(cx: &Ctx, o: &OutputConfig) -> Result<OutputSettings> {
+    for (k, f) in o.fields.iter().enumerate() {
+        if !FIELD_NAMES.contains(&f.as_str()) {
+            return Err(cx.err(format!(
+                "output.fields[{k}]: unknown field `{f}`; allowed: {}",
+                FIELD_NAMES.join(", ")
+            )));
+        }
+    }
+    if o.thermo_every == 0 {
+        return Err(cx.err("output.thermo_every: must be at least 1"));
+    }
+    Ok(OutputSettings {
+        dir: PathBuf::from(&o.dir),
+        every: o.every,
+        fields: o.fields.clone(),
+        thermo_every: o.thermo_every,
+        checkpoint_every: o.checkpoint_every,
+    })
+}
