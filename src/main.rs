@@ -8,6 +8,7 @@ use gravel::parallel::comm::Comm;
 use gravel::parallel::comm::SerialComm;
 use gravel::parallel::grid::Decomposition;
 use gravel::run::{run_with, RunOptions};
+use gravel::sim::Stage;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -191,12 +192,15 @@ fn dispatch(cmd: Command, comm: Box<dyn Comm>) -> Result<(), GravelError> {
                     s.threads,
                     s.particle_steps_per_second_per_core() / 1e6
                 );
+                let spent = |stage| s.timers.spent(stage).as_secs_f64();
                 println!(
-                    "time: force {:.2} s, neighbor {:.2} s ({} rebuilds), integrate {:.2} s; hot loops: {}",
-                    s.timers.force.as_secs_f64(),
-                    s.timers.neighbor.as_secs_f64(),
+                    "time: force {:.2} s, neighbor {:.2} s ({} rebuilds), integrate {:.2} s, insert {:.2} s, output {:.2} s; hot loops: {}",
+                    spent(Stage::Force),
+                    spent(Stage::Neighbor),
                     s.timers.rebuilds,
-                    s.timers.integrate.as_secs_f64(),
+                    spent(Stage::Integrate),
+                    spent(Stage::Insert),
+                    spent(Stage::Output),
                     gravel::simd::isa::active().name()
                 );
                 if s.ranks > 1 {

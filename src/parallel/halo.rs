@@ -131,9 +131,17 @@ impl Halo {
             .collect();
     }
 
-    /// Copy positions, velocities and angular velocities from the owners
-    /// (a collective call when there are peers).
+    /// Copy positions, velocities and angular velocities from the owners,
+    /// and refresh the ghosts' packed images ([`Particles::packed`]), which
+    /// the copy invalidates (a collective call when there are peers).
     pub fn update(&self, p: &mut Particles, comm: &dyn Comm) {
+        self.copy_from_owners(p, comm);
+        let n = p.n_owned;
+        p.refresh_packed_from(n);
+    }
+
+    /// The copy of [`Self::update`].
+    fn copy_from_owners(&self, p: &mut Particles, comm: &dyn Comm) {
         let n = p.n_owned;
         for (g, &s) in self.local_source.iter().enumerate() {
             let s = s as usize;

@@ -9,7 +9,8 @@ use crate::io::checkpoint;
 use crate::io::h5out::{Frame, OutputFile};
 use crate::io::IoError;
 use crate::parallel::comm::{Comm, SerialComm};
-use crate::sim::{Simulation, Timers};
+use crate::sim::timers::Lap;
+use crate::sim::{Simulation, Stage, Timers};
 use crate::state::pack::{Pack, Unpack};
 use crate::state::snapshot::Compat;
 use std::io::IsTerminal;
@@ -135,6 +136,7 @@ fn drive(
             out.flush()?;
             return Err(e);
         }
+        let mut clock = Lap::start();
         out.record(&sim, total)?;
         if ckpt_every > 0 && sim.step % ckpt_every == 0 && sim.step < total {
             write_checkpoint(&sim, &mut out, &ckpt_path)?;
@@ -147,21 +149,24 @@ fn drive(
                 write_dump(&sim, &PathBuf::from(name))?;
             }
         }
+        sim.timers.add(Stage::Output, clock.lap());
     }
     let seconds = start.elapsed().as_secs_f64();
     progress.finish();
+    let mut clock = Lap::start();
     write_checkpoint(&sim, &mut out, &ckpt_path)?;
     let particles = sim.comm().sum_u64(sim.particles.n_owned as u64);
     if let Some(path) = &opts.dump_state {
         write_dump(&sim, path)?;
     }
+    sim.timers.add(Stage::Output, clock.lap());
     let mine = {
         let mut b = Vec::new();
         b.put_u64(sim.particles.n_owned as u64);
         b.put_u64(sim.ghosts() as u64);
         b.put_f64(seconds);
         b.put_f64(sim.timers.comm.as_secs_f64());
-        b.put_f64(sim.timers.force.as_secs_f64());
+        b.put_f64(sim.timers.spent(Stage::Force).as_secs_f64());
         b
     };
     let per_rank = sim

@@ -1,0 +1,231 @@
+//! Checkpoints: the state as a rank-agnostic [`Snapshot`], and back, on
+//! any number of ranks.
+
+use super::timers::Timers;
+use super::Simulation;
+use crate::config::Setup;
+use crate::force;
+use crate::neighbor::{self, NeighborList};
+use crate::parallel::comm::Comm;
+use crate::parallel::grid::{halo_width, Decomposition};
+use crate::parallel::halo::Halo;
+use crate::state::history::WallHistory;
+use crate::state::particles::{ParticleRecord, Particles};
+use crate::state::snapshot::{Compat, Snapshot};
+
+impl Simulation {
+    /// The state of the run as a [`Snapshot`]: particles sorted by id with their
+    /// reference positions `x_ref`, force and torque, every contact-history record
+    /// with a non-zero bit keyed by global ids, and the run's scalars. With several
+    /// ranks the per-particle parts of all ranks are gathered and merged on rank 0;
+    /// the other ranks get only their own part. Collective.
+    pub fn snapshot(&self) -> Snapshot {
+        let mut s = self.local_snapshot();
+        if self.comm.size() > 1 {
+            if let Some(parts) = self.comm.gather(&s.pack_particles()) {
+                s.merge_particles(&parts);
+            }
+        }
+        s
+    }
+
+    fn local_snapshot(&self) -> Snapshot {
+        let p = &self.particles;
+        let nl = &self.neighbors;
+        let n = p.n_owned;
+        let h = nl.history_len;
+        let nw = self.setup.walls.len();
+        let mut order: Vec<usize> = (0..n).collect();
+        order.sort_unstable_by_key(|&k| p.id[k]);
+        let mut s = Snapshot {
+            step: self.step,
+            time: self.time(),
+            seed: self.setup.seed,
+            dt: self.setup.dt,
+            next_id: self.next_id,
+            history_len: h,
+            walls: nw,
+            pour_inserted: self.setup.pours.iter().map(|s| s.inserted).collect(),
+            config_text: self.setup.config_text.clone(),
+            compat: Compat::of(&self.setup),
+            ..Default::default()
+        };
+        let nonzero = |rec: &[f64]| rec.iter().any(|v| v.to_bits() != 0);
+        for &k in &order {
+            s.particles.push(p.record(k));
+            s.x_ref.push(self.x_ref[k]);
+            s.force.push(p.force[k]);
+            s.torque.push(p.torque[k]);
+            for e in nl.offsets[k]..nl.offsets[k + 1] {
+                let rec = nl.record(e);
+                if nonzero(rec) {
+                    s.pair_keys.push((p.id[k], nl.partner_id[e]));
+                    s.pair_values.extend_from_slice(rec);
+                }
+            }
+            for w in 0..nw {
+                let rec = self.wall_history.record(k, w);
+                if nonzero(rec) {
+                    s.wall_keys.push((p.id[k], w as u32));
+                    s.wall_values.extend_from_slice(rec);
+                }
+            }
+        }
+        s
+    }
+
+    /// Continue a run from `snap` with the (compatible) `setup`: the particles, their
+    /// forces and history are restored exactly, and the ghosts and the neighbour list
+    /// are rebuilt from the reference positions `x_ref` — exactly the list of the last
+    /// rebuild before the snapshot, without wrapping and without resetting `x_ref` —
+    /// so the next rebuild falls on the same step as in an uninterrupted run.
+    ///
+    /// Checking that `setup` is compatible (see [`Compat`]) is the caller's job; this
+    /// only refuses a snapshot that does not fit it. Returns what is wrong.
+    pub fn from_snapshot(
+        mut setup: Setup,
+        comm: Box<dyn Comm>,
+        snap: &Snapshot,
+    ) -> std::result::Result<Self, String> {
+        snap.check()?;
+        let h = setup.laws.history_len;
+        let nw = setup.walls.len();
+        if snap.history_len != h
+            || snap.walls != nw
+            || snap.pour_inserted.len() != setup.pours.len()
+        {
+            return Err(format!(
+                "the checkpoint has {} history values per contact, {} walls and {} pouring sources; the config has {h}, {nw} and {}",
+                snap.history_len,
+                snap.walls,
+                snap.pour_inserted.len(),
+                setup.pours.len()
+            ));
+        }
+        if let Some(r) = snap
+            .particles
+            .iter()
+            .find(|r| r.material as usize >= setup.materials.len())
+        {
+            return Err(format!(
+                "particle id {} has material index {}, but the config defines {} materials",
+                r.id,
+                r.material,
+                setup.materials.len()
+            ));
+        }
+        for (src, &done) in setup.pours.iter_mut().zip(&snap.pour_inserted) {
+            src.inserted = done;
+        }
+        let decomp = if comm.size() == 1 {
+            Decomposition::single(&setup.domain)
+        } else {
+            Decomposition::choose(&setup, comm.size(), comm.rank()).map_err(|e| e.to_string())?
+        };
+        // This rank's particles: those whose position at the last rebuild (when
+        // ownership was last decided) lies in its subdomain.
+        let mine: Vec<usize> = (0..snap.particles.len())
+            .filter(|&i| decomp.owner(setup.domain.wrap(snap.x_ref[i])) == decomp.rank)
+            .collect();
+        let mut particles = Particles::default();
+        for &i in &mine {
+            particles.push_owned(&ParticleRecord {
+                x: snap.x_ref[i],
+                ..snap.particles[i].clone()
+            });
+        }
+        let n = particles.n_owned;
+        for (k, &i) in mine.iter().enumerate() {
+            particles.force[k] = snap.force[i];
+            particles.torque[k] = snap.torque[i];
+        }
+        // The last rebuild saw the particles at x_ref: the same spatial order, ghosts
+        // and list follow (the order does not change the trajectory, but the order of
+        // diagnostic sums follows it).
+        let reach = setup.range_pad + setup.skin;
+        let width = halo_width(&setup);
+        let perm = neighbor::spatial_order(&particles, width);
+        particles.permute_owned(&perm);
+        // Snapshot index of each local particle.
+        let source: Vec<usize> = perm.iter().map(|&k| mine[k]).collect();
+        let mut halo = Halo::default();
+        halo.build(&mut particles, &setup.domain, &decomp, comm.as_ref(), width);
+        let mut neighbors = NeighborList::build(&particles, reach, h);
+        let x_ref = particles.x[..n].to_vec();
+        for (k, &i) in source.iter().enumerate() {
+            particles.x[k] = snap.particles[i].x;
+        }
+        halo.update(&mut particles, comm.as_ref());
+        // The owned particles moved back from x_ref: their packed images too.
+        particles.refresh_packed();
+        // Pair history: rows and records are both sorted by partner id.
+        let mut first = vec![0usize; snap.particles.len() + 1];
+        let mut r = 0;
+        for (i, p) in snap.particles.iter().enumerate() {
+            while r < snap.pair_keys.len() && snap.pair_keys[r].0 == p.id {
+                r += 1;
+            }
+            first[i + 1] = r;
+        }
+        let mut problem = None;
+        'rows: for (k, &i) in source.iter().enumerate() {
+            let id = particles.id[k];
+            let (mut e, end) = (neighbors.offsets[k], neighbors.offsets[k + 1]);
+            for r in first[i]..first[i + 1] {
+                let partner = snap.pair_keys[r].1;
+                while e < end && neighbors.partner_id[e] < partner {
+                    e += 1;
+                }
+                if e == end || neighbors.partner_id[e] != partner {
+                    problem = Some(format!(
+                        "the contact-history record of particles {id} and {partner} has no pair in the rebuilt neighbour list"
+                    ));
+                    break 'rows;
+                }
+                neighbors
+                    .record_mut(e)
+                    .copy_from_slice(&snap.pair_values[r * h..(r + 1) * h]);
+            }
+        }
+        neighbors.refresh_active();
+        // Every rank must agree to go on (a refusal on one rank stops them all).
+        let mut refused = [problem.is_some() as u64];
+        comm.max_u64s(&mut refused);
+        if refused[0] != 0 {
+            return Err(problem.unwrap_or_else(|| {
+                "another rank found a contact-history record it cannot place".to_string()
+            }));
+        }
+        let mut local = vec![usize::MAX; snap.particles.len()];
+        for (k, &i) in source.iter().enumerate() {
+            local[i] = k;
+        }
+        let mut wall_history = WallHistory::new(n, nw, h);
+        for (r, &(id, w)) in snap.wall_keys.iter().enumerate() {
+            let i = snap
+                .particles
+                .binary_search_by_key(&id, |p| p.id)
+                .map_err(|_| format!("wall-history record of unknown particle {id}"))?;
+            if local[i] == usize::MAX {
+                continue; // another rank's particle
+            }
+            wall_history
+                .record_mut(local[i], w as usize)
+                .copy_from_slice(&snap.wall_values[r * h..(r + 1) * h]);
+        }
+        Ok(Simulation {
+            setup,
+            particles,
+            neighbors,
+            wall_history,
+            step: snap.step,
+            next_id: snap.next_id,
+            timers: Timers::default(),
+            decomp,
+            halo,
+            x_ref,
+            pair_results: force::PairResults::default(),
+            comm,
+        })
+    }
+}

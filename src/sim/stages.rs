@@ -1,0 +1,247 @@
+//! The stages of a step, in order: integrate (first half), insert,
+//! neighbour (rebuild or halo update), force, integrate (second half).
+
+use super::timers::{Lap, Stage};
+use super::{Carried, Simulation};
+use crate::error::{GravelError, Result};
+use crate::force::{self, ForceParams};
+use crate::insert::Placer;
+use crate::integrate;
+use crate::neighbor;
+use crate::neighbor::carry::{HistoryRows, PairRecords};
+use crate::parallel::grid::halo_width;
+use crate::parallel::migrate::migrate;
+use crate::rng::{PairNoise, Stream};
+use crate::state::pack::{Pack, Unpack};
+use glam::DVec3;
+use std::time::Instant;
+
+impl Simulation {
+    /// Advance one time step: the stages [`Stage::Integrate`] (first half
+    /// kick and drift), [`Stage::Insert`], [`Stage::Neighbor`],
+    /// [`Stage::Force`] and [`Stage::Integrate`] (second half kick), each
+    /// timed. Collective.
+    pub fn step(&mut self) -> Result<()> {
+        let mut clock = Lap::start();
+        let max_disp2 = self.first_half()?;
+        self.step += 1;
+        self.timers.add(Stage::Integrate, clock.lap());
+        let inserted = self.insert_due()?;
+        self.timers.add(Stage::Insert, clock.lap());
+        let half_skin = 0.5 * self.setup.skin;
+        self.refresh_neighbors(inserted || max_disp2 > half_skin * half_skin)?;
+        self.timers.add(Stage::Neighbor, clock.lap());
+        self.compute_forces();
+        self.timers.add(Stage::Force, clock.lap());
+        integrate::kick(&mut self.particles, self.setup.dt);
+        self.timers.add(Stage::Integrate, clock.lap());
+        Ok(())
+    }
+
+    /// The first half step: half kick and drift of every owned particle,
+    /// then one reduction that finds the lowest bad id anywhere (non-finite,
+    /// or out of the box through an open side) and the largest squared
+    /// displacement since the last rebuild, which it returns.
+    fn first_half(&mut self) -> Result<f64> {
+        let scan = integrate::kick_drift(
+            &mut self.particles,
+            self.setup.dt,
+            &self.x_ref,
+            &self.setup.domain,
+        );
+        // One reduction decides both: the lowest bad id (as MAX − id, so the
+        // maximum wins; 0 = none) and the largest displacement (its bits).
+        let tc = Instant::now();
+        let mut global = [
+            scan.bad.map_or(0, |b| u64::MAX - b.1),
+            scan.max_disp2.max(0.0).to_bits(),
+        ];
+        self.comm.max_u64s(&mut global);
+        self.timers.comm += tc.elapsed();
+        if global[0] != 0 {
+            let bad = u64::MAX - global[0];
+            return Err(match scan.bad {
+                Some((k, id)) if id == bad => self.particle_error(k, self.step + 1),
+                _ => GravelError::Elsewhere(format!(
+                    "particle id {bad} on another rank went bad on step {}",
+                    self.step + 1
+                )),
+            });
+        }
+        Ok(f64::from_bits(global[1]))
+    }
+
+    /// The neighbour stage: a rebuild when `rebuild` (a global decision:
+    /// particles were inserted, or one anywhere moved more than half the
+    /// skin), else a halo update.
+    fn refresh_neighbors(&mut self, rebuild: bool) -> Result<()> {
+        if rebuild {
+            return self.rebuild();
+        }
+        let tc = Instant::now();
+        self.halo.update(&mut self.particles, self.comm.as_ref());
+        self.timers.comm += tc.elapsed();
+        Ok(())
+    }
+
+    /// The error of owned particle `k`, found bad on `step`: what it did
+    /// (non-finite state, or left the box through an open side), where.
+    fn particle_error(&self, k: usize, step: u64) -> GravelError {
+        let p = &self.particles;
+        let (x, v) = (p.x[k], p.v[k]);
+        let cause = if !(x.is_finite() && p.v[k].is_finite() && p.omega[k].is_finite()) {
+            "its state became non-finite (NaN or infinity): the time step may be too large for the contact stiffness, or the overlap too deep".to_string()
+        } else {
+            let a = self.setup.domain.outside_axis(x).unwrap_or(0);
+            format!(
+                "it left the domain along {} (non-periodic, [{}, {}]) with no wall to stop it",
+                ["x", "y", "z"][a],
+                self.setup.domain.lo[a],
+                self.setup.domain.hi[a]
+            )
+        };
+        let rank = if self.comm.size() > 1 {
+            format!(" (rank {})", self.comm.rank())
+        } else {
+            String::new()
+        };
+        GravelError::Run(format!(
+            "particle id {}{rank} at position {:?} with velocity {:?} on step {step}: {cause}",
+            p.id[k],
+            x.to_array(),
+            v.to_array()
+        ))
+    }
+
+    /// The force stage: contact, wall and body forces on every owned
+    /// particle at the current positions.
+    pub(super) fn compute_forces(&mut self) {
+        let fp = ForceParams {
+            laws: &self.setup.laws,
+            walls: &self.setup.walls,
+            gravity: self.setup.gravity,
+            dt: self.setup.dt,
+            range_pad: self.setup.range_pad,
+            step: self.step,
+            noise: PairNoise::new(self.setup.seed, Stream::StochasticFriction),
+        };
+        force::compute(
+            &mut self.particles,
+            &mut self.neighbors,
+            self.wall_history.rows_mut(),
+            &mut self.pair_results,
+            &fp,
+        );
+    }
+
+    /// Insert the particles the pouring sources owe at the current time.
+    /// Every rank draws the same candidates against the same (gathered)
+    /// neighbourhood and keeps those it owns. Returns whether any particle
+    /// was inserted anywhere. Collective when a source is due.
+    pub(super) fn insert_due(&mut self) -> Result<bool> {
+        if self.setup.pours.is_empty() {
+            return Ok(false);
+        }
+        let time = self.time();
+        let mut any = false;
+        for s in 0..self.setup.pours.len() {
+            let src = &self.setup.pours[s];
+            if self.step % src.interval != 0 || src.owed(time) == 0 {
+                continue;
+            }
+            let margin = DVec3::splat(2.0 * self.setup.max_radius);
+            let p = &self.particles;
+            let mut near = Vec::new();
+            for k in 0..p.n_owned {
+                let x = p.x[k];
+                if x.cmpge(src.lo - margin).all() && x.cmple(src.hi + margin).all() {
+                    near.put_vec3(x);
+                    near.put_f64(p.radius[k]);
+                }
+            }
+            let mut placer = Placer::new(self.setup.max_radius);
+            let tc = Instant::now();
+            let all = if self.comm.size() > 1 {
+                self.comm.all_gather(&near)
+            } else {
+                vec![near]
+            };
+            self.timers.comm += tc.elapsed();
+            for b in &all {
+                let mut u = Unpack::new(b);
+                while !u.is_empty() {
+                    let x = u.vec3();
+                    placer.add(x, u.f64());
+                }
+            }
+            let (seed, step) = (self.setup.seed, self.step);
+            let new = self.setup.pours[s].insert(seed, step, time, &mut placer, &mut self.next_id);
+            if !new.is_empty() {
+                any = true;
+                self.particles.truncate_ghosts();
+                for r in &new {
+                    if self.decomp.owner(self.setup.domain.wrap(r.x)) == self.decomp.rank {
+                        self.particles.push_owned(r);
+                        self.wall_history.push_zeroed();
+                    }
+                }
+            }
+        }
+        Ok(any)
+    }
+
+    /// Wrap, migrate, sort spatially, rebuild ghosts and the neighbour list
+    /// (carrying history). Collective.
+    pub(super) fn rebuild(&mut self) -> Result<()> {
+        self.timers.rebuilds += 1;
+        let mut carried = match self.halo.image_sources() {
+            Some(sources) if self.comm.size() == 1 => {
+                Carried::Pairs(PairRecords::from_list(&self.neighbors, sources))
+            }
+            _ => Carried::Rows(HistoryRows::from_list(
+                &self.neighbors,
+                self.particles.n_owned,
+            )),
+        };
+        let p = &mut self.particles;
+        p.truncate_ghosts();
+        for k in 0..p.n_owned {
+            p.x[k] = self.setup.domain.wrap(p.x[k]);
+        }
+        if self.comm.size() > 1 {
+            if let Carried::Rows(rows) = carried {
+                let tc = Instant::now();
+                carried = Carried::Rows(migrate(
+                    &mut self.particles,
+                    &mut self.wall_history,
+                    rows,
+                    &self.decomp,
+                    self.comm.as_ref(),
+                    self.step,
+                )?);
+                self.timers.comm += tc.elapsed();
+            }
+        }
+        let s = &self.setup;
+        let p = &mut self.particles;
+        let width = halo_width(s);
+        let perm = neighbor::spatial_order(p, width);
+        p.permute_owned(&perm);
+        if self.wall_history.stride() > 0 {
+            self.wall_history = self.wall_history.select(&perm);
+        }
+        let tc = Instant::now();
+        self.halo
+            .build(p, &s.domain, &self.decomp, self.comm.as_ref(), width);
+        self.timers.comm += tc.elapsed();
+        self.neighbors
+            .rebuild(p, s.range_pad + s.skin, s.laws.history_len);
+        match carried {
+            Carried::Rows(rows) => rows.select(&perm).fill_list(&mut self.neighbors),
+            Carried::Pairs(pairs) => pairs.fill_list(&mut self.neighbors, &perm, &p.id),
+        }
+        p.refresh_packed();
+        self.x_ref = p.x[..p.n_owned].to_vec();
+        Ok(())
+    }
+}
