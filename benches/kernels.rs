@@ -1,5 +1,6 @@
 //! Criterion benches of the hot kernels: the contact laws
-//! (`ContactLaw::evaluate`, and four at a time, `contact::lanes`), the
+//! (`ContactLaw::evaluate_with`, one contact at a time and four at a time
+//! over `simd::lane::F64x4`), the
 //! neighbour-list build, and one whole
 //! `Simulation::step`.
 //!
@@ -9,9 +10,8 @@
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use glam::DVec3;
 use gravel::config::Setup;
-use gravel::contact::lanes::{self, ContactLanes, HookeSpringSliderLaw, LANES};
-use gravel::contact::normal::HookeDamping;
-use gravel::contact::{Body, ContactLaw, Kinematics};
+use gravel::contact::kinematics::PairBodies;
+use gravel::contact::{Body, ContactInertia, ContactLaw, Kinematics};
 use gravel::geometry::domain::Domain;
 use gravel::neighbor::carry::{HistoryRows, PairRecords};
 use gravel::neighbor::{self, NeighborList};
@@ -19,6 +19,7 @@ use gravel::parallel::comm::SerialComm;
 use gravel::parallel::grid::Decomposition;
 use gravel::parallel::halo::Halo;
 use gravel::sim::Simulation;
+use gravel::simd::lane::{F64x4, Lane};
 use gravel::state::particles::{ParticleRecord, Particles};
 use std::hint::black_box;
 use std::path::Path;
@@ -101,9 +102,10 @@ fn contact_bodies(n: usize) -> Vec<(Body, Body, DVec3, f64)> {
         .collect()
 }
 
-fn bench_contact_laws(c: &mut Criterion) {
-    let kin = contacts(CONTACTS);
-    let laws = [
+/// The laws of the contact benches: the chute's, the pour's, and the
+/// dense pack's (with rolling resistance and spinning friction).
+fn bench_laws() -> Vec<(&'static str, ContactLaw)> {
+    vec![
         (
             "hooke+spring_slider",
             law(
@@ -116,20 +118,40 @@ tangential = { model = "spring_slider", friction = 0.5, stiffness_ratio = 0.2857
             law(r#"normal = { model = "hertz", restitution = 0.5 }
 tangential = { model = "spring_slider", friction = 0.5, mindlin = true }"#),
         ),
-    ];
+        (
+            "hertz+mindlin+epsd+edem",
+            law(r#"normal = { model = "hertz", restitution = 0.5 }
+tangential = { model = "spring_slider", friction = 0.5, mindlin = true, damping_ratio = 1.0 }
+rolling = { model = "epsd", friction = 0.1, damping = 0.3 }
+spinning = { model = "edem", friction = 0.5 }"#),
+        ),
+    ]
+}
+
+/// The inertia of the couples of [`contact_bodies`]' contacts.
+fn bench_inertia() -> ContactInertia {
+    let (r, m) = (0.001, ParticleRecord::sphere_mass(0.001, 2500.0));
+    let inv_i = 1.0 / (0.4 * m * r * r);
+    ContactInertia::pair(inv_i, 1.0 / m, r, inv_i, 1.0 / m, r)
+}
+
+/// Each law one contact at a time ([`ContactLaw::evaluate_with`] over
+/// `f64`).
+fn bench_contact_laws(c: &mut Criterion) {
+    let kin = contacts(CONTACTS);
+    let inertia = bench_inertia();
     let dt = 1e-6;
     let mut group = c.benchmark_group("contact");
     group.throughput(Throughput::Elements(CONTACTS as u64));
-    for (name, law) in laws {
+    for (name, law) in bench_laws() {
         let h = law.history_len();
-        assert_eq!(h, 3, "{name}: the spring-slider keeps 3 history values");
         let mut history = vec![0.0; CONTACTS * h];
         group.bench_function(name, |b| {
             b.iter(|| {
                 let mut sum = DVec3::ZERO;
-                for (k, rec) in kin.iter().zip(history.chunks_exact_mut(h)) {
-                    let f = law.evaluate(black_box(k), dt, rec);
-                    sum += f.force_i + f.torque_i;
+                for (k, rec) in kin.iter().zip(history.chunks_exact_mut(h.max(1))) {
+                    let f = law.evaluate_with(black_box(k), dt, &mut rec[..h], || inertia);
+                    sum += DVec3::from(f.force_i + f.torque_i);
                 }
                 black_box(sum)
             });
@@ -138,55 +160,68 @@ tangential = { model = "spring_slider", friction = 0.5, mindlin = true }"#),
     group.finish();
 }
 
-/// The Hooke spring-slider of [`bench_contact_laws`] over the same
-/// contacts, four at a time ([`lanes::evaluate`]), in the baseline build
+/// Every group of four contacts once through `law`'s kernel over
+/// [`F64x4`]; the sum of forces and torques.
+#[inline(always)]
+fn all_lanes(
+    law: &ContactLaw,
+    dt: f64,
+    groups: &[PairBodies<F64x4>],
+    history: &mut [F64x4],
+) -> f64 {
+    let h = law.history_len();
+    let inertia = bench_inertia();
+    let inertia = ContactInertia {
+        rolling: F64x4::splat(inertia.rolling),
+        min: F64x4::splat(inertia.min),
+    };
+    let mut sum = 0.0;
+    for (g, rec) in groups.iter().zip(history.chunks_exact_mut(h.max(1))) {
+        let kin = Kinematics::of_pair(black_box(g));
+        let f = law.evaluate_with(&kin, dt, &mut rec[..h], || inertia);
+        sum += f.force_i.x.0.iter().sum::<f64>() + f.torque_i.z.0.iter().sum::<f64>();
+    }
+    sum
+}
+
+/// [`all_lanes`] compiled with AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn all_lanes_avx2(
+    law: &ContactLaw,
+    dt: f64,
+    groups: &[PairBodies<F64x4>],
+    history: &mut [F64x4],
+) -> f64 {
+    all_lanes(law, dt, groups, history)
+}
+
+/// Each law over the same contacts four at a time, in the baseline build
 /// and, where the processor has it, the AVX2 build.
 fn bench_contact_lanes(c: &mut Criterion) {
-    let mut groups: Vec<ContactLanes> = Vec::new();
-    for four in contact_bodies(CONTACTS).chunks_exact(LANES) {
-        let mut g = ContactLanes::default();
+    let mut groups: Vec<PairBodies<F64x4>> = Vec::new();
+    for four in contact_bodies(CONTACTS).chunks_exact(4) {
+        let mut g = PairBodies::default();
         for (l, (bi, bj, d, r)) in four.iter().enumerate() {
-            g.set(l, [bi, bj], (*d, *r), [0.0; 3]);
+            g.set_lane(l, [bi, bj], *d, *r);
         }
         groups.push(g);
     }
-    let law = HookeSpringSliderLaw {
-        stiffness: 2e3,
-        damping: HookeDamping::Restitution {
-            beta: gravel::contact::normal::damping_ratio_from_restitution(0.9),
-        },
-        no_tension: false,
-        friction: 0.5,
-        ratio: 0.2857,
-        damping_ratio: 0.5,
-    };
     let dt = 1e-6;
-    /// Every group once; the sum of forces and torques.
-    #[inline(always)]
-    fn all(law: &HookeSpringSliderLaw, dt: f64, groups: &mut [ContactLanes]) -> f64 {
-        let mut sum = 0.0;
-        for g in groups {
-            let f = lanes::evaluate(law, dt, black_box(g));
-            sum += f.force_i[0].iter().sum::<f64>() + f.torque_i[2].iter().sum::<f64>();
-        }
-        sum
-    }
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx2")]
-    fn all_avx2(law: &HookeSpringSliderLaw, dt: f64, groups: &mut [ContactLanes]) -> f64 {
-        all(law, dt, groups)
-    }
     let mut group = c.benchmark_group("contact");
     group.throughput(Throughput::Elements(CONTACTS as u64));
-    group.bench_function("hooke+spring_slider_4_lanes_baseline", |b| {
-        b.iter(|| black_box(all(&law, dt, &mut groups)));
-    });
-    #[cfg(target_arch = "x86_64")]
-    if gravel::simd::isa::processor_has_avx2() {
-        group.bench_function("hooke+spring_slider_4_lanes_avx2", |b| {
-            // SAFETY: the processor has AVX2.
-            b.iter(|| black_box(unsafe { all_avx2(&law, dt, &mut groups) }));
+    for (name, law) in bench_laws() {
+        let mut history = vec![F64x4::default(); groups.len() * law.history_len().max(1)];
+        group.bench_function(format!("{name}_4_lanes_baseline"), |b| {
+            b.iter(|| black_box(all_lanes(&law, dt, &groups, &mut history)));
         });
+        #[cfg(target_arch = "x86_64")]
+        if gravel::simd::isa::processor_has_avx2() {
+            group.bench_function(format!("{name}_4_lanes_avx2"), |b| {
+                // SAFETY: the processor has AVX2.
+                b.iter(|| black_box(unsafe { all_lanes_avx2(&law, dt, &groups, &mut history) }));
+            });
+        }
     }
     group.finish();
 }

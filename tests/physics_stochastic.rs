@@ -231,7 +231,7 @@ fn pair_noise_does_not_depend_on_evaluation_order() {
             unreachable!("no rolling or spinning: the inertia is never asked for")
         })
     };
-    let bits = |v: DVec3| [v.x.to_bits(), v.y.to_bits(), v.z.to_bits()];
+    let bits = |v: gravel::simd::lane::V3<f64>| [v.x.to_bits(), v.y.to_bits(), v.z.to_bits()];
     for step in [0u64, 1, 2, 1 << 33] {
         let forward: Vec<_> = contacts.iter().map(|c| evaluate(step, c)).collect();
         // Reverse and a fixed shuffle.

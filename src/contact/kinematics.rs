@@ -6,6 +6,7 @@
 //! put the contact point in the middle of the overlap so that the two lever
 //! arms sum to `r` and angular momentum is conserved exactly.
 
+use crate::simd::lane::{F64x4, Lane, V3};
 use glam::DVec3;
 
 /// The state of one body that a contact law reads.
@@ -23,58 +24,121 @@ pub struct Body {
     pub inv_mass: f64,
 }
 
-/// Relative kinematics of one contact (see the module docs for the notation).
+/// Relative kinematics of one contact (see the module docs for the
+/// notation), in lanes: `Kinematics<f64>` for one contact,
+/// `Kinematics<F64x4>` for four.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Kinematics {
+pub struct Kinematics<T: Lane = f64> {
     /// Unit normal from `i` to `j`.
-    pub n: DVec3,
+    pub n: V3<T>,
     /// Centre distance (for walls: the distance from the centre to the wall surface).
-    pub r: f64,
+    pub r: T,
     /// Overlap `δ`.
-    pub delta: f64,
+    pub delta: T,
     /// Overlap rate `δ̇ = −v_c·n`.
-    pub delta_dot: f64,
+    pub delta_dot: T,
     /// Lever arm of `i`, `ℓ_i = R_i − δ/2`.
-    pub lever_i: f64,
-    /// Lever arm of `j`, `ℓ_j = R_j − δ/2` (unused for walls).
-    pub lever_j: f64,
+    pub lever_i: T,
+    /// Lever arm of `j`, `ℓ_j = R_j − δ/2` (infinite for a wall).
+    pub lever_j: T,
     /// Tangential part of the contact-point velocity of `j` relative to `i`.
-    pub v_t: DVec3,
+    pub v_t: V3<T>,
     /// `ω_i − ω_j`.
-    pub omega_rel: DVec3,
+    pub omega_rel: V3<T>,
     /// Mean spin about the normal, `½(ω_i + ω_j)·n`: the rate at which a
     /// rigidly rotating pair turns about `n` (tangential history co-rotates with it).
-    pub spin_n: f64,
+    pub spin_n: T,
     /// Effective radius `R*`.
-    pub r_eff: f64,
+    pub r_eff: T,
     /// Effective mass `m*` (infinite parts excluded: a frozen body or wall counts as infinitely heavy).
-    pub m_eff: f64,
+    pub m_eff: T,
 }
 
-impl Kinematics {
-    /// Kinematics of a sphere–sphere contact with separation `d = x_j − x_i` of length `r > 0`.
-    #[inline]
-    pub fn pair(bi: &Body, bj: &Body, d: DVec3, r: f64) -> Self {
+/// The two bodies of sphere–sphere contacts, in lanes, in canonical
+/// orientation (`i` the lower id), with their separation: what
+/// [`Kinematics::of_pair`] reads.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct PairBodies<T> {
+    /// Separation `d = x_j − x_i`.
+    pub d: V3<T>,
+    /// Its length `r > 0`.
+    pub r: T,
+    /// Radii `R_i`, `R_j`.
+    pub radius: [T; 2],
+    /// Velocities `v_i`, `v_j`.
+    pub v: [V3<T>; 2],
+    /// Angular velocities `ω_i`, `ω_j`.
+    pub omega: [V3<T>; 2],
+    /// Inverse masses (0 for a frozen particle).
+    pub inv_mass: [T; 2],
+}
+
+impl PairBodies<f64> {
+    /// One contact: bodies `bi`, `bj` (their positions are not read) with
+    /// separation `d = x_j − x_i` of length `r`.
+    #[inline(always)]
+    pub fn of(bi: &Body, bj: &Body, d: DVec3, r: f64) -> Self {
+        PairBodies {
+            d: d.into(),
+            r,
+            radius: [bi.radius, bj.radius],
+            v: [bi.v.into(), bj.v.into()],
+            omega: [bi.omega.into(), bj.omega.into()],
+            inv_mass: [bi.inv_mass, bj.inv_mass],
+        }
+    }
+}
+
+impl PairBodies<F64x4> {
+    /// Put a contact in lane `l` (as [`PairBodies::of`]).
+    #[inline(always)]
+    pub fn set_lane(&mut self, l: usize, [bi, bj]: [&Body; 2], d: DVec3, r: f64) {
+        self.d.set_lane(l, d);
+        self.r.0[l] = r;
+        for (side, b) in [bi, bj].into_iter().enumerate() {
+            self.radius[side].0[l] = b.radius;
+            self.v[side].set_lane(l, b.v);
+            self.omega[side].set_lane(l, b.omega);
+            self.inv_mass[side].0[l] = b.inv_mass;
+        }
+    }
+}
+
+impl<T: Lane> Kinematics<T> {
+    /// Kinematics of sphere–sphere contacts.
+    #[inline(always)]
+    pub fn of_pair(b: &PairBodies<T>) -> Self {
+        let [ri, rj] = b.radius;
+        let [vi, vj] = b.v;
+        let [wi, wj] = b.omega;
         // One division instead of three (n differs from d / r by at most an ulp).
-        let n = d * (1.0 / r);
-        let delta = bi.radius + bj.radius - r;
-        let lever_i = bi.radius - 0.5 * delta;
-        let lever_j = bj.radius - 0.5 * delta;
-        let v_c = (bj.v - bi.v) + bj.omega.cross(-lever_j * n) - bi.omega.cross(lever_i * n);
+        let n = b.d.scale(T::splat(1.0) / b.r);
+        let delta = ri + rj - b.r;
+        let lever_i = ri - T::splat(0.5) * delta;
+        let lever_j = rj - T::splat(0.5) * delta;
+        let v_c = (vj - vi) + wj.cross(n.scale(-lever_j)) - wi.cross(n.scale(lever_i));
         let vn = v_c.dot(n);
         Self {
             n,
-            r,
+            r: b.r,
             delta,
             delta_dot: -vn,
             lever_i,
             lever_j,
-            v_t: v_c - vn * n,
-            omega_rel: bi.omega - bj.omega,
-            spin_n: 0.5 * (bi.omega + bj.omega).dot(n),
-            r_eff: bi.radius * bj.radius / (bi.radius + bj.radius),
-            m_eff: 1.0 / (bi.inv_mass + bj.inv_mass),
+            v_t: v_c - n.scale(vn),
+            omega_rel: wi - wj,
+            spin_n: T::splat(0.5) * (wi + wj).dot(n),
+            r_eff: ri * rj / (ri + rj),
+            m_eff: T::splat(1.0) / (b.inv_mass[0] + b.inv_mass[1]),
         }
+    }
+}
+
+impl Kinematics {
+    /// Kinematics of a sphere–sphere contact with separation `d = x_j − x_i` of length `r > 0`.
+    #[inline(always)]
+    pub fn pair(bi: &Body, bj: &Body, d: DVec3, r: f64) -> Self {
+        Self::of_pair(&PairBodies::of(bi, bj, d, r))
     }
 
     /// Kinematics of a sphere–wall contact. `n` is the unit normal from the
@@ -88,14 +152,14 @@ impl Kinematics {
         let v_c = wall_velocity - bi.v - bi.omega.cross(lever_i * n);
         let vn = v_c.dot(n);
         Self {
-            n,
+            n: n.into(),
             r: dist,
             delta,
             delta_dot: -vn,
             lever_i,
             lever_j: f64::INFINITY,
-            v_t: v_c - vn * n,
-            omega_rel: bi.omega - wall_omega,
+            v_t: (v_c - vn * n).into(),
+            omega_rel: (bi.omega - wall_omega).into(),
             spin_n: 0.5 * (bi.omega + wall_omega).dot(n),
             r_eff: bi.radius,
             m_eff: 1.0 / bi.inv_mass,

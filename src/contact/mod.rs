@@ -15,7 +15,6 @@
 //! exact negation.
 
 pub mod kinematics;
-pub mod lanes;
 pub mod normal;
 pub mod rolling;
 pub mod spinning;
@@ -30,7 +29,7 @@ pub use stochastic::StochasticFriction;
 pub use tangential::TangentialModel;
 
 use crate::rng::PairNoise;
-use glam::DVec3;
+use crate::simd::lane::{Lane, V3};
 use stochastic::{stochastic_pair, StochasticPairInput};
 
 /// The composed contact law of one material pair.
@@ -72,17 +71,17 @@ pub struct PairContext<'a> {
     pub noise: &'a PairNoise,
 }
 
-/// The rotational inertia a contact's couples need: the rolling-mode inertia
-/// `I_r` ([`rolling::pair_rolling_inertia`], or for a wall
-/// [`rolling::wall_rolling_inertia`] of the particle alone) and the smallest
-/// moment of inertia of the contact's particles (walls and frozen particles
-/// excluded), for the spinning limit.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct ContactInertia {
+/// The rotational inertia a contact's couples need, per lane: the
+/// rolling-mode inertia `I_r` ([`rolling::pair_rolling_inertia`], or for a
+/// wall [`rolling::wall_rolling_inertia`] of the particle alone) and the
+/// smallest moment of inertia of the contact's particles (walls and frozen
+/// particles excluded), for the spinning limit.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct ContactInertia<T: Lane = f64> {
     /// Rolling-mode inertia `I_r` \[kg m²\].
-    pub rolling: f64,
+    pub rolling: T,
     /// `min(I)` over the contact's movable particles \[kg m²\].
-    pub min: f64,
+    pub min: T,
 }
 
 impl ContactInertia {
@@ -122,33 +121,29 @@ impl ContactInertia {
     }
 }
 
-/// Forces and torques of one contact.
+/// Forces and torques of one contact (or of a group, per lane).
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
-pub struct PairForce {
+pub struct PairForce<T: Lane = f64> {
     /// Force on `i` (`j` receives `−force_i`).
-    pub force_i: DVec3,
+    pub force_i: V3<T>,
     /// Torque on `i`.
-    pub torque_i: DVec3,
+    pub torque_i: V3<T>,
     /// Torque on `j`.
-    pub torque_j: DVec3,
+    pub torque_j: V3<T>,
 }
 
-impl PairForce {
+impl<T: Lane> PairForce<T> {
     /// The forces and torques of a contact without couples, from its normal
     /// force and its tangential force `F_t` on `j`: `F_i = −F_n n − F_t`,
     /// torques `ℓ_i n × F_i` on `i` and `ℓ_j n × F_i` on `j` (none for a wall).
     #[inline(always)]
-    pub fn plain(k: &Kinematics, normal: &NormalForce, f_t: DVec3) -> Self {
-        let force_i = -normal.total * k.n - f_t;
+    pub fn plain(k: &Kinematics<T>, normal: &NormalForce<T>, f_t: V3<T>) -> Self {
+        let force_i = k.n.scale(-normal.total) - f_t;
         let arm = k.n.cross(force_i);
         PairForce {
             force_i,
-            torque_i: k.lever_i * arm,
-            torque_j: if k.lever_j.is_finite() {
-                k.lever_j * arm
-            } else {
-                DVec3::ZERO
-            },
+            torque_i: arm.scale(k.lever_i),
+            torque_j: V3::select(k.lever_j.is_finite(), arm.scale(k.lever_j), V3::zero()),
         }
     }
 }
@@ -208,14 +203,21 @@ impl ContactLaw {
     /// ([`Self::is_plain`]): the normal and tangential forces and the torques
     /// `ℓ_i n × F_i`, `ℓ_j n × F_i`, exactly as [`Self::evaluate_with`] computes them.
     #[inline(always)]
-    pub fn evaluate_plain(&self, k: &Kinematics, dt: f64, history: &mut [f64]) -> PairForce {
+    pub fn evaluate_plain<T: Lane>(
+        &self,
+        k: &Kinematics<T>,
+        dt: f64,
+        history: &mut [T],
+    ) -> PairForce<T> {
         let normal = self.normal.force(k);
         let t_len = self.tangential.history_len();
         let f_t = self.tangential.force(k, &normal, dt, &mut history[..t_len]);
         PairForce::plain(k, &normal, f_t)
     }
 
-    /// Evaluate a contact, with the rolling and spinning couples.
+    /// Evaluate a contact, or a group of contacts (one per lane), with the
+    /// rolling and spinning couples: the one kernel of every law but
+    /// stochastic friction.
     ///
     /// As [`ContactLaw::evaluate`], plus the pure couple
     /// `M = M_r + M_s` (rolling resistance, then spinning friction) added as
@@ -228,63 +230,63 @@ impl ContactLaw {
     /// force `F_n` (physics.md); the spinning law gets `F_n`, the normal
     /// model's `γ_n`, and `R_disk` from the sphere–sphere intersection
     /// circle, or for a wall the sphere–plane circle `a² = 2Rδ − δ²` (also
-    /// used for cylinders, where the cut is not exactly a circle).
+    /// used for cylinders, where the cut is not exactly a circle). A group
+    /// holds contacts of one kind: all pairs, or all walls.
     #[inline(always)]
-    pub fn evaluate_with(
+    pub fn evaluate_with<T: Lane>(
         &self,
-        k: &Kinematics,
+        k: &Kinematics<T>,
         dt: f64,
-        history: &mut [f64],
-        inertia: impl FnOnce() -> ContactInertia,
-    ) -> PairForce {
+        history: &mut [T],
+        inertia: impl FnOnce() -> ContactInertia<T>,
+    ) -> PairForce<T> {
         let normal = self.normal.force(k);
         let t_len = self.tangential.history_len();
         let f_t = self.tangential.force(k, &normal, dt, &mut history[..t_len]);
         let mut pf = PairForce::plain(k, &normal, f_t);
-        let wall = !k.lever_j.is_finite();
-        if self.needs_inertia() {
-            let inertia = inertia();
-            let mut couple = DVec3::ZERO;
-            if let Some(rp) = &self.rolling {
-                let slot = &mut history[t_len..t_len + RollingParams::HISTORY_LEN];
-                let mut h = [slot[0], slot[1], slot[2]];
-                let input = rolling::RollingInput {
-                    n: k.n,
-                    omega_rel: k.omega_rel,
-                    k_n: normal.stiffness,
-                    r_eff: k.r_eff,
-                    normal_force: normal.total,
-                    inertia_r: inertia.rolling,
-                    dt,
-                };
-                couple += rolling::rolling_torque(rp, &input, &mut h);
-                slot.copy_from_slice(&h);
-            }
-            if let Some(sp) = &self.spinning {
-                let disk_radius = if wall {
-                    spinning::disk_radius_wall(k.lever_i + 0.5 * k.delta, k.delta)
-                } else {
-                    spinning::disk_radius_pair(
-                        k.lever_i + 0.5 * k.delta,
-                        k.lever_j + 0.5 * k.delta,
-                        k.r,
-                    )
-                };
-                let input = spinning::SpinningInput {
-                    n: k.n,
-                    omega_rel: k.omega_rel,
-                    normal_force: normal.total,
-                    disk_radius,
-                    min_inertia: inertia.min,
-                    gamma_n: normal.damping,
-                    dt,
-                };
-                couple += spinning::spinning_torque(sp, &input);
-            }
-            pf.torque_i += couple;
-            if !wall {
-                pf.torque_j -= couple;
-            }
+        if !self.needs_inertia() {
+            return pf;
+        }
+        let wall = !T::any(k.lever_j.is_finite());
+        let inertia = inertia();
+        let mut couple = V3::zero();
+        if let Some(rp) = &self.rolling {
+            let input = rolling::RollingInput {
+                n: k.n,
+                omega_rel: k.omega_rel,
+                k_n: normal.stiffness,
+                r_eff: k.r_eff,
+                normal_force: normal.total,
+                inertia_r: inertia.rolling,
+                dt,
+            };
+            couple = couple
+                + rp.couple(
+                    &input,
+                    &mut history[t_len..t_len + RollingParams::HISTORY_LEN],
+                );
+        }
+        if let Some(sp) = &self.spinning {
+            let half_delta = T::splat(0.5) * k.delta;
+            let disk_radius = if wall {
+                spinning::disk_radius_wall(k.lever_i + half_delta, k.delta)
+            } else {
+                spinning::disk_radius_pair(k.lever_i + half_delta, k.lever_j + half_delta, k.r)
+            };
+            let input = spinning::SpinningInput {
+                n: k.n,
+                omega_rel: k.omega_rel,
+                normal_force: normal.total,
+                disk_radius,
+                min_inertia: inertia.min,
+                gamma_n: normal.damping,
+                dt,
+            };
+            couple = couple + sp.couple(&input);
+        }
+        pf.torque_i = pf.torque_i + couple;
+        if !wall {
+            pf.torque_j = pf.torque_j - couple;
         }
         pf
     }
@@ -311,7 +313,7 @@ impl ContactLaw {
         if let Some(s) = &self.stochastic {
             let w = self.normal.force(k).elastic.abs();
             let input = StochasticPairInput {
-                n: k.n,
+                n: k.n.into(),
                 v_i: ctx.bi.v,
                 v_j: ctx.bj.v,
                 omega_i: ctx.bi.omega,
@@ -330,9 +332,9 @@ impl ContactLaw {
                 [0.0; 6]
             };
             let out = stochastic_pair(&s.law, s.kt, dt, &input, &normals);
-            pf.force_i += out.force_i;
-            pf.torque_i += out.torque_i;
-            pf.torque_j += out.torque_j;
+            pf.force_i = pf.force_i + out.force_i.into();
+            pf.torque_i = pf.torque_i + out.torque_i.into();
+            pf.torque_j = pf.torque_j + out.torque_j.into();
         }
         pf
     }

@@ -5,6 +5,7 @@
 //! rolling models use and the linear damping coefficient `γ_n`.
 
 use super::kinematics::Kinematics;
+use crate::simd::lane::Lane;
 
 /// Damping ratio from the coefficient of restitution,
 /// `β(e) = −ln e / sqrt(ln² e + π²)` (e.g. Antypov & Elliott, EPL 94 (2011)
@@ -67,51 +68,55 @@ pub enum NormalModel {
     },
 }
 
-/// What a normal model hands to the other sub-models.
+/// What a normal model hands to the other sub-models (per lane).
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct NormalForce {
+pub struct NormalForce<T: Lane = f64> {
     /// Total normal force magnitude along `−n` on `i` (after any `no_tension` clamp).
-    pub total: f64,
+    pub total: T,
     /// Conservative (elastic) part.
-    pub elastic: f64,
+    pub elastic: T,
     /// Secant stiffness `k_n` (elastic force over overlap); 0 for WCA.
-    pub stiffness: f64,
+    pub stiffness: T,
     /// Linear damping coefficient `γ_n` at this contact.
-    pub damping: f64,
+    pub damping: T,
 }
 
 /// `2^{1/6}`, the WCA cut-off in units of `σ`.
 pub const WCA_CUTOFF_FACTOR: f64 = 1.122_462_048_309_373;
 
 /// The Hooke normal force `F_n = k_n δ + γ_n δ̇` (the body of
-/// [`NormalModel::Hooke`], callable with the parameters fixed at compile time).
+/// [`NormalModel::Hooke`]).
 #[inline(always)]
-pub fn hooke_force(
+pub fn hooke_force<T: Lane>(
     stiffness: f64,
     damping: HookeDamping,
     no_tension: bool,
-    k: &Kinematics,
-) -> NormalForce {
+    k: &Kinematics<T>,
+) -> NormalForce<T> {
     let gamma = match damping {
-        HookeDamping::Restitution { beta } => 2.0 * beta * (stiffness * k.m_eff).sqrt(),
-        HookeDamping::Rate { rate } => rate * k.m_eff,
+        HookeDamping::Restitution { beta } => {
+            T::splat(2.0 * beta) * (T::splat(stiffness) * k.m_eff).sqrt()
+        }
+        HookeDamping::Rate { rate } => T::splat(rate) * k.m_eff,
     };
+    let stiffness = T::splat(stiffness);
     damped(stiffness * k.delta, stiffness, gamma, no_tension, k)
 }
 
 /// The normal force from its elastic part, secant stiffness and damping
 /// coefficient: `F_n = F_el + γ_n δ̇`, clamped at 0 with `no_tension`.
 #[inline(always)]
-fn damped(
-    elastic: f64,
-    stiffness: f64,
-    gamma: f64,
+fn damped<T: Lane>(
+    elastic: T,
+    stiffness: T,
+    gamma: T,
     no_tension: bool,
-    k: &Kinematics,
-) -> NormalForce {
+    k: &Kinematics<T>,
+) -> NormalForce<T> {
     let mut total = elastic + gamma * k.delta_dot;
-    if no_tension && total < 0.0 {
-        total = 0.0;
+    if no_tension {
+        let zero = T::splat(0.0);
+        total = T::select(total.lt(zero), zero, total);
     }
     NormalForce {
         total,
@@ -136,9 +141,9 @@ impl NormalModel {
         !matches!(self, NormalModel::Wca { .. })
     }
 
-    /// Evaluate the normal force of a contact.
+    /// Evaluate the normal force of a contact (or of a group of contacts, one per lane).
     #[inline(always)]
-    pub fn force(&self, k: &Kinematics) -> NormalForce {
+    pub fn force<T: Lane>(&self, k: &Kinematics<T>) -> NormalForce<T> {
         match *self {
             NormalModel::Hooke {
                 stiffness,
@@ -151,21 +156,23 @@ impl NormalModel {
                 no_tension,
             } => {
                 let sqrt_delta = k.delta.sqrt();
-                let k_h = (4.0 / 3.0) * e_star * k.r_eff.sqrt();
+                let k_h = T::splat((4.0 / 3.0) * e_star) * k.r_eff.sqrt();
                 let secant = k_h * sqrt_delta;
                 let elastic = secant * k.delta;
-                let gamma = 5f64.sqrt() * beta * (k_h * k.m_eff).sqrt() * sqrt_delta.sqrt();
+                let gamma =
+                    T::splat(5f64.sqrt() * beta) * (k_h * k.m_eff).sqrt() * sqrt_delta.sqrt();
                 damped(elastic, secant, gamma, no_tension, k)
             }
             NormalModel::Wca { epsilon, sigma } => {
-                let s2 = sigma * sigma / (k.r * k.r);
+                let s2 = T::splat(sigma * sigma) / (k.r * k.r);
                 let s6 = s2 * s2 * s2;
-                let f = 24.0 * epsilon / k.r * (2.0 * s6 * s6 - s6);
+                let f = T::splat(24.0 * epsilon) / k.r * (T::splat(2.0) * s6 * s6 - s6);
+                let zero = T::splat(0.0);
                 NormalForce {
                     total: f,
                     elastic: f,
-                    stiffness: 0.0,
-                    damping: 0.0,
+                    stiffness: zero,
+                    damping: zero,
                 }
             }
         }
@@ -210,14 +217,14 @@ mod tests {
             let h = 1e-6;
             let fd = -(m.energy(0.0, r + h, 0.0) - m.energy(0.0, r - h, 0.0)) / (2.0 * h);
             let k = Kinematics {
-                n: glam::DVec3::X,
+                n: glam::DVec3::X.into(),
                 r,
                 delta: 0.0,
                 delta_dot: 0.0,
                 lever_i: 0.0,
                 lever_j: 0.0,
-                v_t: glam::DVec3::ZERO,
-                omega_rel: glam::DVec3::ZERO,
+                v_t: glam::DVec3::ZERO.into(),
+                omega_rel: glam::DVec3::ZERO.into(),
                 spin_n: 0.0,
                 r_eff: 0.5,
                 m_eff: 1.0,

@@ -36,6 +36,8 @@
 //! (twisting) part, which the projection would destroy; it is then kept
 //! unrotated, as in LIGGGHTS.
 
+use super::tangential::rotate_into_plane;
+use crate::simd::lane::{Lane, V3};
 use glam::DVec3;
 
 /// Which published parameterisation of the EPSD rolling law is used.
@@ -236,28 +238,63 @@ impl RollingParams {
     }
 
     /// The rolling radius `R_r` at a contact of effective radius `r_eff`
-    /// (`R*` for Epsd, `rolling_radius` or `R*` for Type C).
-    #[inline]
-    pub fn effective_rolling_radius(&self, r_eff: f64) -> f64 {
-        match self.model {
-            RollingModel::Epsd => r_eff,
-            RollingModel::TypeC => self.rolling_radius.unwrap_or(r_eff),
+    /// (`R*` for Epsd, `rolling_radius` or `R*` for Type C), per lane.
+    #[inline(always)]
+    pub fn effective_rolling_radius<T: Lane>(&self, r_eff: T) -> T {
+        match (self.model, self.rolling_radius) {
+            (RollingModel::TypeC, Some(r_r)) => T::splat(r_r),
+            _ => r_eff,
         }
     }
 
     /// Rolling stiffness `k_r = λ k_n μ_r² R_r²` \[N m/rad\] for a secant
-    /// normal stiffness `k_n` and effective radius `r_eff`.
-    #[inline]
-    pub fn stiffness(&self, k_n: f64, r_eff: f64) -> f64 {
+    /// normal stiffness `k_n` and effective radius `r_eff`, per lane.
+    #[inline(always)]
+    pub fn stiffness<T: Lane>(&self, k_n: T, r_eff: T) -> T {
         let r_r = self.effective_rolling_radius(r_eff);
-        let mu_r = self.friction * r_r;
-        self.effective_stiffness_factor() * k_n * mu_r * mu_r
+        let mu_r = T::splat(self.friction) * r_r;
+        T::splat(self.effective_stiffness_factor()) * k_n * mu_r * mu_r
     }
 
-    /// Rotational dashpot coefficient `C_r = η_r · 2 sqrt(I_r k_r)` \[N m s/rad\].
-    #[inline]
-    pub fn damping_coefficient(&self, k_r: f64, inertia_r: f64) -> f64 {
-        self.damping * 2.0 * (inertia_r * k_r).sqrt()
+    /// Rotational dashpot coefficient `C_r = η_r · 2 sqrt(I_r k_r)` \[N m s/rad\], per lane.
+    #[inline(always)]
+    pub fn damping_coefficient<T: Lane>(&self, k_r: T, inertia_r: T) -> T {
+        T::splat(self.damping * 2.0) * (inertia_r * k_r).sqrt()
+    }
+
+    /// The rolling-resistance couple on `i` of contacts in lanes (the body
+    /// of [`rolling_torque`], which see); `history` is `M^k` (3 values).
+    #[inline(always)]
+    pub fn couple<T: Lane>(&self, inp: &RollingInput<T>, history: &mut [T]) -> V3<T> {
+        if self.friction == 0.0 {
+            history[..3].fill(T::splat(0.0));
+            return V3::zero();
+        }
+        let n = inp.n;
+        let omega_r = if self.torsion_torque {
+            inp.omega_rel
+        } else {
+            inp.omega_rel - n.scale(inp.omega_rel.dot(n))
+        };
+        let r_r = self.effective_rolling_radius(inp.r_eff);
+        let k_r = self.stiffness(inp.k_n, inp.r_eff);
+        let limit = T::splat(self.friction) * r_r * inp.normal_force.abs();
+        let stored = V3::new(history[0], history[1], history[2]);
+        let stored = if self.torsion_torque {
+            stored
+        } else {
+            rotate_into_plane(stored, n)
+        };
+        let spring = stored - omega_r.scale(k_r * T::splat(inp.dt));
+        let len2 = spring.length_squared();
+        let mobilised = len2.gt(limit * limit);
+        // Where mobilised, len2 > limit² ≥ 0, so the division is safe.
+        let spring = V3::select(mobilised, spring.scale(limit / len2.sqrt()), spring);
+        (history[0], history[1], history[2]) = (spring.x, spring.y, spring.z);
+        let c_r = self.damping_coefficient(k_r, inp.inertia_r);
+        let f = T::splat(self.effective_mobilised_damping_factor());
+        let factor = T::select(mobilised, f, T::splat(1.0));
+        spring - omega_r.scale(factor * c_r)
     }
 }
 
@@ -290,24 +327,25 @@ pub fn wall_rolling_inertia(inertia: f64, mass: f64, radius: f64) -> f64 {
     inertia + mass * radius * radius
 }
 
-/// Per-contact, per-step input of [`rolling_torque`].
+/// Per-contact, per-step input of [`rolling_torque`] (per lane: one
+/// contact, or a group, see [`crate::simd::lane`]).
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct RollingInput {
+pub struct RollingInput<T: Lane = f64> {
     /// Unit contact normal `n`, from `i` to `j`.
-    pub n: DVec3,
+    pub n: V3<T>,
     /// Relative angular velocity `ω_rel = ω_i − ω_j` (for a wall `ω_j` is the
     /// wall's angular velocity).
-    pub omega_rel: DVec3,
+    pub omega_rel: V3<T>,
     /// Secant normal stiffness `k_n` \[N/m\] (elastic normal force over
     /// overlap; the constant `k_n` for Hooke).
-    pub k_n: f64,
+    pub k_n: T,
     /// Effective radius `R*` \[m\] (wall: the particle radius).
-    pub r_eff: f64,
+    pub r_eff: T,
     /// Normal force magnitude `|F_n|` \[N\] (the absolute value is taken).
-    pub normal_force: f64,
+    pub normal_force: T,
     /// Rolling-mode inertia `I_r` \[kg m²\], from [`pair_rolling_inertia`] or
     /// [`wall_rolling_inertia`].
-    pub inertia_r: f64,
+    pub inertia_r: T,
     /// Time step `Δt` \[s\].
     pub dt: f64,
 }
@@ -338,46 +376,11 @@ pub struct RollingInput {
 pub fn rolling_torque(p: &RollingParams, inp: &RollingInput, history: &mut [f64; 3]) -> DVec3 {
     debug_assert!(
         (inp.n.length_squared() - 1.0).abs() < 1e-9,
-        "rolling_torque: n is not a unit vector: {}",
+        "rolling_torque: n is not a unit vector: {:?}",
         inp.n
     );
     debug_assert!(inp.dt >= 0.0, "rolling_torque: negative time step");
-    if p.friction == 0.0 {
-        *history = [0.0; 3];
-        return DVec3::ZERO;
-    }
-    let n = inp.n;
-    let omega_r = if p.torsion_torque {
-        inp.omega_rel
-    } else {
-        inp.omega_rel - inp.omega_rel.dot(n) * n
-    };
-    let r_r = p.effective_rolling_radius(inp.r_eff);
-    let k_r = p.stiffness(inp.k_n, inp.r_eff);
-    let limit = p.friction * r_r * inp.normal_force.abs();
-
-    let stored = DVec3::from_array(*history);
-    let stored = if p.torsion_torque {
-        stored
-    } else {
-        super::tangential::rotate_into_plane(stored, n)
-    };
-    let mut spring = stored - (k_r * inp.dt) * omega_r;
-    let len2 = spring.length_squared();
-    let mobilised = len2 > limit * limit;
-    if mobilised {
-        // len2 > limit² ≥ 0, so the division is safe.
-        spring *= limit / len2.sqrt();
-    }
-    *history = spring.to_array();
-
-    let c_r = p.damping_coefficient(k_r, inp.inertia_r);
-    let factor = if mobilised {
-        p.effective_mobilised_damping_factor()
-    } else {
-        1.0
-    };
-    spring - (factor * c_r) * omega_r
+    p.couple(inp, history).into()
 }
 
 #[cfg(test)]
@@ -400,8 +403,8 @@ mod tests {
     /// C_r = 0.6 sqrt(2.25e-7).
     fn base_input(omega_rel: DVec3) -> RollingInput {
         RollingInput {
-            n: DVec3::Z,
-            omega_rel,
+            n: DVec3::Z.into(),
+            omega_rel: omega_rel.into(),
             k_n: 1e5,
             r_eff: 0.01,
             normal_force: 10.0,
@@ -487,7 +490,7 @@ mod tests {
         let mut h = [0.0; 3];
         let m = rolling_torque(&p, &inp, &mut h);
         let damping_part = m - DVec3::from_array(h);
-        let expected = -0.5 * c_r * inp.omega_rel;
+        let expected = -0.5 * c_r * DVec3::from(inp.omega_rel);
         assert!(vclose(damping_part, expected, 1e-14), "{damping_part}");
         assert!(close(h[1], -0.01, 1e-15));
 
@@ -505,8 +508,8 @@ mod tests {
         let a = RollingParams::epsd(0.3, 0.2);
         let b = RollingParams::type_c(0.3, 0.2, 2.25, None);
         let inp = RollingInput {
-            n: DVec3::new(0.6, 0.0, 0.8),
-            omega_rel: DVec3::new(3.0, -7.0, 1.0),
+            n: DVec3::new(0.6, 0.0, 0.8).into(),
+            omega_rel: DVec3::new(3.0, -7.0, 1.0).into(),
             ..base_input(DVec3::ZERO)
         };
         let (mut ha, mut hb) = ([1e-4, 2e-4, -0.75e-4], [1e-4, 2e-4, -0.75e-4]);
@@ -543,13 +546,13 @@ mod tests {
         let mut h = [1e-3, 0.0, 0.0];
         let m = rolling_torque(&p, &inp, &mut h);
         let c_r = p.damping_coefficient(0.225, 1e-6);
-        assert!(vclose(m, -c_r * inp.omega_rel, 1e-15));
+        assert!(vclose(m, -c_r * DVec3::from(inp.omega_rel), 1e-15));
         // At rest with no force and no history nothing happens (not "mobilised").
         let mut h = [0.0; 3];
         let m = rolling_torque(
             &p,
             &RollingInput {
-                omega_rel: DVec3::ZERO,
+                omega_rel: DVec3::ZERO.into(),
                 ..inp
             },
             &mut h,
@@ -585,7 +588,7 @@ mod tests {
             let a = (k as f64).to_radians();
             let n = DVec3::new(-a.sin(), 0.0, a.cos()); // tilts towards −x
             let inp = RollingInput {
-                n,
+                n: n.into(),
                 ..base_input(DVec3::ZERO)
             };
             let m = rolling_torque(&p, &inp, &mut h);
@@ -635,8 +638,8 @@ mod tests {
     /// `M^k = −k_r θ`).
     fn rock(p: &RollingParams, theta0: f64, omega0: f64, steps: usize, dt: f64) -> Vec<f64> {
         let base = RollingInput {
-            n: DVec3::Z,
-            omega_rel: DVec3::ZERO,
+            n: DVec3::Z.into(),
+            omega_rel: DVec3::ZERO.into(),
             k_n: 1e6,
             r_eff: 0.01,
             normal_force: 100.0,
@@ -650,7 +653,7 @@ mod tests {
         let mut theta = Vec::with_capacity(steps);
         for _ in 0..steps {
             let inp = RollingInput {
-                omega_rel: DVec3::new(omega, 0.0, 0.0),
+                omega_rel: DVec3::new(omega, 0.0, 0.0).into(),
                 ..base
             };
             let m = rolling_torque(p, &inp, &mut h);
@@ -816,8 +819,8 @@ mod tests {
                 let h = (t + tilt * hv.length() * n) * scale;
                 (
                     RollingInput {
-                        n,
-                        omega_rel: w,
+                        n: n.into(),
+                        omega_rel: w.into(),
                         k_n,
                         r_eff: r,
                         normal_force: f_n,
@@ -840,7 +843,7 @@ mod tests {
             let q = DQuat::from_axis_angle(unit(axis), angle);
             let mut h1 = h.to_array();
             let m1 = rolling_torque(&p, &inp, &mut h1);
-            let rotated = RollingInput { n: q * inp.n, omega_rel: q * inp.omega_rel, ..inp };
+            let rotated = RollingInput { n: (q * DVec3::from(inp.n)).into(), omega_rel: (q * DVec3::from(inp.omega_rel)).into(), ..inp };
             let mut h2 = (q * h).to_array();
             let m2 = rolling_torque(&p, &rotated, &mut h2);
             let hs = DVec3::from_array(h1).length().max(h.length());
@@ -860,7 +863,7 @@ mod tests {
             let mut hist = h.to_array();
             for (k, w) in omegas.iter().enumerate() {
                 let f_n = forces[k % forces.len()];
-                let step = RollingInput { omega_rel: *w, normal_force: f_n, ..inp };
+                let step = RollingInput { omega_rel: (*w).into(), normal_force: f_n, ..inp };
                 rolling_torque(&p, &step, &mut hist);
                 let limit = p.friction * p.effective_rolling_radius(inp.r_eff) * f_n;
                 let len = DVec3::from_array(hist).length();

@@ -23,6 +23,7 @@
 //! The EDEM page states the rocking-damping magnitude without a sign; gravel
 //! applies it against the relative rocking rate (dissipative).
 
+use crate::simd::lane::{Lane, V3};
 use glam::DVec3;
 
 /// The safety factor `C_safety` on EDEM's one-step spin-stopping limit.
@@ -57,49 +58,72 @@ impl SpinningParams {
 /// (the same quantity, free of cancellation at small overlap). Zero when the
 /// surfaces do not intersect (no overlap, one sphere inside the other, or
 /// `r ≤ 0`). For equal spheres `a² = Rδ − δ²/4`; for small overlap
-/// `a ≈ sqrt(2 R* δ)`, √2 times the Hertz contact radius.
-#[inline]
-pub fn disk_radius_pair(r_i: f64, r_j: f64, dist: f64) -> f64 {
+/// `a ≈ sqrt(2 R* δ)`, √2 times the Hertz contact radius. Per lane.
+#[inline(always)]
+pub fn disk_radius_pair<T: Lane>(r_i: T, r_j: T, dist: T) -> T {
+    let zero = T::splat(0.0);
     let f1 = r_i + r_j - dist; // the overlap δ
     let f2 = dist - r_i + r_j;
     let f3 = dist + r_i - r_j;
-    if dist <= 0.0 || f1 <= 0.0 || f2 <= 0.0 || f3 <= 0.0 {
-        return 0.0;
-    }
     let f4 = dist + r_i + r_j;
-    ((f1 * f2) * (f3 * f4)).sqrt() / (2.0 * dist)
+    let a = ((f1 * f2) * (f3 * f4)).sqrt() / (T::splat(2.0) * dist);
+    let apart = dist.le(zero) | f1.le(zero) | f2.le(zero) | f3.le(zero);
+    T::select(apart, zero, a)
 }
 
 /// Contact disk radius of a sphere of radius `r` on a plane at overlap
 /// `delta`: `a² = 2Rδ − δ²` (the plane cuts the sphere in that circle),
 /// clamped at `a² ≥ 0`, so `δ ≤ 0` and `δ ≥ 2R` give zero. For small
-/// overlap `a ≈ sqrt(2Rδ)`, √2 times the Hertz contact radius.
-#[inline]
-pub fn disk_radius_wall(r: f64, delta: f64) -> f64 {
-    (delta * (2.0 * r - delta)).max(0.0).sqrt()
+/// overlap `a ≈ sqrt(2Rδ)`, √2 times the Hertz contact radius. Per lane.
+#[inline(always)]
+pub fn disk_radius_wall<T: Lane>(r: T, delta: T) -> T {
+    (delta * (T::splat(2.0) * r - delta))
+        .max(T::splat(0.0))
+        .sqrt()
 }
 
-/// Per-contact, per-step input of [`spinning_torque`].
+/// Per-contact, per-step input of [`spinning_torque`] (per lane).
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct SpinningInput {
+pub struct SpinningInput<T: Lane = f64> {
     /// Unit contact normal `n`, from `i` to `j`.
-    pub n: DVec3,
+    pub n: V3<T>,
     /// Relative angular velocity `ω_rel = ω_i − ω_j` (for a wall `ω_j` is the
     /// wall's angular velocity).
-    pub omega_rel: DVec3,
+    pub omega_rel: V3<T>,
     /// Normal force magnitude `|F_n|` \[N\] (the absolute value is taken).
-    pub normal_force: f64,
+    pub normal_force: T,
     /// Contact disk radius `R_disk` \[m\], from [`disk_radius_pair`] or
     /// [`disk_radius_wall`].
-    pub disk_radius: f64,
+    pub disk_radius: T,
     /// Smallest principal moment of inertia over the contact's particles
     /// (walls excluded) \[kg m²\].
-    pub min_inertia: f64,
+    pub min_inertia: T,
     /// The normal model's linear damping coefficient `γ_n` \[N s/m\] at this
     /// contact (for Hertz, its value at the current overlap).
-    pub gamma_n: f64,
+    pub gamma_n: T,
     /// Time step `Δt` \[s\].
     pub dt: f64,
+}
+
+impl SpinningParams {
+    /// The spinning-friction couple on `i` of contacts in lanes (the body
+    /// of [`spinning_torque`], which see).
+    #[inline(always)]
+    pub fn couple<T: Lane>(&self, inp: &SpinningInput<T>) -> V3<T> {
+        let n = inp.n;
+        let spin = inp.omega_rel.dot(n);
+        let omega_t = inp.omega_rel - n.scale(spin);
+        let rocking =
+            omega_t.scale(T::splat(-4.0) * inp.gamma_n * inp.disk_radius * inp.disk_radius);
+        let rate = spin.abs();
+        let coulomb =
+            T::splat((2.0 / 3.0) * self.friction) * inp.normal_force.abs() * inp.disk_radius;
+        let stop = T::splat(SPIN_SAFETY) * rate * inp.min_inertia / T::splat(inp.dt);
+        let magnitude = coulomb.min(stop);
+        // ω̂_rel,n = sign(spin) n.
+        let spun = rocking - n.scale(magnitude * spin.signum());
+        V3::select(rate.eq(T::splat(0.0)), rocking, spun)
+    }
 }
 
 /// Spinning-friction couple on `i` (`j` receives the negation): the
@@ -113,23 +137,11 @@ pub struct SpinningInput {
 pub fn spinning_torque(p: &SpinningParams, inp: &SpinningInput) -> DVec3 {
     debug_assert!(
         (inp.n.length_squared() - 1.0).abs() < 1e-9,
-        "spinning_torque: n is not a unit vector: {}",
+        "spinning_torque: n is not a unit vector: {:?}",
         inp.n
     );
     debug_assert!(inp.dt > 0.0, "spinning_torque: time step must be positive");
-    let n = inp.n;
-    let spin = inp.omega_rel.dot(n);
-    let omega_t = inp.omega_rel - spin * n;
-    let rocking = (-4.0 * inp.gamma_n * inp.disk_radius * inp.disk_radius) * omega_t;
-    let rate = spin.abs();
-    if rate == 0.0 {
-        return rocking;
-    }
-    let coulomb = (2.0 / 3.0) * p.friction * inp.normal_force.abs() * inp.disk_radius;
-    let stop = SPIN_SAFETY * rate * inp.min_inertia / inp.dt;
-    let magnitude = coulomb.min(stop);
-    // ω̂_rel,n = sign(spin) n.
-    rocking - (magnitude * spin.signum()) * n
+    p.couple(inp).into()
 }
 
 #[cfg(test)]
@@ -144,8 +156,8 @@ mod tests {
 
     fn base(omega_rel: DVec3) -> SpinningInput {
         SpinningInput {
-            n: DVec3::Z,
-            omega_rel,
+            n: DVec3::Z.into(),
+            omega_rel: omega_rel.into(),
             normal_force: 10.0,
             disk_radius: 1e-3,
             min_inertia: 1e-6,
@@ -177,7 +189,7 @@ mod tests {
         assert!(vclose(m, expected, 1e-15), "{m}");
         // Normal pointing the other way: the spin part still opposes ω_rel,n.
         let inp = SpinningInput {
-            n: -DVec3::Z,
+            n: (-DVec3::Z).into(),
             ..base(DVec3::new(1.0, 2.0, 3.0))
         };
         assert!(vclose(spinning_torque(&p, &inp), expected, 1e-15));
@@ -229,8 +241,8 @@ mod tests {
         let mut limited_steps = 0;
         for k in 1..=12_000 {
             let inp = SpinningInput {
-                n: -DVec3::Z, // from the sphere (i) down into the plane (j)
-                omega_rel: DVec3::new(0.0, 0.0, omega),
+                n: (-DVec3::Z).into(), // from the sphere (i) down into the plane (j)
+                omega_rel: DVec3::new(0.0, 0.0, omega).into(),
                 normal_force: f_n,
                 disk_radius: disk,
                 min_inertia: inertia,
@@ -365,12 +377,12 @@ mod tests {
             let p = SpinningParams { friction: mu };
             let n = unit(n);
             let inp = SpinningInput {
-                n, omega_rel: w, normal_force: f_n, disk_radius: disk,
+                n: n.into(), omega_rel: w.into(), normal_force: f_n, disk_radius: disk,
                 min_inertia: i_min, gamma_n: gamma, dt,
             };
             let m = spinning_torque(&p, &inp);
             let q = DQuat::from_axis_angle(unit(axis), angle);
-            let m2 = spinning_torque(&p, &SpinningInput { n: q * n, omega_rel: q * w, ..inp });
+            let m2 = spinning_torque(&p, &SpinningInput { n: (q * n).into(), omega_rel: (q * w).into(), ..inp });
             prop_assert!((q * m - m2).length() <= 1e-12 * m.length() + 1e-300);
             // Spin part opposes ω_rel,n and never exceeds the stopping limit.
             let spin = w.dot(n);

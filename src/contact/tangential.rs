@@ -6,7 +6,7 @@
 
 use super::kinematics::Kinematics;
 use super::normal::NormalForce;
-use glam::DVec3;
+use crate::simd::lane::{Lane, V3};
 
 /// How the spring-slider's tangential stiffness is obtained.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -63,24 +63,24 @@ impl TangentialModel {
         }
     }
 
-    /// Tangential force on `j`. `history` is this model's slice (length [`Self::history_len`]).
+    /// Tangential force on `j` (per lane). `history` is this model's slice
+    /// (length [`Self::history_len`]).
     #[inline(always)]
-    pub fn force(
+    pub fn force<T: Lane>(
         &self,
-        k: &Kinematics,
-        normal: &NormalForce,
+        k: &Kinematics<T>,
+        normal: &NormalForce<T>,
         dt: f64,
-        history: &mut [f64],
-    ) -> DVec3 {
+        history: &mut [T],
+    ) -> V3<T> {
         match *self {
-            TangentialModel::None => DVec3::ZERO,
+            TangentialModel::None => V3::zero(),
             TangentialModel::DashpotSlider { friction, damping } => {
                 let speed = k.v_t.length();
-                if speed == 0.0 {
-                    return DVec3::ZERO;
-                }
-                let magnitude = (damping * speed).min(friction * normal.total.abs());
-                -(magnitude / speed) * k.v_t
+                let magnitude =
+                    (T::splat(damping) * speed).min(T::splat(friction) * normal.total.abs());
+                let f = k.v_t.scale(-(magnitude / speed));
+                V3::select(speed.eq(T::splat(0.0)), V3::zero(), f)
             }
             TangentialModel::SpringSlider {
                 friction,
@@ -92,115 +92,109 @@ impl TangentialModel {
 }
 
 /// The Cundall–Strack spring-slider force on `j` (the body of
-/// [`TangentialModel::SpringSlider`], callable with the parameters fixed at
-/// compile time). `history` holds `ξ` (3 values).
+/// [`TangentialModel::SpringSlider`]), per lane. `history` holds `ξ` (3
+/// values).
 #[inline(always)]
-pub fn spring_slider_force(
+pub fn spring_slider_force<T: Lane>(
     friction: f64,
     stiffness: TangentialStiffness,
     damping_ratio: f64,
-    k: &Kinematics,
-    normal: &NormalForce,
+    k: &Kinematics<T>,
+    normal: &NormalForce<T>,
     dt: f64,
-    history: &mut [f64],
-) -> DVec3 {
+    history: &mut [T],
+) -> V3<T> {
     let k_t = match stiffness {
-        TangentialStiffness::Linear { ratio } => ratio * normal.stiffness,
-        TangentialStiffness::Mindlin { g_star } => 8.0 * g_star * (k.r_eff * k.delta).sqrt(),
+        TangentialStiffness::Linear { ratio } => T::splat(ratio) * normal.stiffness,
+        TangentialStiffness::Mindlin { g_star } => {
+            T::splat(8.0 * g_star) * (k.r_eff * k.delta).sqrt()
+        }
     };
-    let gamma_t = damping_ratio * normal.damping;
-    let old = DVec3::new(history[0], history[1], history[2]);
-    let mut xi = rotate_about_normal(rotate_into_plane(old, k.n), k.n, k.spin_n * dt);
-    xi += k.v_t * dt;
-    let mut f = -k_t * xi - gamma_t * k.v_t;
-    let limit = friction * normal.total.abs();
+    let gamma_t = T::splat(damping_ratio) * normal.damping;
+    let old = V3::new(history[0], history[1], history[2]);
+    let dt = T::splat(dt);
+    let turned = rotate_about_normal(rotate_into_plane(old, k.n), k.n, k.spin_n * dt);
+    let xi = turned + k.v_t.scale(dt);
+    let f = xi.scale(-k_t) - k.v_t.scale(gamma_t);
+    let limit = T::splat(friction) * normal.total.abs();
     let f2 = f.length_squared();
-    if f2 > limit * limit {
-        f *= limit / f2.sqrt();
-        xi = if k_t > 0.0 {
-            -(f + gamma_t * k.v_t) / k_t
-        } else {
-            DVec3::ZERO
-        };
-    }
+    let slides = f2.gt(limit * limit);
+    let capped = f.scale(limit / f2.sqrt());
+    let back = (-(capped + k.v_t.scale(gamma_t))).div_by(k_t);
+    let slid = V3::select(k_t.gt(T::splat(0.0)), back, V3::zero());
+    let xi = V3::select(slides, slid, xi);
     history[0] = xi.x;
     history[1] = xi.y;
     history[2] = xi.z;
-    f
+    V3::select(slides, capped, f)
 }
 
 /// Rotate `v` (in the plane normal to the unit vector `n`) by `angle` about
 /// `n`: the part of a rigid rotation that twists the contact, which the
 /// projection alone cannot follow.
-#[inline]
-pub fn rotate_about_normal(v: DVec3, n: DVec3, angle: f64) -> DVec3 {
-    if angle == 0.0 {
-        return v;
-    }
+#[inline(always)]
+pub fn rotate_about_normal<T: Lane>(v: V3<T>, n: V3<T>, angle: T) -> V3<T> {
     let (s, c) = small_sin_cos(angle);
-    c * v + s * n.cross(v)
+    let turned = v.scale(c) + n.cross(v).scale(s);
+    V3::select(angle.eq(T::splat(0.0)), v, turned)
 }
 
-/// `(sin a, cos a)`, by short Taylor series when `|a| < 1e-3` (the usual
-/// case: the twist per time step is tiny), where the truncation error
-/// (`a^7/5040` and `a^6/720`) lies far below half an ulp, else by `sin_cos`.
+/// `(sin a, cos a)` per lane, by short Taylor series when `|a| < 1e-3`
+/// (the usual case: the twist per time step is tiny), where the truncation
+/// error (`a^7/5040` and `a^6/720`) lies far below half an ulp, else by
+/// `sin` and `cos` (which only lanes outside the series' range compute).
 /// Several times cheaper than `sin_cos`; the same bits on every thread and rank.
-#[inline]
-pub fn small_sin_cos(a: f64) -> (f64, f64) {
-    if series_covers(a) {
-        series_sin_cos(a)
-    } else {
-        a.sin_cos()
+#[inline(always)]
+pub fn small_sin_cos<T: Lane>(a: T) -> (T, T) {
+    let (s, c) = series_sin_cos(a);
+    let far = !a.abs().lt(T::splat(1e-3));
+    if T::any(far) {
+        let (s_far, c_far) = (a.map(f64::sin), a.map(f64::cos));
+        return (T::select(far, s_far, s), T::select(far, c_far, c));
     }
+    (s, c)
 }
 
-/// Whether [`small_sin_cos`] takes its series for `a` (`|a| < 1e-3`; false
-/// for NaN).
+/// The short series of [`small_sin_cos`], for `|a| < 1e-3`.
 #[inline(always)]
-pub fn series_covers(a: f64) -> bool {
-    a.abs() < 1e-3
-}
-
-/// The short series of [`small_sin_cos`], for `a` where [`series_covers`].
-#[inline(always)]
-pub fn series_sin_cos(a: f64) -> (f64, f64) {
+pub fn series_sin_cos<T: Lane>(a: T) -> (T, T) {
+    let one = T::splat(1.0);
     let a2 = a * a;
-    let s = a - a * a2 * (1.0 / 6.0) * (1.0 - a2 * (1.0 / 20.0));
-    let c = 1.0 - a2 * 0.5 * (1.0 - a2 * (1.0 / 12.0));
+    let s = a - a * a2 * T::splat(1.0 / 6.0) * (one - a2 * T::splat(1.0 / 20.0));
+    let c = one - a2 * T::splat(0.5) * (one - a2 * T::splat(1.0 / 12.0));
     (s, c)
 }
 
 /// Project `v` onto the plane normal to the unit vector `n` and rescale it to
 /// its old length (objective history update; a vector already in the plane is
-/// returned unchanged up to rounding).
-#[inline]
-pub fn rotate_into_plane(v: DVec3, n: DVec3) -> DVec3 {
+/// returned unchanged up to rounding; a zero vector stays zero, and one
+/// along `n` becomes zero).
+#[inline(always)]
+pub fn rotate_into_plane<T: Lane>(v: V3<T>, n: V3<T>) -> V3<T> {
+    let zero = T::splat(0.0);
     let old2 = v.length_squared();
-    if old2 == 0.0 {
-        return v;
-    }
-    let p = v - v.dot(n) * n;
+    let p = v - n.scale(v.dot(n));
     let new2 = p.length_squared();
-    if new2 == 0.0 {
-        return DVec3::ZERO;
-    }
-    p * (old2 / new2).sqrt()
+    let rescaled = p.scale((old2 / new2).sqrt());
+    let in_plane = V3::select(new2.eq(zero), V3::zero(), rescaled);
+    V3::select(old2.eq(zero), v, in_plane)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use glam::DVec3;
 
     fn kin(n: DVec3, v_t: DVec3) -> Kinematics {
         Kinematics {
-            n,
+            n: n.into(),
             r: 1.0,
             delta: 0.01,
             delta_dot: 0.0,
             lever_i: 0.5,
             lever_j: 0.5,
-            v_t,
-            omega_rel: DVec3::ZERO,
+            v_t: v_t.into(),
+            omega_rel: DVec3::ZERO.into(),
             spin_n: 0.0,
             r_eff: 0.25,
             m_eff: 1.0,
@@ -222,19 +216,23 @@ mod tests {
             friction: 0.5,
             damping: 3.0,
         };
-        let slow = m.force(
-            &kin(DVec3::Z, DVec3::new(0.1, 0.0, 0.0)),
-            &normal(10.0),
-            1e-3,
-            &mut [],
-        );
+        let slow: DVec3 = m
+            .force(
+                &kin(DVec3::Z, DVec3::new(0.1, 0.0, 0.0)),
+                &normal(10.0),
+                1e-3,
+                &mut [],
+            )
+            .into();
         assert!((slow - DVec3::new(-0.3, 0.0, 0.0)).length() < 1e-15);
-        let fast = m.force(
-            &kin(DVec3::Z, DVec3::new(0.0, 10.0, 0.0)),
-            &normal(10.0),
-            1e-3,
-            &mut [],
-        );
+        let fast: DVec3 = m
+            .force(
+                &kin(DVec3::Z, DVec3::new(0.0, 10.0, 0.0)),
+                &normal(10.0),
+                1e-3,
+                &mut [],
+            )
+            .into();
         assert!((fast - DVec3::new(0.0, -5.0, 0.0)).length() < 1e-14);
     }
 
@@ -247,13 +245,13 @@ mod tests {
         };
         let mut h = [0.0; 3];
         let k = kin(DVec3::Z, DVec3::new(1.0, 0.0, 0.0));
-        let f = m.force(&k, &normal(10.0), 0.01, &mut h);
+        let f: DVec3 = m.force(&k, &normal(10.0), 0.01, &mut h).into();
         // ξ = 0.01, F = −100 · 0.01 = −1 (below μF_n = 5).
         assert!((f.x + 1.0).abs() < 1e-14 && h[0] == 0.01);
         for _ in 0..10 {
             m.force(&k, &normal(10.0), 0.01, &mut h);
         }
-        let f = m.force(&k, &normal(10.0), 0.01, &mut h);
+        let f: DVec3 = m.force(&k, &normal(10.0), 0.01, &mut h).into();
         assert!((f.length() - 5.0).abs() < 1e-12, "slipping force {f}");
         assert!(
             (h[0] - 0.05).abs() < 1e-14,
@@ -277,7 +275,7 @@ mod tests {
     fn rotation_into_plane_keeps_length() {
         let v = DVec3::new(1.0, 2.0, 0.5);
         let n = DVec3::new(0.0, 0.0, 1.0);
-        let p = rotate_into_plane(v, n);
+        let p: DVec3 = rotate_into_plane(v.into(), n.into()).into();
         assert!(p.dot(n).abs() < 1e-15);
         assert!((p.length() - v.length()).abs() < 1e-14);
     }

@@ -5,9 +5,10 @@
 use super::filter::{filter_jobs, opened};
 use super::shares::ShareSlots;
 use super::ForceParams;
-use crate::contact::lanes::{self, ContactLanes, HookeSpringSliderLaw, LANES};
+use crate::contact::kinematics::PairBodies;
 use crate::contact::{Body, ContactInertia, ContactLaw, Kinematics, PairContext, PairForce};
 use crate::neighbor::{Contribution, NO_SLOT};
+use crate::simd::lane::{F64x4, Lane};
 use crate::simd::prefetch::prefetch_at;
 use crate::state::particles::Particles;
 use glam::{DVec3, DVec4};
@@ -29,10 +30,11 @@ trait PairEval: Sync {
     /// The contact `c` (within range), with history record `rec`.
     fn eval(&self, p: &Particles, c: &Pair, rec: &mut [f64], fp: &ForceParams) -> PairForce;
 
-    /// The law as a four-contact kernel ([`lanes`]), if it has one (the
-    /// same bits as [`Self::eval`]).
+    /// The one law of every pair, when the contacts can go four at a time
+    /// through its kernel over [`F64x4`] lanes (the same bits as
+    /// [`Self::eval`]: the same kernel over `f64`).
     #[inline(always)]
-    fn lanes(&self) -> Option<HookeSpringSliderLaw> {
+    fn lanes(&self) -> Option<&ContactLaw> {
         None
     }
 }
@@ -96,10 +98,11 @@ impl PairEval for AnyLaw {
     }
 }
 
-/// One plain law (no couples, no stochastic friction) for every pair.
-struct OnePlainLaw<'a>(&'a ContactLaw);
+/// One law, without stochastic friction, for every pair: one contact at a
+/// time or four.
+struct OneLaw<'a>(&'a ContactLaw);
 
-impl PairEval for OnePlainLaw<'_> {
+impl PairEval for OneLaw<'_> {
     #[inline(always)]
     fn range(
         &self,
@@ -112,35 +115,16 @@ impl PairEval for OnePlainLaw<'_> {
     }
 
     #[inline(always)]
-    fn eval(&self, _: &Particles, c: &Pair, rec: &mut [f64], fp: &ForceParams) -> PairForce {
+    fn eval(&self, p: &Particles, c: &Pair, rec: &mut [f64], fp: &ForceParams) -> PairForce {
         let kin = Kinematics::pair(c.bodies.0, c.bodies.1, c.d, c.r);
-        self.0.evaluate_plain(&kin, fp.dt, rec)
-    }
-}
-
-/// [`HookeSpringSliderLaw`] for every pair, one contact at a time or four.
-impl PairEval for HookeSpringSliderLaw {
-    /// [`crate::contact::NormalModel::range`] of a Hooke contact.
-    #[inline(always)]
-    fn range(
-        &self,
-        _: &Particles,
-        _: (usize, usize),
-        (ri, rj): (f64, f64),
-        _: &ForceParams,
-    ) -> f64 {
-        ri + rj
+        let (i, j) = c.ij;
+        self.0
+            .evaluate_with(&kin, fp.dt, rec, || pair_inertia(p, i, j))
     }
 
     #[inline(always)]
-    fn eval(&self, _: &Particles, c: &Pair, rec: &mut [f64], fp: &ForceParams) -> PairForce {
-        let kin = Kinematics::pair(c.bodies.0, c.bodies.1, c.d, c.r);
-        self.one(&kin, fp.dt, &mut rec[..3])
-    }
-
-    #[inline(always)]
-    fn lanes(&self) -> Option<HookeSpringSliderLaw> {
-        Some(*self)
+    fn lanes(&self) -> Option<&ContactLaw> {
+        Some(self.0)
     }
 }
 
@@ -148,12 +132,10 @@ impl PairEval for HookeSpringSliderLaw {
 /// evaluator that fits the law table.
 pub(super) fn pass_one(blk: &Block, out: BlockOut) {
     let single = (blk.fp.laws.n == 1).then(|| &blk.fp.laws.laws[0]);
-    if let (Some(kernel), 3) = (single.and_then(HookeSpringSliderLaw::of), blk.h) {
-        return jobs_block::<_, 3>(blk, &kernel, out);
-    }
-    match (single, blk.h) {
-        (Some(law), 0) if law.is_plain() => jobs_block::<_, 0>(blk, &OnePlainLaw(law), out),
-        (Some(law), 3) if law.is_plain() => jobs_block::<_, 3>(blk, &OnePlainLaw(law), out),
+    match (single.filter(|law| law.stochastic.is_none()), blk.h) {
+        (Some(law), 0) => jobs_block::<_, 0>(blk, &OneLaw(law), out),
+        (Some(law), 3) => jobs_block::<_, 3>(blk, &OneLaw(law), out),
+        (Some(law), 6) => jobs_block::<_, 6>(blk, &OneLaw(law), out),
         _ => jobs_block::<_, DYN>(blk, &AnyLaw, out),
     }
 }
@@ -227,13 +209,13 @@ fn jobs_block_body<E: PairEval, const H: usize>(blk: &Block, eval: &E, out: Bloc
     // hard-to-predict filter branch between two contact evaluations).
     let mut candidates: Vec<[u32; 2]> = Vec::with_capacity(blk.jobs.len() + 4);
     filter_jobs::<H>(blk, n_block, history, active, &mut candidates);
-    if let (Some(law), 3) = (eval.lanes(), h) {
+    if let (Some(law), false) = (eval.lanes(), H == DYN) {
         let out = BlockOut {
             history,
             active,
             upper,
         };
-        return contacts_in_lanes(blk, &law, &candidates, out);
+        return contacts_in_lanes::<H>(blk, law, &candidates, out);
     }
     for (c, &[o, j]) in candidates.iter().enumerate() {
         prefetch_candidate(blk, &candidates, c + PREFETCH_AHEAD, history, h);
@@ -265,13 +247,13 @@ fn jobs_block_body<E: PairEval, const H: usize>(blk: &Block, eval: &E, out: Bloc
         active[j] = true;
         // i receives force_i, j its negation (as f − force_i = f + (−force_i)).
         let on_j = Contribution {
-            force: -pf.force_i,
-            torque: pf.torque_j,
+            force: -DVec3::from(pf.force_i),
+            torque: pf.torque_j.into(),
         };
         if lower {
             upper[o] += Contribution {
-                force: pf.force_i,
-                torque: pf.torque_i,
+                force: pf.force_i.into(),
+                torque: pf.torque_i.into(),
             };
         }
         // The higher-id side's share, for its L: the partner's if it is
@@ -324,28 +306,27 @@ fn separation_from(p: &Particles, pk: DVec4, pq: DVec4, q: usize) -> DVec3 {
 }
 
 /// The candidates of a block (`candidates`, from [`filter_jobs`]) under a
-/// law with a four-contact kernel ([`lanes::evaluate`], 3 history values):
-/// the contacts are gathered four at a time, in candidate order, evaluated
-/// together, and their results added in the same order as one at a time,
-/// so the bits are those of the one-contact loop of [`jobs_block_body`].
+/// single law with `H` history values: the contacts are gathered four at a
+/// time, in candidate order, evaluated together by the law's kernel over
+/// [`F64x4`] lanes, and their results added in the same order as one at a
+/// time, so the bits are those of the one-contact loop of
+/// [`jobs_block_body`].
 #[inline(always)]
-fn contacts_in_lanes(
+fn contacts_in_lanes<const H: usize>(
     blk: &Block,
-    law: &HookeSpringSliderLaw,
+    law: &ContactLaw,
     candidates: &[[u32; 2]],
     out: BlockOut,
 ) {
-    const H: usize = 3;
-    let Block { p, first, fp, .. } = *blk;
+    let Block { p, first, .. } = *blk;
     let packed = &p.packed[..];
     let BlockOut {
         history,
         active,
         upper,
     } = out;
-    let mut group = ContactLanes::default();
-    // Per lane: the job, the block particle and whether it is the lower id.
-    let mut jobs = [(0usize, 0usize, false); LANES];
+    debug_assert!(H <= MAX_HISTORY);
+    let mut group = Group::default();
     let mut filled = 0;
     for (c, &[o, j]) in candidates.iter().enumerate() {
         prefetch_candidate(blk, candidates, c + PREFETCH_AHEAD, history, H);
@@ -355,7 +336,7 @@ fn contacts_in_lanes(
         let d_kq = separation_from(p, pk, pq, q);
         let lower = blk.evaluator_lower[j];
         let r2 = d_kq.length_squared();
-        let range = pk.w + pq.w;
+        let range = law.normal.range(pk.w, pq.w);
         if r2 >= range * range {
             opened(blk, history, active, j, H);
             continue;
@@ -367,34 +348,43 @@ fn contacts_in_lanes(
         };
         let l = filled;
         let (bi, bj) = (body_of(p, i, pi), body_of(p, jj, pj));
-        let rec = &history[j * H..(j + 1) * H];
-        group.set(l, [&bi, &bj], (d, r2.sqrt()), [rec[0], rec[1], rec[2]]);
-        jobs[l] = (j, o, lower);
+        group.bodies.set_lane(l, [&bi, &bj], d, r2.sqrt());
+        for (slot, &v) in group.history.iter_mut().zip(&history[j * H..(j + 1) * H]) {
+            slot.set_lane(l, v);
+        }
+        if law.needs_inertia() {
+            let inertia = pair_inertia(p, i, jj);
+            group.inertia.rolling.set_lane(l, inertia.rolling);
+            group.inertia.min.set_lane(l, inertia.min);
+        }
+        group.jobs[l] = (j, o, lower);
         filled += 1;
         if filled == LANES {
-            lanes_done(
-                blk,
-                law,
-                fp.dt,
-                &mut group,
-                &jobs,
-                LANES,
-                (history, active, upper),
-            );
+            lanes_done::<H>(blk, law, &mut group, LANES, (history, active, upper));
             filled = 0;
         }
     }
     if filled > 0 {
-        lanes_done(
-            blk,
-            law,
-            fp.dt,
-            &mut group,
-            &jobs,
-            filled,
-            (history, active, upper),
-        );
+        lanes_done::<H>(blk, law, &mut group, filled, (history, active, upper));
     }
+}
+
+/// Number of contacts evaluated together.
+const LANES: usize = 4;
+
+/// The most history values per contact of any law (a spring-slider and a
+/// rolling spring).
+const MAX_HISTORY: usize = 6;
+
+/// Four contacts on their way through the kernel: the bodies, the history
+/// records (by value index; the law's first values), the couples' inertia,
+/// and per lane the job, the block particle and whether it is the lower id.
+#[derive(Default)]
+struct Group {
+    bodies: PairBodies<F64x4>,
+    history: [F64x4; MAX_HISTORY],
+    inertia: ContactInertia<F64x4>,
+    jobs: [(usize, usize, bool); LANES],
 }
 
 /// Evaluate the contacts of `group` (the first `filled` lanes hold
@@ -402,34 +392,34 @@ fn contacts_in_lanes(
 /// are dropped) and add their results in lane order: the record, the
 /// lower-id side's upper sum and the higher-id side's share slot.
 #[inline(always)]
-fn lanes_done(
+fn lanes_done<const H: usize>(
     blk: &Block,
-    law: &HookeSpringSliderLaw,
-    dt: f64,
-    group: &mut ContactLanes,
-    jobs: &[(usize, usize, bool); LANES],
+    law: &ContactLaw,
+    group: &mut Group,
     filled: usize,
     (history, active, upper): (&mut [f64], &mut [bool], &mut [Contribution]),
 ) {
-    const H: usize = 3;
-    let out = lanes::evaluate(law, dt, group);
-    for (l, &(j, o, lower)) in jobs.iter().enumerate().take(filled) {
-        let v = |x: &lanes::Vec3Lanes| DVec3::new(x[0][l], x[1][l], x[2][l]);
+    let kin = Kinematics::of_pair(&group.bodies);
+    let inertia = group.inertia;
+    let out = law.evaluate_with(&kin, blk.fp.dt, &mut group.history[..H], || inertia);
+    for (l, &(j, o, lower)) in group.jobs.iter().enumerate().take(filled) {
         let rec = &mut history[j * H..(j + 1) * H];
-        (rec[0], rec[1], rec[2]) = (group.xi[0][l], group.xi[1][l], group.xi[2][l]);
+        for (v, lanes) in rec.iter_mut().zip(&group.history) {
+            *v = lanes.lane(l);
+        }
         active[j] = true;
-        let force_i = v(&out.force_i);
+        let force_i = out.force_i.lane(l);
         if lower {
             upper[o] += Contribution {
                 force: force_i,
-                torque: v(&out.torque_i),
+                torque: out.torque_i.lane(l),
             };
         }
         let slot = blk.share_slot[j];
         if slot != NO_SLOT {
             let on_j = Contribution {
                 force: -force_i,
-                torque: v(&out.torque_j),
+                torque: out.torque_j.lane(l),
             };
             // SAFETY: this job is the slot's only writer, and its reader
             // runs after this block's pass one.

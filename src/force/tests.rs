@@ -198,13 +198,13 @@ fn direct_sums(p: &Particles, law: &ContactLaw, g: DVec3) -> (Vec<[DVec3; 2]>, u
             let pf = law.evaluate_plain(&Kinematics::pair(&bi, &bj, d, r), 1e-4, &mut rec);
             if k_lower {
                 upper += Contribution {
-                    force: pf.force_i,
-                    torque: pf.torque_i,
+                    force: pf.force_i.into(),
+                    torque: pf.torque_i.into(),
                 };
             } else {
                 lower += Contribution {
-                    force: -pf.force_i,
-                    torque: pf.torque_j,
+                    force: (-pf.force_i).into(),
+                    torque: pf.torque_j.into(),
                 };
             }
         }

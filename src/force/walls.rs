@@ -36,8 +36,8 @@ pub(super) fn wall_forces(
                 let pf = law.evaluate_with(&kin, fp.dt, rec, || {
                     ContactInertia::wall(p.inv_inertia[k], p.inv_mass[k], p.radius[k])
                 });
-                f += pf.force_i;
-                t += pf.torque_i;
+                f += DVec3::from(pf.force_i);
+                t += DVec3::from(pf.torque_i);
             }
             None => clear(rec),
         }

@@ -2,4 +2,5 @@
 //! loops ([`isa`]).
 
 pub mod isa;
+pub mod lane;
 pub mod prefetch;
