@@ -31,7 +31,7 @@ use hdf5::{File, Group, H5Type};
 use ndarray::ArrayView2;
 
 use super::h5out::{write_attr, write_str_attr};
-use super::{Context, IoError, IoResult};
+use crate::error::{Context, IoError, IoResult};
 use crate::state::particles::ParticleRecord;
 use crate::state::snapshot::{Compat, Fnv, Snapshot};
 

@@ -28,7 +28,7 @@ use hdf5::{
 use ndarray::ArrayView2;
 
 use super::xdmf::{write_xdmf, XdmfFrame};
-use super::{Context, IoError, IoResult};
+use crate::error::{Context, IoError, IoResult};
 
 /// Name of the root group holding the frames.
 pub const FRAMES: &str = "frames";

@@ -18,7 +18,7 @@ use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use super::h5out::{frame_path, ID, MATERIAL, POSITION, RADIUS, VERTEX_INDEX};
-use super::{Context, IoResult};
+use crate::error::{Context, IoResult};
 
 /// What the sidecar needs to know about one frame: step, time (s), particle count and
 /// the names of the vector fields it holds, in the order they should be listed.

@@ -4,10 +4,9 @@ pub mod report;
 
 use crate::config::Setup;
 use crate::diagnostics::THERMO_COLUMNS;
-use crate::error::{GravelError, Result};
+use crate::error::{GravelError, IoError, Result};
 use crate::io::checkpoint;
 use crate::io::h5out::{Frame, OutputFile};
-use crate::io::IoError;
 use crate::parallel::comm::{Comm, SerialComm};
 use crate::sim::timers::Lap;
 use crate::sim::{Simulation, Stage, Timers};
