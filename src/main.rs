@@ -250,7 +250,7 @@ fn dispatch(cmd: Command, comm: Box<dyn Comm>) -> Result<(), GravelError> {
             let text = if gravel::io::checkpoint::is_checkpoint(&file) {
                 gravel::io::checkpoint::summarize(&file)
             } else {
-                gravel::io::h5out::summarize(&file)
+                gravel::io::info::summarize(&file)
             }
             .map_err(|e| GravelError::config(&file, e.what()))?;
             print!("{text}");

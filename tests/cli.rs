@@ -4,7 +4,7 @@
 
 mod common;
 
-use gravel::io::h5out::{list_frames, read_frame, read_thermo};
+use gravel::io::read::{list_frames, read_frame, read_thermo};
 use std::collections::HashSet;
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};

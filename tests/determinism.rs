@@ -11,7 +11,7 @@
 mod common;
 
 use gravel::config::Setup;
-use gravel::io::h5out::{list_frames, read_frame, read_thermo, FrameOwned};
+use gravel::io::read::{list_frames, read_frame, read_thermo, FrameOwned};
 use gravel::parallel::comm::SerialComm;
 use gravel::sim::{HistoryPartner, Simulation};
 use std::collections::BTreeMap;

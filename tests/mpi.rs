@@ -340,7 +340,7 @@ thermo_every = 100
 
 #[test]
 fn sliding_contact_keeps_its_spring_across_a_rank_boundary() {
-    use gravel::io::h5out::{list_frames, read_frame};
+    use gravel::io::read::{list_frames, read_frame};
     let dir = tempfile::tempdir().unwrap();
     let config = write(dir.path(), "crossing.toml", CROSSING);
     let one = run_dump(dir.path(), &config, 1, 1, &[]);

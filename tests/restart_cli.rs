@@ -8,7 +8,7 @@
 mod common;
 
 use gravel::io::checkpoint;
-use gravel::io::h5out::{list_frames, read_frame, read_thermo, FrameOwned};
+use gravel::io::read::{list_frames, read_frame, read_thermo, FrameOwned};
 use gravel::state::snapshot::Snapshot;
 use std::ffi::OsStr;
 use std::os::unix::process::ExitStatusExt;

@@ -30,7 +30,7 @@ use hdf5::types::{VarLenAscii, VarLenUnicode};
 use hdf5::{File, Group, H5Type};
 use ndarray::ArrayView2;
 
-use super::h5out::{write_attr, write_str_attr};
+use super::layout::{write_attr, write_str_attr};
 use crate::error::{Context, IoError, IoResult};
 use crate::state::particles::ParticleRecord;
 use crate::state::snapshot::{Compat, Fnv, Snapshot};

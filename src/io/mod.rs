@@ -1,11 +1,19 @@
-//! Output files: particle frames and thermo rows in HDF5 ([`h5out`]) and the XDMF
-//! sidecar that lets ParaView open the frames as a time series ([`xdmf`]).
+//! Output files: particle frames and thermo rows in HDF5 (the names of the layout
+//! in [`layout`], the writer in [`frames`], the readers in [`read`] and the summary
+//! of `gravel info` in [`info`]), the XDMF sidecar that lets ParaView open the
+//! frames as a time series ([`xdmf`]), and checkpoints ([`checkpoint`]).
 //!
 //! Every error names the file it concerns, see [`IoError`](crate::error::IoError).
 
 pub mod checkpoint;
-pub mod h5out;
+pub mod frames;
+pub mod info;
+pub mod layout;
+pub mod read;
 pub mod xdmf;
+
+#[cfg(test)]
+mod tests;
 
 /// HDF5 files are opened without HDF5's own file lock, in every mode, so
 /// that a reader (`gravel info`, a test, a script) never makes a later

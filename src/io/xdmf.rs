@@ -6,7 +6,7 @@
 //! `<h5>:/frames/<step>/position`, and the node-centred attributes `radius`, `id`,
 //! `material` (scalars) and every field (vectors). The vertex connectivity (`0..N`)
 //! is a hyperslab of the shared dataset [`VERTEX_INDEX`]
-//! in the HDF5 file, which [`OutputFile`](super::h5out::OutputFile) keeps as long as
+//! in the HDF5 file, which [`OutputFile`](super::frames::OutputFile) keeps as long as
 //! the largest frame: readers that build no default connectivity (ParaView's
 //! `Xdmf3Reader*`) then still get one vertex cell per particle. Frames without
 //! particles are left out of the sidecar, since readers reject zero-sized arrays.
@@ -17,7 +17,7 @@ use std::fs;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
-use super::h5out::{frame_path, ID, MATERIAL, POSITION, RADIUS, VERTEX_INDEX};
+use super::layout::{frame_path, ID, MATERIAL, POSITION, RADIUS, VERTEX_INDEX};
 use crate::error::{Context, IoResult};
 
 /// What the sidecar needs to know about one frame: step, time (s), particle count and

@@ -6,7 +6,7 @@ use crate::config::Setup;
 use crate::diagnostics::THERMO_COLUMNS;
 use crate::error::{GravelError, IoError, Result};
 use crate::io::checkpoint;
-use crate::io::h5out::{Frame, OutputFile};
+use crate::io::frames::{Frame, OutputFile};
 use crate::parallel::comm::{Comm, SerialComm};
 use crate::sim::timers::Lap;
 use crate::sim::{Simulation, Stage, Timers};

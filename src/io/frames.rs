@@ -1,0 +1,607 @@
+//! The writer of the HDF5 output file: [`OutputFile`] creates or reopens the file,
+//! writes [`Frame`]s and thermo rows, and rewrites the XDMF sidecar
+//! ([`super::xdmf`]) after every frame. The layout is described in
+//! [`super::layout`].
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+
+use hdf5::plist::group_create::LinkCreationOrder;
+use hdf5::{Dataset, File, Group, H5Type};
+use ndarray::ArrayView2;
+
+use super::layout::{
+    frame_name, open_gravel, write_attr, write_str_attr, CORE_DATASETS, FRAMES, ID, MATERIAL,
+    POSITION, RADIUS, THERMO, VERTEX_INDEX,
+};
+use super::read::read_layout;
+use super::xdmf::{write_xdmf, XdmfFrame};
+use crate::error::{Context, IoError, IoResult};
+
+/// Rows per chunk of a thermo column.
+const THERMO_CHUNK: usize = 1024;
+/// Entries per chunk of the vertex index.
+const VERTEX_INDEX_CHUNK: usize = 8192;
+
+/// One output frame, borrowed from the engine's arrays (rows in any order; `id`
+/// identifies).
+#[derive(Clone, Debug)]
+pub struct Frame<'a> {
+    /// Time step number.
+    pub step: u64,
+    /// Simulated time (s).
+    pub time: f64,
+    /// Particle ids, one per row.
+    pub id: &'a [u64],
+    /// Positions (m).
+    pub position: &'a [[f64; 3]],
+    /// Radii (m).
+    pub radius: &'a [f64],
+    /// Material indices.
+    pub material: &'a [u32],
+    /// Requested vector fields (`velocity`, `omega`, ...), each one row per particle.
+    pub fields: Vec<(&'a str, &'a [[f64; 3]])>,
+}
+
+impl Frame<'_> {
+    /// The particle count, after checking that every array has one row per particle
+    /// and that the field names are usable and distinct.
+    fn check(&self, path: &Path) -> IoResult<usize> {
+        let n = self.id.len();
+        let lengths = [
+            (POSITION, self.position.len()),
+            (RADIUS, self.radius.len()),
+            (MATERIAL, self.material.len()),
+        ]
+        .into_iter()
+        .chain(self.fields.iter().map(|(name, rows)| (*name, rows.len())));
+        for (name, len) in lengths {
+            if len != n {
+                return Err(IoError::invalid(
+                    path,
+                    format!(
+                        "frame at step {}: `{name}` has {len} rows but `id` has {n}",
+                        self.step
+                    ),
+                ));
+            }
+        }
+        check_names(
+            path,
+            "field",
+            self.fields.iter().map(|(name, _)| *name),
+            &CORE_DATASETS,
+        )?;
+        Ok(n)
+    }
+}
+
+/// An output file open for writing frames and thermo rows. Every frame written also
+/// rewrites the XDMF sidecar (same stem, `.xdmf`) next to it.
+#[derive(Debug)]
+pub struct OutputFile {
+    path: PathBuf,
+    file: File,
+    /// Frames in the file, sorted by step.
+    frames: Vec<XdmfFrame>,
+    /// Thermo columns in order: name and dataset.
+    thermo: Vec<(String, Dataset)>,
+    thermo_rows: usize,
+}
+
+impl OutputFile {
+    /// Creates (truncates) `path` and writes the root attributes `version`, `config`
+    /// (the TOML text), `ranks` and `threads`, an empty `/frames` group and one empty
+    /// `/thermo` column per name in `thermo_columns`, in that order. A stale XDMF
+    /// sidecar from an earlier run is removed; the first frame writes a new one.
+    ///
+    /// # Errors
+    /// If a name is empty, has a `/` or appears twice, or the file cannot be written.
+    pub fn create(
+        path: &Path,
+        version: &str,
+        config_text: &str,
+        ranks: u32,
+        threads: u32,
+        thermo_columns: &[&str],
+    ) -> IoResult<Self> {
+        check_names(path, "thermo column", thermo_columns.iter().copied(), &[])?;
+        let file = super::create(path).at(path, "creating the output file")?;
+        write_header(&file, version, config_text, ranks, threads)
+            .at(path, "writing the root attributes")?;
+        let thermo = create_layout(&file, thermo_columns).at(path, "creating the groups")?;
+        let thermo = thermo_columns
+            .iter()
+            .map(ToString::to_string)
+            .zip(thermo)
+            .collect();
+        let out = Self {
+            path: path.to_path_buf(),
+            file,
+            frames: Vec::new(),
+            thermo,
+            thermo_rows: 0,
+        };
+        match std::fs::remove_file(out.xdmf_path()) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                Err(e).at(&out.xdmf_path(), "removing the stale XDMF sidecar")
+            }
+            _ => Ok(out),
+        }
+    }
+
+    /// Opens an existing output file for appending (used by restarts): finds the
+    /// frames and thermo columns already there. If a crash left the thermo columns
+    /// with different lengths, they are cut back to the shortest, so that every row
+    /// is complete.
+    ///
+    /// # Errors
+    /// If the file is missing, unreadable or not a gravel file.
+    pub fn open_append(path: &Path) -> IoResult<Self> {
+        let file = open_gravel(path, true)?;
+        let (frames, thermo) = read_layout(&file).at(path, "reading the existing layout")?;
+        let thermo_rows = thermo.iter().map(|(_, ds)| ds.size()).min().unwrap_or(0);
+        for (name, ds) in &thermo {
+            if ds.size() != thermo_rows {
+                ds.resize(thermo_rows).at(
+                    path,
+                    format_args!("cutting thermo column `{name}` to {thermo_rows} rows"),
+                )?;
+            }
+        }
+        Ok(Self {
+            path: path.to_path_buf(),
+            file,
+            frames,
+            thermo,
+            thermo_rows,
+        })
+    }
+
+    /// Drops what a run wrote after `step` (used by a restart from a checkpoint of that
+    /// step, when the earlier run went further): the frames of later steps and the
+    /// thermo rows whose `step` column is larger, then rewrites the XDMF sidecar.
+    /// Rows are cut at the first one past `step`, so the file ends exactly as it was
+    /// when the checkpoint was written.
+    ///
+    /// # Errors
+    /// If the file has no `step` thermo column while it has rows, or writing fails.
+    pub fn cut_after(&mut self, step: u64) -> IoResult<()> {
+        let late: Vec<u64> = self
+            .frames
+            .iter()
+            .map(|f| f.0)
+            .filter(|&s| s > step)
+            .collect();
+        if !late.is_empty() {
+            let frames = self.file.group(FRAMES).at(&self.path, "opening /frames")?;
+            for s in &late {
+                frames
+                    .unlink(&frame_name(*s))
+                    .at(&self.path, format_args!("removing frame {s}"))?;
+            }
+            self.frames.retain(|f| f.0 <= step);
+            let largest = self.frames.iter().map(|f| f.2).max().unwrap_or(0);
+            set_vertex_index_len(&self.file, largest)
+                .at(&self.path, "resizing the vertex index")?;
+        }
+        if self.thermo_rows > 0 {
+            let Some((_, ds)) = self.thermo.iter().find(|(name, _)| name == "step") else {
+                return Err(IoError::invalid(
+                    &self.path,
+                    "the thermo table has no `step` column, so rows after the checkpoint cannot be found",
+                ));
+            };
+            let steps: Vec<f64> = ds
+                .read_raw()
+                .at(&self.path, "reading thermo column `step`")?;
+            let keep = steps
+                .iter()
+                .position(|&s| s > step as f64)
+                .unwrap_or(steps.len())
+                .min(self.thermo_rows);
+            if keep != self.thermo_rows {
+                for (name, ds) in &self.thermo {
+                    ds.resize(keep).at(
+                        &self.path,
+                        format_args!("cutting thermo column `{name}` to {keep} rows"),
+                    )?;
+                }
+                self.thermo_rows = keep;
+            }
+        }
+        self.flush()?;
+        if self.frames.is_empty() {
+            match std::fs::remove_file(self.xdmf_path()) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                    Err(e).at(&self.xdmf_path(), "removing the XDMF sidecar")
+                }
+                _ => Ok(()),
+            }
+        } else {
+            self.write_sidecar()
+        }
+    }
+
+    /// Writes `/frames/<step as 9 digits>/` with attributes `step` and `time` and the
+    /// datasets `id`, `position`, `radius`, `material` and one per field, flushes the
+    /// file, then rewrites the XDMF sidecar listing every frame written so far. A frame
+    /// already in the file at the same step (as after a restart from an earlier
+    /// checkpoint) is replaced.
+    ///
+    /// # Errors
+    /// If the arrays do not all have one row per particle, a field name is unusable
+    /// (empty, with a `/`, repeated, or one of the core dataset names), or writing fails.
+    pub fn write_frame(&mut self, frame: &Frame) -> IoResult<()> {
+        let n = frame.check(&self.path)?;
+        let context = || format!("writing frame {}", frame.step);
+        // Forget the old frame first: if writing fails half way, it is gone anyway.
+        self.frames.retain(|f| f.0 != frame.step);
+        write_frame_group(&self.file, frame).at(&self.path, context())?;
+        let field_names = frame
+            .fields
+            .iter()
+            .map(|(name, _)| name.to_string())
+            .collect();
+        let at = self.frames.partition_point(|f| f.0 < frame.step);
+        self.frames
+            .insert(at, (frame.step, frame.time, n, field_names));
+        let largest = self.frames.iter().map(|f| f.2).max().unwrap_or(0);
+        set_vertex_index_len(&self.file, largest).at(&self.path, context())?;
+        self.flush()?;
+        self.write_sidecar()
+    }
+
+    /// Appends one row to `/thermo/`: `row[i]` goes to the i-th column given at
+    /// [`create`](Self::create).
+    ///
+    /// # Errors
+    /// If `row` does not have one value per column, or writing fails.
+    pub fn append_thermo(&mut self, row: &[f64]) -> IoResult<()> {
+        if row.len() != self.thermo.len() {
+            let message = format!(
+                "thermo row has {} values but the file has {} columns ({})",
+                row.len(),
+                self.thermo.len(),
+                self.thermo_columns().join(", ")
+            );
+            return Err(IoError::invalid(&self.path, message));
+        }
+        let (start, end) = (self.thermo_rows, self.thermo_rows + 1);
+        for ((name, ds), value) in self.thermo.iter().zip(row) {
+            ds.resize(end)
+                .and_then(|()| ds.write_slice(&[*value][..], start..end))
+                .at(
+                    &self.path,
+                    format_args!("appending to thermo column `{name}`"),
+                )?;
+        }
+        self.thermo_rows = end;
+        Ok(())
+    }
+
+    /// Flushes everything written so far to disk.
+    ///
+    /// # Errors
+    /// If HDF5 cannot write the buffered data.
+    pub fn flush(&mut self) -> IoResult<()> {
+        self.file.flush().at(&self.path, "flushing")
+    }
+
+    /// The path of the HDF5 file.
+    #[must_use]
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The path of the XDMF sidecar: the HDF5 path with extension `.xdmf`.
+    #[must_use]
+    pub fn xdmf_path(&self) -> PathBuf {
+        self.path.with_extension("xdmf")
+    }
+
+    /// Steps of the frames in the file, sorted.
+    #[must_use]
+    pub fn frame_steps(&self) -> Vec<u64> {
+        self.frames.iter().map(|f| f.0).collect()
+    }
+
+    /// Names of the thermo columns, in order.
+    #[must_use]
+    pub fn thermo_columns(&self) -> Vec<&str> {
+        self.thermo.iter().map(|(name, _)| name.as_str()).collect()
+    }
+
+    /// Number of complete thermo rows in the file.
+    #[must_use]
+    pub fn thermo_rows(&self) -> usize {
+        self.thermo_rows
+    }
+
+    /// Rewrites the XDMF sidecar from the frame list.
+    fn write_sidecar(&self) -> IoResult<()> {
+        let h5_name = self
+            .path
+            .file_name()
+            .map_or_else(String::new, |name| name.to_string_lossy().into_owned());
+        write_xdmf(&self.xdmf_path(), &h5_name, &self.frames)
+    }
+}
+
+/// Checks that each of `names` (of a `what`) is non-empty, has no `/`, is not `.`,
+/// is none of `reserved` and appears once.
+fn check_names<'n>(
+    path: &Path,
+    what: &str,
+    names: impl IntoIterator<Item = &'n str>,
+    reserved: &[&str],
+) -> IoResult<()> {
+    let mut seen = HashSet::new();
+    for name in names {
+        let problem = if name.is_empty() || name == "." || name.contains('/') {
+            "is not a valid HDF5 name"
+        } else if reserved.contains(&name) {
+            "is reserved"
+        } else if !seen.insert(name) {
+            "appears twice"
+        } else {
+            continue;
+        };
+        return Err(IoError::invalid(
+            path,
+            format!("{what} name `{name}` {problem}"),
+        ));
+    }
+    Ok(())
+}
+
+/// Writes the root attributes.
+fn write_header(
+    file: &File,
+    version: &str,
+    config_text: &str,
+    ranks: u32,
+    threads: u32,
+) -> hdf5::Result<()> {
+    write_str_attr(file, "version", version)?;
+    write_str_attr(file, "config", config_text)?;
+    write_attr(file, "ranks", &ranks)?;
+    write_attr(file, "threads", &threads)
+}
+
+/// Creates `/frames` and `/thermo` with one empty column per name; returns the columns.
+fn create_layout(file: &File, thermo_columns: &[&str]) -> hdf5::Result<Vec<Dataset>> {
+    file.create_group(FRAMES)?;
+    let thermo = create_ordered_group(file, THERMO)?;
+    thermo_columns
+        .iter()
+        .map(|name| {
+            thermo
+                .new_dataset::<f64>()
+                .chunk(THERMO_CHUNK)
+                .shape(0..)
+                .create(*name)
+        })
+        .collect()
+}
+
+/// Creates the group `name` in `parent`, tracking the creation order of its links.
+fn create_ordered_group(parent: &Group, name: &str) -> hdf5::Result<Group> {
+    parent
+        .create_group_builder()
+        .with_gcpl(|gcpl| gcpl.link_creation_order(LinkCreationOrder::Tracked))
+        .create(name)
+}
+
+/// The group `name` in `parent`, created if missing.
+fn group_or_create(parent: &Group, name: &str) -> hdf5::Result<Group> {
+    parent.group(name).or_else(|_| parent.create_group(name))
+}
+
+/// Writes (or replaces) the group of one frame.
+fn write_frame_group(file: &File, frame: &Frame) -> hdf5::Result<()> {
+    let frames = group_or_create(file, FRAMES)?;
+    let name = frame_name(frame.step);
+    if frames.link_exists(&name) {
+        frames.unlink(&name)?;
+    }
+    let group = create_ordered_group(&frames, &name)?;
+    write_attr(&group, "step", &frame.step)?;
+    write_attr(&group, "time", &frame.time)?;
+    write_rows(&group, ID, frame.id)?;
+    write_vectors(&group, POSITION, frame.position)?;
+    write_rows(&group, RADIUS, frame.radius)?;
+    write_rows(&group, MATERIAL, frame.material)?;
+    frame
+        .fields
+        .iter()
+        .try_for_each(|(name, rows)| write_vectors(&group, name, rows))
+}
+
+/// A 1-D dataset with one element per particle.
+pub(super) fn write_rows<T: H5Type>(group: &Group, name: &str, rows: &[T]) -> hdf5::Result<()> {
+    group.new_dataset_builder().with_data(rows).create(name)?;
+    Ok(())
+}
+
+/// An N×3 f64 dataset.
+pub(super) fn write_vectors(group: &Group, name: &str, rows: &[[f64; 3]]) -> hdf5::Result<()> {
+    let view = ArrayView2::from_shape((rows.len(), 3), rows.as_flattened())?;
+    group.new_dataset_builder().with_data(view).create(name)?;
+    Ok(())
+}
+
+/// Makes the vertex index `0, 1, ..., len - 1`, creating, growing or shrinking it.
+fn set_vertex_index_len(file: &File, len: usize) -> hdf5::Result<()> {
+    let index = file.dataset(VERTEX_INDEX).or_else(|_| {
+        let (group, name) = VERTEX_INDEX.split_once('/').expect("group/name");
+        group_or_create(file, group)?
+            .new_dataset::<i64>()
+            .chunk(VERTEX_INDEX_CHUNK)
+            .shape(0..)
+            .create(name)
+    })?;
+    let old = index.size();
+    if old != len {
+        index.resize(len)?;
+    }
+    if len > old {
+        let values: Vec<i64> = (old as i64..len as i64).collect();
+        index.write_slice(&values[..], old..len)?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::io::info::type_name;
+    use crate::io::layout::{frame_path, read_str_attr};
+    use crate::io::read::{list_frames, read_frame, read_thermo};
+    use crate::io::tests::{assert_bitwise_eq, borrow, sample, thermo_row, write_sample, COLUMNS};
+
+    #[test]
+    fn xdmf_sidecar_lists_every_frame() {
+        let dir = tempfile::tempdir().unwrap();
+        let (path, frames) = write_sample(dir.path());
+        let xml = std::fs::read_to_string(path.with_extension("xdmf")).unwrap();
+        let names = crate::io::xdmf::tests::element_names(&xml);
+        assert_eq!(
+            names.iter().filter(|n| *n == "Grid").count(),
+            1 + frames.len()
+        );
+        for frame in &frames {
+            assert!(xml.contains(&format!("run.h5:{}/position", frame_path(frame.step))));
+        }
+        // The connectivity index is as long as the largest frame.
+        let file = crate::io::open_read(&path).unwrap();
+        let index = file
+            .dataset(VERTEX_INDEX)
+            .unwrap()
+            .read_raw::<i64>()
+            .unwrap();
+        assert_eq!(index, (0..7).collect::<Vec<i64>>());
+    }
+
+    #[test]
+    fn root_attributes_follow_the_documented_layout() {
+        let dir = tempfile::tempdir().unwrap();
+        let (path, _) = write_sample(dir.path());
+        let file = crate::io::open_read(&path).unwrap();
+        assert_eq!(
+            read_str_attr(&file.attr("version").unwrap()).unwrap(),
+            "0.1.0"
+        );
+        assert!(read_str_attr(&file.attr("config").unwrap())
+            .unwrap()
+            .starts_with("[run]"));
+        assert_eq!(file.attr("ranks").unwrap().read_scalar::<u32>().unwrap(), 2);
+        assert_eq!(
+            file.attr("threads").unwrap().read_scalar::<u32>().unwrap(),
+            4
+        );
+        let group = file.group("frames/000001000").unwrap();
+        assert_eq!(
+            group.attr("step").unwrap().read_scalar::<u64>().unwrap(),
+            1000
+        );
+        assert_eq!(group.dataset(POSITION).unwrap().shape(), vec![6, 3]);
+        assert_eq!(type_name(&group.dataset(ID).unwrap()), "uint64");
+        assert_eq!(type_name(&group.dataset(MATERIAL).unwrap()), "uint32");
+        let column = file.dataset("thermo/time").unwrap();
+        assert!(column.is_chunked() && column.is_resizable());
+    }
+
+    #[test]
+    fn open_append_keeps_old_frames_and_rows() {
+        let dir = tempfile::tempdir().unwrap();
+        let (path, frames) = write_sample(dir.path());
+        let mut out = OutputFile::open_append(&path).unwrap();
+        assert_eq!(out.frame_steps(), vec![0, 1000, 2000]);
+        assert_eq!(out.thermo_columns(), COLUMNS);
+        assert_eq!(out.thermo_rows(), 5);
+        let new = sample(3000, 4);
+        out.write_frame(&borrow(&new)).unwrap();
+        out.append_thermo(&thermo_row(5)).unwrap();
+        drop(out);
+
+        assert_eq!(list_frames(&path).unwrap(), vec![0, 1000, 2000, 3000]);
+        for frame in frames.iter().chain([&new]) {
+            assert_bitwise_eq(&read_frame(&path, frame.step).unwrap(), frame);
+        }
+        assert!(read_thermo(&path)
+            .unwrap()
+            .iter()
+            .all(|(_, v)| v.len() == 6));
+        let xml = std::fs::read_to_string(path.with_extension("xdmf")).unwrap();
+        for step in [0, 1000, 2000, 3000] {
+            assert!(xml.contains(&frame_path(step)));
+        }
+    }
+
+    #[test]
+    fn cut_after_drops_later_frames_and_thermo_rows() {
+        let dir = tempfile::tempdir().unwrap();
+        let (path, frames) = write_sample(dir.path());
+        let mut out = OutputFile::open_append(&path).unwrap();
+        out.cut_after(1000).unwrap();
+        assert_eq!(out.frame_steps(), vec![0, 1000]);
+        assert_eq!(out.thermo_rows(), 5);
+        out.cut_after(250).unwrap();
+        assert_eq!(out.frame_steps(), vec![0]);
+        assert_eq!(out.thermo_rows(), 3);
+        drop(out);
+        assert_eq!(list_frames(&path).unwrap(), vec![0]);
+        assert_bitwise_eq(&read_frame(&path, 0).unwrap(), &frames[0]);
+        let thermo = read_thermo(&path).unwrap();
+        assert_eq!(thermo[0].1, vec![0.0, 100.0, 200.0]);
+        assert!(thermo.iter().all(|(_, v)| v.len() == 3));
+        let xml = std::fs::read_to_string(path.with_extension("xdmf")).unwrap();
+        assert!(xml.contains(&frame_path(0)) && !xml.contains(&frame_path(1000)));
+        // Reopened, the file continues from there.
+        let mut out = OutputFile::open_append(&path).unwrap();
+        assert_eq!((out.frame_steps(), out.thermo_rows()), (vec![0], 3));
+        out.append_thermo(&thermo_row(3)).unwrap();
+        assert_eq!(out.thermo_rows(), 4);
+    }
+
+    #[test]
+    fn rewriting_a_step_replaces_the_frame() {
+        let dir = tempfile::tempdir().unwrap();
+        let (path, _) = write_sample(dir.path());
+        let mut out = OutputFile::open_append(&path).unwrap();
+        let mut again = sample(1000, 2);
+        again.fields.truncate(1);
+        out.write_frame(&borrow(&again)).unwrap();
+        assert_eq!(out.frame_steps(), vec![0, 1000, 2000]);
+        drop(out);
+        assert_bitwise_eq(&read_frame(&path, 1000).unwrap(), &again);
+    }
+
+    #[test]
+    fn open_append_cuts_ragged_thermo_columns() {
+        let dir = tempfile::tempdir().unwrap();
+        let (path, _) = write_sample(dir.path());
+        {
+            let file = crate::io::open_rw(&path).unwrap();
+            file.dataset("thermo/step").unwrap().resize(7).unwrap();
+        }
+        let out = OutputFile::open_append(&path).unwrap();
+        assert_eq!(out.thermo_rows(), 5);
+        drop(out);
+        assert!(read_thermo(&path)
+            .unwrap()
+            .iter()
+            .all(|(_, v)| v.len() == 5));
+    }
+
+    #[test]
+    fn create_removes_a_stale_sidecar() {
+        let dir = tempfile::tempdir().unwrap();
+        let (path, _) = write_sample(dir.path());
+        assert!(path.with_extension("xdmf").exists());
+        let out = OutputFile::create(&path, "0.1.0", "", 1, 1, &COLUMNS).unwrap();
+        assert!(!out.xdmf_path().exists());
+        assert!(list_frames(&path).unwrap().is_empty());
+    }
+}

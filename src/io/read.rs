@@ -1,0 +1,214 @@
+//! Reading the HDF5 output file back, as tests and scripts do: one frame
+//! ([`read_frame`]), the steps of the frames ([`list_frames`]) and the thermo columns
+//! ([`read_thermo`]); and what [`super::frames`] (reopening a file) and
+//! [`super::info`] need to find the frames and thermo columns of a file.
+
+use std::path::Path;
+
+use hdf5::{Dataset, File, Group, H5Type, IndexType, IterationOrder, LocationType};
+
+use super::layout::{
+    frame_name, frames_group, open_gravel, CORE_DATASETS, ID, MATERIAL, POSITION, RADIUS, THERMO,
+};
+use super::xdmf::XdmfFrame;
+use crate::error::{Context, IoError, IoResult};
+
+/// One frame read back from a file, with owned arrays.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FrameOwned {
+    /// Time step number.
+    pub step: u64,
+    /// Simulated time (s).
+    pub time: f64,
+    /// Particle ids.
+    pub id: Vec<u64>,
+    /// Positions (m).
+    pub position: Vec<[f64; 3]>,
+    /// Radii (m).
+    pub radius: Vec<f64>,
+    /// Material indices.
+    pub material: Vec<u32>,
+    /// Vector fields, in the order they were written.
+    pub fields: Vec<(String, Vec<[f64; 3]>)>,
+}
+
+/// Reads the frame at `step` back from the output file `path`.
+///
+/// # Errors
+/// If the file cannot be read, is not a gravel file, has no frame at `step`, or the
+/// frame's datasets do not have the documented shapes.
+pub fn read_frame(path: &Path, step: u64) -> IoResult<FrameOwned> {
+    let file = open_gravel(path, false)?;
+    let name = frame_name(step);
+    let frames = frames_group(&file);
+    if let Some(frames) = frames.as_ref().filter(|g| g.link_exists(&name)) {
+        let group = frames
+            .group(&name)
+            .at(path, format_args!("opening frame {step}"))?;
+        return read_frame_group(&group, path);
+    }
+    let known = frames
+        .map_or(Ok(Vec::new()), |g| steps_in(&g))
+        .at(path, "listing the frames")?;
+    let message = format!(
+        "no frame at step {step} (frames: {})",
+        describe_steps(&known)
+    );
+    Err(IoError::invalid(path, message))
+}
+
+/// The steps of the frames in the output file `path`, sorted (empty for a gravel file
+/// without `/frames`, such as a checkpoint).
+///
+/// # Errors
+/// If the file cannot be read or is not a gravel file.
+pub fn list_frames(path: &Path) -> IoResult<Vec<u64>> {
+    let file = open_gravel(path, false)?;
+    match frames_group(&file) {
+        Some(group) => steps_in(&group).at(path, "listing the frames"),
+        None => Ok(Vec::new()),
+    }
+}
+
+/// The thermo columns of the output file `path`, in order: name and values.
+///
+/// # Errors
+/// If the file cannot be read or is not a gravel file.
+pub fn read_thermo(path: &Path) -> IoResult<Vec<(String, Vec<f64>)>> {
+    let file = open_gravel(path, false)?;
+    let columns = thermo_datasets(&file).at(path, "opening the thermo columns")?;
+    columns
+        .into_iter()
+        .map(|(name, ds)| {
+            let values = ds
+                .read_raw::<f64>()
+                .at(path, format_args!("reading thermo column `{name}`"))?;
+            Ok((name, values))
+        })
+        .collect()
+}
+
+/// The frames (sorted by step) and thermo columns of an existing file.
+pub(super) type Layout = (Vec<XdmfFrame>, Vec<(String, Dataset)>);
+
+/// Reads what [`OutputFile`](super::frames::OutputFile) keeps in memory from an existing file.
+pub(super) fn read_layout(file: &File) -> hdf5::Result<Layout> {
+    let frames = match frames_group(file) {
+        Some(group) => steps_in(&group)?
+            .into_iter()
+            .map(|step| frame_info(&group.group(&frame_name(step))?))
+            .collect::<hdf5::Result<_>>()?,
+        None => Vec::new(),
+    };
+    Ok((frames, thermo_datasets(file)?))
+}
+
+/// The steps of the frame groups in `/frames`, sorted.
+pub(super) fn steps_in(frames: &Group) -> hdf5::Result<Vec<u64>> {
+    let mut steps: Vec<u64> = frames
+        .member_names()?
+        .iter()
+        .filter(|name| !name.is_empty() && name.bytes().all(|b| b.is_ascii_digit()))
+        .filter_map(|name| name.parse().ok())
+        .collect();
+    steps.sort_unstable();
+    Ok(steps)
+}
+
+/// `none`, or the count with the first and last step.
+fn describe_steps(steps: &[u64]) -> String {
+    match steps {
+        [] => "none".to_owned(),
+        [only] => format!("only {only}"),
+        [first, .., last] => format!("{} from {first} to {last}", steps.len()),
+    }
+}
+
+/// Step, time, particle count and field names of a frame group.
+pub(super) fn frame_info(group: &Group) -> hdf5::Result<XdmfFrame> {
+    let step = group.attr("step")?.read_scalar::<u64>()?;
+    let time = group.attr("time")?.read_scalar::<f64>()?;
+    let n = group.dataset(ID)?.size();
+    Ok((step, time, n, field_names(group)?))
+}
+
+/// The names of the field datasets of a frame group, in creation order.
+fn field_names(group: &Group) -> hdf5::Result<Vec<String>> {
+    Ok(ordered_members(group)?
+        .into_iter()
+        .filter(|name| !CORE_DATASETS.contains(&name.as_str()))
+        .filter(|name| matches!(group.loc_type_by_name(name), Ok(LocationType::Dataset)))
+        .collect())
+}
+
+/// The link names of `group` in creation order where it is tracked, by name otherwise
+/// (files written by other tools).
+fn ordered_members(group: &Group) -> hdf5::Result<Vec<String>> {
+    group
+        .member_names_by(IndexType::CreationOrder, IterationOrder::Increasing)
+        .or_else(|_| group.member_names())
+}
+
+/// The thermo columns, in order (none if the file has no `/thermo`).
+pub(super) fn thermo_datasets(file: &File) -> hdf5::Result<Vec<(String, Dataset)>> {
+    let Ok(group) = file.group(THERMO) else {
+        return Ok(Vec::new());
+    };
+    ordered_members(&group)?
+        .into_iter()
+        .map(|name| {
+            let ds = group.dataset(&name)?;
+            Ok((name, ds))
+        })
+        .collect()
+}
+
+/// Reads a whole frame group, checking the shapes of its datasets.
+fn read_frame_group(group: &Group, path: &Path) -> IoResult<FrameOwned> {
+    let context = || format!("reading {}", group.name());
+    let (step, time, n, fields) = frame_info(group).at(path, context())?;
+    let fields = fields
+        .into_iter()
+        .map(|name| {
+            let rows = read_vectors(group, &name, n, path)?;
+            Ok((name, rows))
+        })
+        .collect::<IoResult<_>>()?;
+    Ok(FrameOwned {
+        step,
+        time,
+        id: read_dataset(group, ID, &[n], path)?,
+        position: read_vectors(group, POSITION, n, path)?,
+        radius: read_dataset(group, RADIUS, &[n], path)?,
+        material: read_dataset(group, MATERIAL, &[n], path)?,
+        fields,
+    })
+}
+
+/// Reads the dataset `name` of `group` after checking that its shape is `shape`.
+fn read_dataset<T: H5Type>(
+    group: &Group,
+    name: &str,
+    shape: &[usize],
+    path: &Path,
+) -> IoResult<Vec<T>> {
+    let where_ = || format!("{}/{name}", group.name());
+    let ds = group
+        .dataset(name)
+        .at(path, format_args!("opening {}", where_()))?;
+    let found = ds.shape();
+    if found != shape {
+        let message = format!("{} has shape {found:?}, expected {shape:?}", where_());
+        return Err(IoError::invalid(path, message));
+    }
+    ds.read_raw().at(path, format_args!("reading {}", where_()))
+}
+
+/// Reads an N×3 dataset as rows.
+fn read_vectors(group: &Group, name: &str, n: usize, path: &Path) -> IoResult<Vec<[f64; 3]>> {
+    let flat: Vec<f64> = read_dataset(group, name, &[n, 3], path)?;
+    Ok(flat
+        .chunks_exact(3)
+        .map(|row| [row[0], row[1], row[2]])
+        .collect())
+}

@@ -1,0 +1,204 @@
+//! Tests of the output file that span the writer and the readers, and the sample
+//! files the tests of [`super::frames`] and [`super::info`] share.
+
+use std::path::{Path, PathBuf};
+
+use super::frames::{Frame, OutputFile};
+use super::info::summarize;
+use super::layout::ID;
+use super::read::{list_frames, read_frame, read_thermo, FrameOwned};
+
+pub(super) const COLUMNS: [&str; 3] = ["step", "time", "kinetic_energy"];
+
+/// Owned arrays for a frame of `n` particles at `step`, with values that are not
+/// exactly representable in decimal, rows deliberately not sorted by id.
+pub(super) fn sample(step: u64, n: usize) -> FrameOwned {
+    let x = |i: usize, k: usize| (i as f64 + 0.1 * k as f64) / 3.0 + step as f64 * 1e-7;
+    let rows = |k: usize| {
+        (0..n)
+            .map(|i| [x(i, k), -x(i, k + 1), x(i, k + 2) * 1e-9])
+            .collect()
+    };
+    FrameOwned {
+        step,
+        time: step as f64 * 1e-5 / 3.0,
+        id: (0..n as u64).rev().map(|i| i * 7 + step).collect(),
+        position: rows(0),
+        radius: (0..n).map(|i| 1e-3 + i as f64 * 1e-7 / 3.0).collect(),
+        material: (0..n as u32).map(|i| i % 3).collect(),
+        fields: vec![("velocity".into(), rows(1)), ("omega".into(), rows(2))],
+    }
+}
+
+pub(super) fn borrow(frame: &FrameOwned) -> Frame<'_> {
+    Frame {
+        step: frame.step,
+        time: frame.time,
+        id: &frame.id,
+        position: &frame.position,
+        radius: &frame.radius,
+        material: &frame.material,
+        fields: frame
+            .fields
+            .iter()
+            .map(|(n, v)| (n.as_str(), &v[..]))
+            .collect(),
+    }
+}
+
+pub(super) fn thermo_row(i: usize) -> [f64; 3] {
+    [
+        i as f64 * 100.0,
+        i as f64 * 1e-3 / 3.0,
+        (i as f64).sqrt() / 7.0,
+    ]
+}
+
+/// A file with frames at steps 0, 1000, 2000 (5, 6, 7 particles) and 5 thermo rows.
+pub(super) fn write_sample(dir: &Path) -> (PathBuf, Vec<FrameOwned>) {
+    let path = dir.join("run.h5");
+    let mut out =
+        OutputFile::create(&path, "0.1.0", "[run]\nname = \"run\"\n", 2, 4, &COLUMNS).unwrap();
+    let frames: Vec<FrameOwned> = (0..3).map(|i| sample(i * 1000, 5 + i as usize)).collect();
+    for (i, frame) in frames.iter().enumerate() {
+        out.write_frame(&borrow(frame)).unwrap();
+        if i == 0 {
+            for row in 0..5 {
+                out.append_thermo(&thermo_row(row)).unwrap();
+            }
+        }
+    }
+    out.flush().unwrap();
+    (path, frames)
+}
+
+pub(super) fn assert_bitwise_eq(a: &FrameOwned, b: &FrameOwned) {
+    let bits = |v: &[[f64; 3]]| -> Vec<u64> { v.iter().flatten().map(|x| x.to_bits()).collect() };
+    assert_eq!(a.step, b.step);
+    assert_eq!(a.time.to_bits(), b.time.to_bits());
+    assert_eq!(a.id, b.id);
+    assert_eq!(bits(&a.position), bits(&b.position));
+    let radius_bits =
+        |f: &FrameOwned| -> Vec<u64> { f.radius.iter().map(|x| x.to_bits()).collect() };
+    assert_eq!(radius_bits(a), radius_bits(b));
+    assert_eq!(a.material, b.material);
+    assert_eq!(a.fields.len(), b.fields.len());
+    for ((na, va), (nb, vb)) in a.fields.iter().zip(&b.fields) {
+        assert_eq!(na, nb);
+        assert_eq!(bits(va), bits(vb));
+    }
+}
+
+#[test]
+fn frames_and_thermo_read_back_exactly() {
+    let dir = tempfile::tempdir().unwrap();
+    let (path, frames) = write_sample(dir.path());
+    assert_eq!(list_frames(&path).unwrap(), vec![0, 1000, 2000]);
+    for frame in &frames {
+        assert_bitwise_eq(&read_frame(&path, frame.step).unwrap(), frame);
+    }
+    let thermo = read_thermo(&path).unwrap();
+    let names: Vec<&str> = thermo.iter().map(|(name, _)| name.as_str()).collect();
+    assert_eq!(names, COLUMNS);
+    for (col, (_, values)) in thermo.iter().enumerate() {
+        let expected: Vec<u64> = (0..5).map(|row| thermo_row(row)[col].to_bits()).collect();
+        assert_eq!(
+            values.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+            expected
+        );
+    }
+}
+
+#[test]
+fn empty_frame_round_trips() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("empty.h5");
+    let mut out = OutputFile::create(&path, "0.1.0", "", 1, 1, &[]).unwrap();
+    let empty = sample(0, 0);
+    out.write_frame(&borrow(&empty)).unwrap();
+    drop(out);
+    assert_bitwise_eq(&read_frame(&path, 0).unwrap(), &empty);
+    assert!(summarize(&path)
+        .unwrap()
+        .contains("last frame: 0 particles"));
+}
+
+#[test]
+fn bad_input_is_rejected_with_the_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("bad.h5");
+    let err = OutputFile::create(&path, "v", "", 1, 1, &["a", "a"]).unwrap_err();
+    assert!(err.to_string().contains("appears twice"), "{err}");
+
+    let mut out = OutputFile::create(&path, "v", "", 1, 1, &COLUMNS).unwrap();
+    let err = out.append_thermo(&[1.0]).unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("1 values but the file has 3 columns"),
+        "{err}"
+    );
+
+    let frame = sample(10, 3);
+    let mut short = borrow(&frame);
+    short.radius = &frame.radius[..2];
+    let err = out.write_frame(&short).unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("`radius` has 2 rows but `id` has 3"),
+        "{err}"
+    );
+
+    let mut clash = borrow(&frame);
+    clash.fields.push((ID, &frame.position));
+    let err = out.write_frame(&clash).unwrap_err();
+    assert!(
+        err.to_string().contains("field name `id` is reserved"),
+        "{err}"
+    );
+
+    for err in [
+        read_frame(&path, 99).unwrap_err(),
+        OutputFile::create(&dir.path().join("no/such/dir.h5"), "v", "", 1, 1, &[]).unwrap_err(),
+    ] {
+        assert!(
+            err.to_string().starts_with(&*err.path().to_string_lossy()),
+            "{err}"
+        );
+    }
+    assert!(read_frame(&path, 99)
+        .unwrap_err()
+        .to_string()
+        .contains("no frame at step 99"));
+}
+
+#[test]
+fn foreign_and_missing_files_give_errors_naming_the_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = dir.path().join("notes.txt");
+    std::fs::write(&text, "not HDF5 at all").unwrap();
+    let foreign = dir.path().join("foreign.h5");
+    crate::io::create(&foreign)
+        .unwrap()
+        .create_group("data")
+        .unwrap();
+    let missing = dir.path().join("missing.h5");
+
+    for path in [&text, &foreign, &missing] {
+        let shown = path.to_string_lossy();
+        let errors = [
+            summarize(path).unwrap_err(),
+            list_frames(path).unwrap_err(),
+            read_frame(path, 0).unwrap_err(),
+            read_thermo(path).unwrap_err(),
+            OutputFile::open_append(path).unwrap_err(),
+        ];
+        for err in errors {
+            assert!(err.to_string().contains(&*shown), "{err}");
+        }
+    }
+    assert!(summarize(&foreign)
+        .unwrap_err()
+        .to_string()
+        .contains("not a gravel"));
+    assert!(summarize(&text).unwrap_err().to_string().contains("HDF5"));
+}
