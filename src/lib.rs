@@ -10,8 +10,8 @@
 //! [`parallel`] (halo, migration, transport), [`force`] → [`contact`]
 //! sub-models and [`geometry`] (box, walls); [`state`] holds the particles
 //! and snapshots, [`insert`] adds particles, [`diagnostics`] and [`io`]
-//! report, [`run`] drives a run with its output, and [`simd`] holds the
-//! speed code.
+//! report, [`run`] drives a run with its output, [`simd`] holds the
+//! speed code, and [`math`] the small numerical functions the models share.
 
 #![warn(missing_docs)]
 
@@ -25,6 +25,7 @@ pub mod hugealloc;
 pub mod insert;
 pub mod integrate;
 pub mod io;
+pub mod math;
 pub mod neighbor;
 pub mod parallel;
 pub mod rng;
