@@ -1,6 +1,8 @@
 //! Small numerical functions shared by the models: the scaled complementary error
-//! function of the stochastic friction laws ([`erfcx`](erfcx::erfcx)).
+//! function of the stochastic friction laws ([`erfcx`](erfcx::erfcx)) and the
+//! short sine and cosine series of the contact twist ([`series`]).
 
 pub mod erfcx;
 #[cfg(test)]
 pub(crate) mod quadrature;
+pub mod series;
