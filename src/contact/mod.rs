@@ -15,6 +15,8 @@
 //! exact negation.
 
 pub mod kinematics;
+#[cfg(test)]
+mod lane_tests;
 pub mod normal;
 pub mod rolling;
 pub mod spinning;

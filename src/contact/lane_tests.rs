@@ -1,0 +1,273 @@
+//! The kernel over four lanes against the same kernel one contact at a
+//! time: every law, every case in every lane, the same bits.
+
+use super::kinematics::PairBodies;
+use super::normal::HookeDamping;
+use super::tangential::TangentialStiffness;
+use super::*;
+use crate::rng::{particle_uniforms, Stream};
+use crate::simd::lane::F64x4;
+use glam::DVec3;
+
+/// A contact: the two bodies, the separation, the history record and the
+/// couples' inertia.
+struct Case {
+    bi: Body,
+    bj: Body,
+    d: DVec3,
+    history: [f64; 6],
+    inertia: ContactInertia,
+}
+
+/// Draws from the project's counter-based generator, in `[−1, 1)`.
+struct Draws(u64);
+
+impl Draws {
+    fn next(&mut self) -> f64 {
+        self.0 += 1;
+        2.0 * particle_uniforms(7, self.0, Stream::RandomInsertion, 0)[0] - 1.0
+    }
+    fn vec(&mut self, scale: f64) -> DVec3 {
+        DVec3::new(self.next(), self.next(), self.next()) * scale
+    }
+}
+
+/// Overlapping spheres with random motion and history, and the edge cases
+/// where the kernel selects per lane: a zero record, a spring along the
+/// normal, no twist, a twist too large for the series, a frozen partner,
+/// springs so long the contact slides and the rolling spring is fully
+/// mobilised, a spin exactly about the normal, no relative spin about it.
+fn cases() -> Vec<Case> {
+    let mut draw = Draws(0);
+    let mut out = Vec::new();
+    for c in 0..80 {
+        let body = |draw: &mut Draws| Body {
+            x: DVec3::ZERO,
+            v: draw.vec(2.0),
+            omega: draw.vec(5.0),
+            radius: 0.5 + 0.25 * draw.next(),
+            inv_mass: 1.0 + 0.5 * draw.next(),
+        };
+        let (mut bi, mut bj) = (body(&mut draw), body(&mut draw));
+        let n = draw.vec(1.0).normalize();
+        let mut d = n * (bi.radius + bj.radius) * (1.0 - 0.02 * (1.0 + draw.next()));
+        let scale = 1e-3 * (c % 4) as f64;
+        let mut history = [0.0; 6];
+        for (k, h) in history.iter_mut().enumerate() {
+            *h = draw.next() * if k < 3 { scale } else { 10.0 * scale };
+        }
+        match c % 10 {
+            0 => history = [0.0; 6],
+            1 => {
+                // n exactly along z and the springs along it: their
+                // projections are exactly zero.
+                (bi.radius, bj.radius) = (0.52, 0.52);
+                d = DVec3::Z;
+                history = [0.0, 0.0, 1e-3, 0.0, 0.0, 2e-3];
+            }
+            2 => (bi.omega, bj.omega) = (DVec3::ZERO, DVec3::ZERO),
+            3 => (bi.omega, bj.omega) = (n * 4000.0, n * 3000.0),
+            4 => bj.inv_mass = 0.0,
+            5 => {
+                for h in &mut history {
+                    *h = draw.next();
+                }
+            }
+            6 => bj.omega = bi.omega,
+            7 => (bi.omega, bj.omega) = (n * 2.0, DVec3::ZERO),
+            _ => {}
+        }
+        let inertia = ContactInertia::pair(
+            40.0 + draw.next(),
+            bi.inv_mass,
+            bi.radius,
+            40.0 + draw.next(),
+            bj.inv_mass,
+            bj.radius,
+        );
+        out.push(Case {
+            bi,
+            bj,
+            d,
+            history,
+            inertia,
+        });
+    }
+    out
+}
+
+/// The laws: every normal, tangential, rolling and spinning model, with
+/// their options and degenerate parameters.
+fn laws() -> Vec<ContactLaw> {
+    let plain = |normal, tangential| ContactLaw {
+        normal,
+        tangential,
+        stochastic: None,
+        rolling: None,
+        spinning: None,
+    };
+    let hooke = |damping, no_tension| NormalModel::Hooke {
+        stiffness: 2.0e5,
+        damping,
+        no_tension,
+    };
+    let hertz = |no_tension| NormalModel::Hertz {
+        e_star: 3.0e6,
+        beta: 0.3,
+        no_tension,
+    };
+    let spring = |friction, stiffness, damping_ratio| TangentialModel::SpringSlider {
+        friction,
+        stiffness,
+        damping_ratio,
+    };
+    let linear = |ratio| TangentialStiffness::Linear { ratio };
+    let mindlin = TangentialStiffness::Mindlin { g_star: 1.2e6 };
+    let rate = HookeDamping::Rate { rate: 50.0 };
+    let epsd = RollingParams::epsd(0.1, 0.3);
+    let epsd_torsion = RollingParams {
+        torsion_torque: true,
+        mobilised_damping_factor: 0.4,
+        ..epsd
+    };
+    let spin = SpinningParams { friction: 0.5 };
+    vec![
+        plain(hooke(rate, false), spring(0.5, linear(2.0 / 7.0), 0.0)),
+        plain(
+            hooke(HookeDamping::Restitution { beta: 0.3 }, true),
+            spring(0.5, linear(2.0 / 7.0), 0.5),
+        ),
+        plain(
+            hooke(HookeDamping::Rate { rate: 5000.0 }, true),
+            spring(0.5, linear(0.0), 0.0),
+        ),
+        plain(hertz(false), spring(0.5, mindlin, 0.0)),
+        plain(
+            hertz(true),
+            TangentialModel::DashpotSlider {
+                friction: 0.4,
+                damping: 30.0,
+            },
+        ),
+        plain(
+            NormalModel::Wca {
+                epsilon: 1.0,
+                sigma: 1.0,
+            },
+            TangentialModel::None,
+        ),
+        ContactLaw {
+            rolling: Some(epsd),
+            spinning: Some(spin),
+            ..plain(hooke(rate, false), TangentialModel::None)
+        },
+        ContactLaw {
+            rolling: Some(epsd_torsion),
+            spinning: Some(spin),
+            ..plain(hertz(false), spring(0.5, mindlin, 1.0))
+        },
+        ContactLaw {
+            rolling: Some(RollingParams::type_c(0.2, 0.5, 1.5, Some(0.4))),
+            ..plain(hertz(true), spring(0.3, linear(0.3), 0.0))
+        },
+        ContactLaw {
+            rolling: Some(RollingParams::epsd(0.0, 0.3)),
+            ..plain(hertz(false), spring(0.5, mindlin, 0.0))
+        },
+    ]
+}
+
+/// The one-contact path: force on i, torques on i and j, new history.
+fn one(law: &ContactLaw, dt: f64, c: &Case) -> Vec<u64> {
+    let kin = Kinematics::pair(&c.bi, &c.bj, c.d, c.d.length());
+    let h = law.history_len();
+    let mut rec = c.history[..h].to_vec();
+    let pf = law.evaluate_with(&kin, dt, &mut rec, || c.inertia);
+    let mut out = Vec::new();
+    for v in [pf.force_i, pf.torque_i, pf.torque_j] {
+        out.extend([v.x, v.y, v.z]);
+    }
+    out.extend(rec);
+    out.into_iter().map(f64::to_bits).collect()
+}
+
+/// Four cases through the lanes: each lane's results, as [`one`] gives them.
+fn four(law: &ContactLaw, dt: f64, group: &[&Case]) -> Vec<Vec<u64>> {
+    let h = law.history_len();
+    let mut bodies = PairBodies::<F64x4>::default();
+    let mut history = [F64x4::default(); 6];
+    let mut inertia = ContactInertia::<F64x4>::default();
+    for (l, c) in group.iter().enumerate() {
+        bodies.set_lane(l, [&c.bi, &c.bj], c.d, c.d.length());
+        for (lanes, &v) in history.iter_mut().zip(&c.history) {
+            lanes.set_lane(l, v);
+        }
+        inertia.rolling.set_lane(l, c.inertia.rolling);
+        inertia.min.set_lane(l, c.inertia.min);
+    }
+    let kin = Kinematics::of_pair(&bodies);
+    let pf = law.evaluate_with(&kin, dt, &mut history[..h], || inertia);
+    (0..group.len())
+        .map(|l| {
+            let mut out = Vec::new();
+            for v in [pf.force_i, pf.torque_i, pf.torque_j] {
+                let v = v.lane(l);
+                out.extend([v.x, v.y, v.z]);
+            }
+            out.extend(history[..h].iter().map(|x| x.lane(l)));
+            out.into_iter().map(f64::to_bits).collect()
+        })
+        .collect()
+}
+
+/// Every lane gives the bits of the one-contact path, for every case in
+/// every lane, under every law; and the cases reach both sides of the
+/// slide selection.
+#[test]
+fn each_lane_gives_the_bits_of_the_one_contact_path() {
+    // Random spins turn a spring by less than 1e-3 per step (the series),
+    // case 3 by 0.35 (sin and cos).
+    let dt = 1e-4;
+    let cases = cases();
+    let (mut slid, mut stuck) = (0, 0);
+    for (k, law) in laws().iter().enumerate() {
+        for start in 0..cases.len() {
+            let group: Vec<&Case> = (0..4).map(|l| &cases[(start + l) % cases.len()]).collect();
+            for (l, (lanes, case)) in four(law, dt, &group).iter().zip(&group).enumerate() {
+                let expected = one(law, dt, case);
+                assert_eq!(
+                    *lanes,
+                    expected,
+                    "law {k}, case {}, lane {l}",
+                    (start + l) % cases.len()
+                );
+            }
+        }
+        // Which branch the cases took: without friction's cap the force
+        // differs where the contact slides.
+        for case in &cases {
+            let expected = one(law, dt, case);
+            let uncapped = match law.tangential {
+                TangentialModel::SpringSlider {
+                    stiffness,
+                    damping_ratio,
+                    ..
+                } => ContactLaw {
+                    tangential: TangentialModel::SpringSlider {
+                        friction: f64::MAX,
+                        stiffness,
+                        damping_ratio,
+                    },
+                    ..*law
+                },
+                _ => continue,
+            };
+            if one(&uncapped, dt, case)[..3] == expected[..3] {
+                stuck += 1;
+            } else {
+                slid += 1;
+            }
+        }
+    }
+    assert!(slid > 0 && stuck > 0, "slid {slid}, stuck {stuck}");
+}
