@@ -34,6 +34,36 @@ use crate::rng::PairNoise;
 use crate::simd::lane::{Lane, V3};
 use stochastic::{stochastic_pair, StochasticPairInput};
 
+/// The kinds of the normal and tangential sub-models, as numbers a kernel
+/// can be specialised on at compile time ([`ContactLaw::evaluate_as`]).
+#[derive(Debug)]
+pub struct Kind;
+
+impl Kind {
+    /// Not known at compile time: any kind, chosen at run time.
+    pub const ANY: u8 = 0;
+    /// [`NormalModel::Hooke`].
+    pub const HOOKE: u8 = 1;
+    /// [`NormalModel::Hertz`].
+    pub const HERTZ: u8 = 2;
+    /// [`NormalModel::Wca`].
+    pub const WCA: u8 = 3;
+    /// [`TangentialModel::None`].
+    pub const NONE: u8 = 4;
+    /// [`TangentialModel::DashpotSlider`].
+    pub const DASHPOT_SLIDER: u8 = 5;
+    /// [`TangentialModel::SpringSlider`].
+    pub const SPRING_SLIDER: u8 = 6;
+}
+
+/// The panic of a sub-model evaluated as another kind than its own (a
+/// caller's bug), out of line so that the kernels stay lean.
+#[cold]
+#[inline(never)]
+pub(crate) fn kind_mismatch() -> ! {
+    panic!("a contact sub-model evaluated as another kind than its own")
+}
+
 /// The composed contact law of one material pair.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ContactLaw {
@@ -211,10 +241,9 @@ impl ContactLaw {
         dt: f64,
         history: &mut [T],
     ) -> PairForce<T> {
-        let normal = self.normal.force(k);
-        let t_len = self.tangential.history_len();
-        let f_t = self.tangential.force(k, &normal, dt, &mut history[..t_len]);
-        PairForce::plain(k, &normal, f_t)
+        self.evaluate_as::<T, { Kind::ANY }, { Kind::ANY }, false>(k, dt, history, || {
+            unreachable!("a plain law has no couples")
+        })
     }
 
     /// Evaluate a contact, or a group of contacts (one per lane), with the
@@ -242,10 +271,39 @@ impl ContactLaw {
         history: &mut [T],
         inertia: impl FnOnce() -> ContactInertia<T>,
     ) -> PairForce<T> {
-        let normal = self.normal.force(k);
-        let t_len = self.tangential.history_len();
-        let f_t = self.tangential.force(k, &normal, dt, &mut history[..t_len]);
+        self.evaluate_as::<T, { Kind::ANY }, { Kind::ANY }, true>(k, dt, history, inertia)
+    }
+
+    /// [`Self::evaluate_with`] of a law whose normal and tangential kinds
+    /// (`NORMAL`, `TANGENTIAL`, see [`Kind`]) and whether it has couples
+    /// (`COUPLES`) are known where the caller is compiled, so that the code
+    /// of every other law drops out: the same kernel, specialised.
+    ///
+    /// # Panics
+    /// If the law is not of those kinds. A law with couples must have
+    /// `COUPLES` (without, its couples are left out).
+    #[inline(always)]
+    pub fn evaluate_as<T: Lane, const NORMAL: u8, const TANGENTIAL: u8, const COUPLES: bool>(
+        &self,
+        k: &Kinematics<T>,
+        dt: f64,
+        history: &mut [T],
+        inertia: impl FnOnce() -> ContactInertia<T>,
+    ) -> PairForce<T> {
+        let normal = self.normal.force_as::<T, NORMAL>(k);
+        let t_len = TangentialModel::history_len_of(TANGENTIAL)
+            .unwrap_or_else(|| self.tangential.history_len());
+        let f_t = self
+            .tangential
+            .force_as::<T, TANGENTIAL>(k, &normal, dt, &mut history[..t_len]);
         let mut pf = PairForce::plain(k, &normal, f_t);
+        if !COUPLES {
+            debug_assert!(
+                !self.needs_inertia(),
+                "a law with couples taken as one without"
+            );
+            return pf;
+        }
         if !self.needs_inertia() {
             return pf;
         }

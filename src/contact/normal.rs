@@ -5,6 +5,7 @@
 //! rolling models use and the linear damping coefficient `γ_n`.
 
 use super::kinematics::Kinematics;
+use crate::contact::{kind_mismatch, Kind};
 use crate::simd::lane::Lane;
 
 /// Damping ratio from the coefficient of restitution,
@@ -128,11 +129,18 @@ fn damped<T: Lane>(
 
 impl NormalModel {
     /// The centre distance below which two spheres of radii `ri`, `rj` interact.
-    #[inline]
+    #[inline(always)]
     pub fn range(&self, ri: f64, rj: f64) -> f64 {
+        self.fixed_range().unwrap_or(ri + rj)
+    }
+
+    /// The interaction range when it does not depend on the radii (WCA:
+    /// `2^{1/6} σ`); `None` for contact models, whose range is `R_i + R_j`.
+    #[inline(always)]
+    pub fn fixed_range(&self) -> Option<f64> {
         match *self {
-            NormalModel::Wca { sigma, .. } => WCA_CUTOFF_FACTOR * sigma,
-            _ => ri + rj,
+            NormalModel::Wca { sigma, .. } => Some(WCA_CUTOFF_FACTOR * sigma),
+            _ => None,
         }
     }
 
@@ -141,20 +149,41 @@ impl NormalModel {
         !matches!(self, NormalModel::Wca { .. })
     }
 
+    /// The model's kind: [`Kind::HOOKE`], [`Kind::HERTZ`] or [`Kind::WCA`].
+    pub fn kind(&self) -> u8 {
+        match self {
+            NormalModel::Hooke { .. } => Kind::HOOKE,
+            NormalModel::Hertz { .. } => Kind::HERTZ,
+            NormalModel::Wca { .. } => Kind::WCA,
+        }
+    }
+
     /// Evaluate the normal force of a contact (or of a group of contacts, one per lane).
     #[inline(always)]
     pub fn force<T: Lane>(&self, k: &Kinematics<T>) -> NormalForce<T> {
+        self.force_as::<T, { Kind::ANY }>(k)
+    }
+
+    /// [`Self::force`] of a model whose kind `KIND` is known where the
+    /// caller is compiled ([`Kind::ANY`]: not known), so that the code of
+    /// the other kinds drops out.
+    ///
+    /// # Panics
+    /// If the model is not of kind `KIND`.
+    #[inline(always)]
+    pub fn force_as<T: Lane, const KIND: u8>(&self, k: &Kinematics<T>) -> NormalForce<T> {
+        let is = |kind| KIND == Kind::ANY || KIND == kind;
         match *self {
             NormalModel::Hooke {
                 stiffness,
                 damping,
                 no_tension,
-            } => hooke_force(stiffness, damping, no_tension, k),
+            } if is(Kind::HOOKE) => hooke_force(stiffness, damping, no_tension, k),
             NormalModel::Hertz {
                 e_star,
                 beta,
                 no_tension,
-            } => {
+            } if is(Kind::HERTZ) => {
                 let sqrt_delta = k.delta.sqrt();
                 let k_h = T::splat((4.0 / 3.0) * e_star) * k.r_eff.sqrt();
                 let secant = k_h * sqrt_delta;
@@ -163,7 +192,7 @@ impl NormalModel {
                     T::splat(5f64.sqrt() * beta) * (k_h * k.m_eff).sqrt() * sqrt_delta.sqrt();
                 damped(elastic, secant, gamma, no_tension, k)
             }
-            NormalModel::Wca { epsilon, sigma } => {
+            NormalModel::Wca { epsilon, sigma } if is(Kind::WCA) => {
                 let s2 = T::splat(sigma * sigma) / (k.r * k.r);
                 let s6 = s2 * s2 * s2;
                 let f = T::splat(24.0 * epsilon) / k.r * (T::splat(2.0) * s6 * s6 - s6);
@@ -175,6 +204,7 @@ impl NormalModel {
                     damping: zero,
                 }
             }
+            _ => kind_mismatch(),
         }
     }
 

@@ -6,6 +6,7 @@
 
 use super::kinematics::Kinematics;
 use super::normal::NormalForce;
+use crate::contact::{kind_mismatch, Kind};
 use crate::math::series::small_sin_cos;
 use crate::simd::lane::{Lane, V3};
 
@@ -56,11 +57,32 @@ pub enum TangentialModel {
 }
 
 impl TangentialModel {
+    /// Number of history values a model of kind `kind` stores per contact,
+    /// if the kind says ([`Kind::ANY`] does not).
+    #[inline(always)]
+    pub const fn history_len_of(kind: u8) -> Option<usize> {
+        match kind {
+            Kind::SPRING_SLIDER => Some(3),
+            Kind::NONE | Kind::DASHPOT_SLIDER => Some(0),
+            _ => None,
+        }
+    }
+
     /// Number of history values the model stores per contact.
     pub fn history_len(&self) -> usize {
         match self {
             TangentialModel::SpringSlider { .. } => 3,
             _ => 0,
+        }
+    }
+
+    /// The model's kind: [`Kind::NONE`], [`Kind::DASHPOT_SLIDER`] or
+    /// [`Kind::SPRING_SLIDER`].
+    pub fn kind(&self) -> u8 {
+        match self {
+            TangentialModel::None => Kind::NONE,
+            TangentialModel::DashpotSlider { .. } => Kind::DASHPOT_SLIDER,
+            TangentialModel::SpringSlider { .. } => Kind::SPRING_SLIDER,
         }
     }
 
@@ -74,9 +96,26 @@ impl TangentialModel {
         dt: f64,
         history: &mut [T],
     ) -> V3<T> {
+        self.force_as::<T, { Kind::ANY }>(k, normal, dt, history)
+    }
+
+    /// [`Self::force`] of a model whose kind `KIND` is known where the
+    /// caller is compiled ([`Kind::ANY`]: not known).
+    ///
+    /// # Panics
+    /// If the model is not of kind `KIND`.
+    #[inline(always)]
+    pub fn force_as<T: Lane, const KIND: u8>(
+        &self,
+        k: &Kinematics<T>,
+        normal: &NormalForce<T>,
+        dt: f64,
+        history: &mut [T],
+    ) -> V3<T> {
+        let is = |kind| KIND == Kind::ANY || KIND == kind;
         match *self {
-            TangentialModel::None => V3::zero(),
-            TangentialModel::DashpotSlider { friction, damping } => {
+            TangentialModel::None if is(Kind::NONE) => V3::zero(),
+            TangentialModel::DashpotSlider { friction, damping } if is(Kind::DASHPOT_SLIDER) => {
                 let speed = k.v_t.length();
                 let magnitude =
                     (T::splat(damping) * speed).min(T::splat(friction) * normal.total.abs());
@@ -87,7 +126,10 @@ impl TangentialModel {
                 friction,
                 stiffness,
                 damping_ratio,
-            } => spring_slider_force(friction, stiffness, damping_ratio, k, normal, dt, history),
+            } if is(Kind::SPRING_SLIDER) => {
+                spring_slider_force(friction, stiffness, damping_ratio, k, normal, dt, history)
+            }
+            _ => kind_mismatch(),
         }
     }
 }

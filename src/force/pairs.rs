@@ -6,7 +6,7 @@ use super::filter::{filter_jobs, opened};
 use super::shares::ShareSlots;
 use super::ForceParams;
 use crate::contact::kinematics::PairBodies;
-use crate::contact::{Body, ContactInertia, ContactLaw, Kinematics, PairContext, PairForce};
+use crate::contact::{Body, ContactInertia, ContactLaw, Kind, Kinematics, PairContext, PairForce};
 use crate::neighbor::{Contribution, NO_SLOT};
 use crate::simd::lane::{F64x4, Lane};
 use crate::simd::prefetch::prefetch_at;
@@ -31,11 +31,24 @@ trait PairEval: Sync {
     fn eval(&self, p: &Particles, c: &Pair, rec: &mut [f64], fp: &ForceParams) -> PairForce;
 
     /// The one law of every pair, when the contacts can go four at a time
-    /// through its kernel over [`F64x4`] lanes (the same bits as
-    /// [`Self::eval`]: the same kernel over `f64`).
+    /// ([`Self::four`]) through its kernel over [`F64x4`] lanes (the same
+    /// bits as [`Self::eval`]: the same kernel over `f64`).
     #[inline(always)]
     fn lanes(&self) -> Option<&ContactLaw> {
         None
+    }
+
+    /// Four contacts of the law of [`Self::lanes`] (only called where it
+    /// has one).
+    #[inline(always)]
+    fn four(
+        &self,
+        _kin: &Kinematics<F64x4>,
+        _dt: f64,
+        _history: &mut [F64x4],
+        _inertia: ContactInertia<F64x4>,
+    ) -> PairForce<F64x4> {
+        unreachable!("an evaluator without lanes")
     }
 }
 
@@ -99,10 +112,12 @@ impl PairEval for AnyLaw {
 }
 
 /// One law, without stochastic friction, for every pair: one contact at a
-/// time or four.
-struct OneLaw<'a>(&'a ContactLaw);
+/// time or four, through [`ContactLaw::evaluate_as`] specialised on the
+/// law's normal and tangential kinds `N` and `TG` and on whether it has
+/// couples `C` (see [`Kind`]; [`Kind::ANY`] where the kind is left to run time).
+struct OneLaw<'a, const N: u8, const TG: u8, const C: bool>(&'a ContactLaw);
 
-impl PairEval for OneLaw<'_> {
+impl<const N: u8, const TG: u8, const C: bool> PairEval for OneLaw<'_, N, TG, C> {
     #[inline(always)]
     fn range(
         &self,
@@ -119,23 +134,59 @@ impl PairEval for OneLaw<'_> {
         let kin = Kinematics::pair(c.bodies.0, c.bodies.1, c.d, c.r);
         let (i, j) = c.ij;
         self.0
-            .evaluate_with(&kin, fp.dt, rec, || pair_inertia(p, i, j))
+            .evaluate_as::<f64, N, TG, C>(&kin, fp.dt, rec, || pair_inertia(p, i, j))
     }
 
     #[inline(always)]
     fn lanes(&self) -> Option<&ContactLaw> {
         Some(self.0)
     }
+
+    #[inline(always)]
+    fn four(
+        &self,
+        kin: &Kinematics<F64x4>,
+        dt: f64,
+        history: &mut [F64x4],
+        inertia: ContactInertia<F64x4>,
+    ) -> PairForce<F64x4> {
+        self.0
+            .evaluate_as::<F64x4, N, TG, C>(kin, dt, history, || inertia)
+    }
 }
 
 /// Pass one over a block of owned particles: evaluate their jobs with the
-/// evaluator that fits the law table.
+/// evaluator that fits the law table: a single law (stochastic friction
+/// aside) goes four contacts at a time, specialised at compile time for
+/// the laws of the chute (Hooke, spring-slider), the pour (Hertz,
+/// spring-slider) and the dense pack (Hertz, spring-slider, couples).
 pub(super) fn pass_one(blk: &Block, out: BlockOut) {
+    const ANY: u8 = Kind::ANY;
+    const HOOKE: u8 = Kind::HOOKE;
+    const HERTZ: u8 = Kind::HERTZ;
+    const SPRING: u8 = Kind::SPRING_SLIDER;
     let single = (blk.fp.laws.n == 1).then(|| &blk.fp.laws.laws[0]);
-    match (single.filter(|law| law.stochastic.is_none()), blk.h) {
-        (Some(law), 0) => jobs_block::<_, 0>(blk, &OneLaw(law), out),
-        (Some(law), 3) => jobs_block::<_, 3>(blk, &OneLaw(law), out),
-        (Some(law), 6) => jobs_block::<_, 6>(blk, &OneLaw(law), out),
+    let Some(law) = single.filter(|law| law.stochastic.is_none()) else {
+        return jobs_block::<_, DYN>(blk, &AnyLaw, out);
+    };
+    let kinds = (
+        law.normal.kind(),
+        law.tangential.kind(),
+        law.needs_inertia(),
+    );
+    match (kinds, blk.h) {
+        ((HOOKE, SPRING, false), 3) => {
+            jobs_block::<_, 3>(blk, &OneLaw::<HOOKE, SPRING, false>(law), out)
+        }
+        ((HERTZ, SPRING, false), 3) => {
+            jobs_block::<_, 3>(blk, &OneLaw::<HERTZ, SPRING, false>(law), out)
+        }
+        ((HERTZ, SPRING, true), 6) => {
+            jobs_block::<_, 6>(blk, &OneLaw::<HERTZ, SPRING, true>(law), out)
+        }
+        (_, 0) => jobs_block::<_, 0>(blk, &OneLaw::<ANY, ANY, true>(law), out),
+        (_, 3) => jobs_block::<_, 3>(blk, &OneLaw::<ANY, ANY, true>(law), out),
+        (_, 6) => jobs_block::<_, 6>(blk, &OneLaw::<ANY, ANY, true>(law), out),
         _ => jobs_block::<_, DYN>(blk, &AnyLaw, out),
     }
 }
@@ -215,7 +266,7 @@ fn jobs_block_body<E: PairEval, const H: usize>(blk: &Block, eval: &E, out: Bloc
             active,
             upper,
         };
-        return contacts_in_lanes::<H>(blk, law, &candidates, out);
+        return contacts_in_lanes::<E, H>(blk, eval, law, &candidates, out);
     }
     for (c, &[o, j]) in candidates.iter().enumerate() {
         prefetch_candidate(blk, &candidates, c + PREFETCH_AHEAD, history, h);
@@ -312,8 +363,9 @@ fn separation_from(p: &Particles, pk: DVec4, pq: DVec4, q: usize) -> DVec3 {
 /// time, so the bits are those of the one-contact loop of
 /// [`jobs_block_body`].
 #[inline(always)]
-fn contacts_in_lanes<const H: usize>(
+fn contacts_in_lanes<E: PairEval, const H: usize>(
     blk: &Block,
+    eval: &E,
     law: &ContactLaw,
     candidates: &[[u32; 2]],
     out: BlockOut,
@@ -327,6 +379,8 @@ fn contacts_in_lanes<const H: usize>(
     } = out;
     debug_assert!(H <= MAX_HISTORY);
     let mut group = Group::default();
+    // What the law decides for every pair, out of the loop.
+    let (fixed_range, couples) = (law.normal.fixed_range(), law.needs_inertia());
     let mut filled = 0;
     for (c, &[o, j]) in candidates.iter().enumerate() {
         prefetch_candidate(blk, candidates, c + PREFETCH_AHEAD, history, H);
@@ -336,7 +390,8 @@ fn contacts_in_lanes<const H: usize>(
         let d_kq = separation_from(p, pk, pq, q);
         let lower = blk.evaluator_lower[j];
         let r2 = d_kq.length_squared();
-        let range = law.normal.range(pk.w, pq.w);
+        // NormalModel::range, with the law's decision taken once.
+        let range = fixed_range.unwrap_or(pk.w + pq.w);
         if r2 >= range * range {
             opened(blk, history, active, j, H);
             continue;
@@ -349,10 +404,14 @@ fn contacts_in_lanes<const H: usize>(
         let l = filled;
         let (bi, bj) = (body_of(p, i, pi), body_of(p, jj, pj));
         group.bodies.set_lane(l, [&bi, &bj], d, r2.sqrt());
-        for (slot, &v) in group.history.iter_mut().zip(&history[j * H..(j + 1) * H]) {
-            slot.set_lane(l, v);
+        let rec = &history[j * H..(j + 1) * H];
+        // By index over the compile-time `H` (zip made 10 % more
+        // instructions in the pair stage).
+        #[allow(clippy::needless_range_loop)]
+        for v in 0..H {
+            group.history[v].set_lane(l, rec[v]);
         }
-        if law.needs_inertia() {
+        if couples {
             let inertia = pair_inertia(p, i, jj);
             group.inertia.rolling.set_lane(l, inertia.rolling);
             group.inertia.min.set_lane(l, inertia.min);
@@ -360,12 +419,12 @@ fn contacts_in_lanes<const H: usize>(
         group.jobs[l] = (j, o, lower);
         filled += 1;
         if filled == LANES {
-            lanes_done::<H>(blk, law, &mut group, LANES, (history, active, upper));
+            lanes_done::<E, H>(blk, eval, &mut group, LANES, (history, active, upper));
             filled = 0;
         }
     }
     if filled > 0 {
-        lanes_done::<H>(blk, law, &mut group, filled, (history, active, upper));
+        lanes_done::<E, H>(blk, eval, &mut group, filled, (history, active, upper));
     }
 }
 
@@ -392,20 +451,21 @@ struct Group {
 /// are dropped) and add their results in lane order: the record, the
 /// lower-id side's upper sum and the higher-id side's share slot.
 #[inline(always)]
-fn lanes_done<const H: usize>(
+fn lanes_done<E: PairEval, const H: usize>(
     blk: &Block,
-    law: &ContactLaw,
+    eval: &E,
     group: &mut Group,
     filled: usize,
     (history, active, upper): (&mut [f64], &mut [bool], &mut [Contribution]),
 ) {
     let kin = Kinematics::of_pair(&group.bodies);
     let inertia = group.inertia;
-    let out = law.evaluate_with(&kin, blk.fp.dt, &mut group.history[..H], || inertia);
+    let out = eval.four(&kin, blk.fp.dt, &mut group.history[..H], inertia);
     for (l, &(j, o, lower)) in group.jobs.iter().enumerate().take(filled) {
         let rec = &mut history[j * H..(j + 1) * H];
-        for (v, lanes) in rec.iter_mut().zip(&group.history) {
-            *v = lanes.lane(l);
+        #[allow(clippy::needless_range_loop)]
+        for v in 0..H {
+            rec[v] = group.history[v].lane(l);
         }
         active[j] = true;
         let force_i = out.force_i.lane(l);

@@ -145,9 +145,20 @@ impl Lane for f64 {
 #[repr(C, align(32))]
 pub struct F64x4(pub [f64; 4]);
 
-/// Four truth values, one per lane of an [`F64x4`].
+/// Four truth values, one per lane of an [`F64x4`], as the comparison
+/// instructions give them: all 64 bits set (true) or clear (false), so
+/// that a select is a bitwise blend.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct M4(pub [bool; 4]);
+#[repr(C, align(32))]
+pub struct M4(pub [u64; 4]);
+
+impl M4 {
+    /// Lane `l`.
+    #[inline(always)]
+    pub fn get(self, l: usize) -> bool {
+        self.0[l] != 0
+    }
+}
 
 impl F64x4 {
     #[inline(always)]
@@ -159,7 +170,13 @@ impl F64x4 {
     #[inline(always)]
     fn test(self, other: Self, f: impl Fn(f64, f64) -> bool) -> M4 {
         let (a, b) = (self.0, other.0);
-        M4([f(a[0], b[0]), f(a[1], b[1]), f(a[2], b[2]), f(a[3], b[3])])
+        let m = |t: bool| (t as u64).wrapping_neg();
+        M4([
+            m(f(a[0], b[0])),
+            m(f(a[1], b[1])),
+            m(f(a[2], b[2])),
+            m(f(a[3], b[3])),
+        ])
     }
 }
 
@@ -249,17 +266,19 @@ impl Lane for F64x4 {
     }
     #[inline(always)]
     fn is_finite(self) -> M4 {
-        M4(self.0.map(f64::is_finite))
+        M4(self.0.map(|x| (x.is_finite() as u64).wrapping_neg()))
     }
     #[inline(always)]
     fn select(mask: M4, a: Self, b: Self) -> Self {
-        F64x4(std::array::from_fn(
-            |l| if mask.0[l] { a.0[l] } else { b.0[l] },
-        ))
+        let blend = |l: usize| {
+            let m = mask.0[l];
+            f64::from_bits((a.0[l].to_bits() & m) | (b.0[l].to_bits() & !m))
+        };
+        F64x4([blend(0), blend(1), blend(2), blend(3)])
     }
     #[inline(always)]
     fn any(mask: M4) -> bool {
-        mask.0.iter().any(|&m| m)
+        (mask.0[0] | mask.0[1] | mask.0[2] | mask.0[3]) != 0
     }
     #[inline(always)]
     fn lane(self, l: usize) -> f64 {
@@ -462,8 +481,8 @@ mod tests {
             }
             same(a.signum(), x.signum());
             same(F64x4::select(a.lt(b), a, b), if x < y { x } else { y });
-            assert_eq!(a.eq(b).0[l], x == y);
-            assert_eq!(a.is_finite().0[l], x.is_finite());
+            assert_eq!(a.eq(b).get(l), x == y);
+            assert_eq!(a.is_finite().get(l), x.is_finite());
         }
         assert!(F64x4::any(a.gt(b)));
         assert!(!F64x4::any(a.is_finite() & !a.is_finite()));
