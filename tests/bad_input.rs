@@ -1,15 +1,47 @@
 //! Bad configs are refused with exit status 2 and a message that names the
 //! config file, the key or TOML line at fault and what is allowed.
 //!
-//! Each case is a small config in `tests/bad/`; its first lines
-//! (`# expect: FRAGMENT`, one per fragment) list what the message must contain.
-//! Every case is driven through `gravel check`, several through `gravel run` too.
+//! The cases live in `tests/bad/`, grouped by subsystem (`run.toml`,
+//! `domain.toml`, `particles.toml`, `csv.toml`, `contact.toml`,
+//! `rolling.toml`, `spinning.toml`, `stochastic.toml`, `walls.toml`,
+//! `output.toml`), in the style of lumol's `tests/interactions/bad/*.toml`:
+//!
+//! ```text
+//! +++ unknown_key
+//! [run]
+//! name = "bad"
+//! stepz = 10
+//! #^ {line}
+//! #^ unknown field `stepz`
+//! dt = 1e-5
+//! ...
+//! ```
+//!
+//! - a line `+++ NAME` starts a case, which runs to the next `+++` line or
+//!   the end of the file (comments before the first case describe the file);
+//! - each case is a whole config, written to a temporary folder as
+//!   `NAME.toml` (with a copy of `tests/bad/data/`, the CSV files that
+//!   `kind = "file"` cases read, relative to the config), so that the
+//!   message can be checked to name the config file;
+//! - a `#^ FRAGMENT` line says that the message must contain `FRAGMENT`; it
+//!   sits under the faulty line. `#^ {line}` stands for `line N`, `N` being
+//!   the number of the line above it in the written config (the `#^` lines
+//!   are left out of it), so a case says "the message names this line"
+//!   without counting lines by hand.
+//!
+//! Whole configs rather than a shared base plus per-case tables: a case
+//! reads as the file a user would write, its fault is where it would be in
+//! such a file, and TOML line numbers are those of a real file.
+//!
+//! Every case is driven through `gravel check`, several through `gravel run`
+//! too (`+ run` below), which must also write nothing; every case in the
+//! files has a test and every test a case (`every_case_is_tested`).
 
+mod common;
+
+use common::*;
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-const BIN: &str = env!("CARGO_BIN_EXE_gravel");
 
 fn bad_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -17,48 +49,125 @@ fn bad_dir() -> PathBuf {
         .join("bad")
 }
 
-/// Run `gravel` with `args` in `cwd`.
-fn gravel<I, S>(args: I, cwd: &Path) -> Output
-where
-    I: IntoIterator<Item = S>,
-    S: AsRef<OsStr>,
-{
-    Command::new(BIN)
-        .args(args)
-        .current_dir(cwd)
-        .output()
-        .expect("cannot start the gravel binary")
+/// One case of a group file.
+#[derive(Debug, Clone)]
+struct BadCase {
+    /// The group file it is in (for messages).
+    group: String,
+    /// `NAME` of its `+++ NAME` line.
+    name: String,
+    /// The config written for it (without the `#^` lines).
+    text: String,
+    /// What the message must contain.
+    fragments: Vec<String>,
 }
 
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
-
-/// The `# expect:` fragments at the top of a case file.
-fn expectations(path: &Path) -> Vec<String> {
+/// The cases of one group file (see the module docs for the format).
+fn parse_group(path: &Path) -> Vec<BadCase> {
+    let group = path.file_name().unwrap().to_string_lossy().into_owned();
     let body = std::fs::read_to_string(path)
         .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
-    let fragments: Vec<String> = body
-        .lines()
-        .take_while(|l| l.starts_with('#'))
-        .filter_map(|l| l.strip_prefix("# expect:"))
-        .map(|f| f.trim().to_string())
-        .filter(|f| !f.is_empty())
-        .collect();
-    assert!(
-        !fragments.is_empty(),
-        "{} has no `# expect:` line",
-        path.display()
-    );
-    fragments
+    let mut cases: Vec<(String, Vec<String>, Vec<String>)> = Vec::new();
+    for (k, line) in body.lines().enumerate() {
+        let at = || format!("{group}, line {}", k + 1);
+        if let Some(name) = line.strip_prefix("+++") {
+            let name = name.trim();
+            assert!(
+                !name.is_empty()
+                    && name
+                        .chars()
+                        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_'),
+                "{}: a case needs a name of lower-case letters, digits and `_`: `{line}`",
+                at()
+            );
+            cases.push((name.to_string(), Vec::new(), Vec::new()));
+            continue;
+        }
+        let Some((_, lines, fragments)) = cases.last_mut() else {
+            assert!(
+                line.trim().is_empty() || line.starts_with('#'),
+                "{}: only comments may come before the first `+++` case",
+                at()
+            );
+            continue;
+        };
+        match line.trim_start().strip_prefix("#^") {
+            Some(fragment) => {
+                let fragment = fragment.trim();
+                assert!(!fragment.is_empty(), "{}: an empty `#^` line", at());
+                assert!(
+                    lines.iter().any(|l: &String| !l.trim().is_empty()),
+                    "{}: a `#^` line needs a line above it",
+                    at()
+                );
+                fragments.push(fragment.replace("{line}", &format!("line {}", lines.len())));
+            }
+            None => lines.push(line.to_string()),
+        }
+    }
+    cases
+        .into_iter()
+        .map(|(name, mut lines, fragments)| {
+            // Leading blank lines would shift the line numbers `{line}` computed.
+            assert!(
+                lines.first().is_none_or(|l| !l.trim().is_empty()),
+                "{group}: case `{name}` starts with a blank line"
+            );
+            while lines.last().is_some_and(|l| l.trim().is_empty()) {
+                lines.pop();
+            }
+            assert!(
+                !fragments.is_empty(),
+                "{group}: case `{name}` has no `#^` line"
+            );
+            BadCase {
+                group: group.clone(),
+                name,
+                text: lines.join("\n") + "\n",
+                fragments,
+            }
+        })
+        .collect()
 }
 
-/// Assert that `gravel <sub> tests/bad/<case>` exits 2 with a message naming
-/// the file and every expected fragment, and (for `run`) writes no output.
-fn assert_rejected(case: &str, sub: &str) {
-    let path = bad_dir().join(case);
-    assert!(path.is_file(), "missing case file {}", path.display());
-    let expect = expectations(&path);
+/// Every case of every group file, in file order.
+fn all_cases() -> Vec<BadCase> {
+    let mut groups: Vec<PathBuf> = std::fs::read_dir(bad_dir())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .collect();
+    groups.sort();
+    groups.iter().flat_map(|g| parse_group(g)).collect()
+}
+
+/// The case called `name`.
+fn bad_case(name: &str) -> BadCase {
+    let mut found: Vec<BadCase> = all_cases().into_iter().filter(|c| c.name == name).collect();
+    assert_eq!(found.len(), 1, "{} cases called `{name}`", found.len());
+    found.pop().unwrap()
+}
+
+/// Write `case` into `dir` as `NAME.toml`, with a copy of the CSV files it
+/// may read (`data/`, resolved relative to the config); returns its path.
+fn write_case(case: &BadCase, dir: &Path) -> PathBuf {
+    let data = dir.join("data");
+    std::fs::create_dir_all(&data).unwrap();
+    for entry in std::fs::read_dir(bad_dir().join("data")).unwrap() {
+        let from = entry.unwrap().path();
+        std::fs::copy(&from, data.join(from.file_name().unwrap())).unwrap();
+    }
+    write_file(dir, &format!("{}.toml", case.name), &case.text)
+}
+
+/// Assert that `gravel <sub> NAME.toml` exits 2 with a message naming the
+/// file and every expected fragment, and (for `run`) writes no output.
+fn assert_rejected(name: &str, sub: &str) {
+    let case = bad_case(name);
+    let case_dir = tempfile::tempdir().unwrap();
+    let path = write_case(&case, case_dir.path());
+    let file = format!("{name}.toml");
+    let what = format!("gravel {sub} {file} ({})", case.group);
     let out_dir = tempfile::tempdir().unwrap();
     let mut args: Vec<&OsStr> = vec![OsStr::new(sub), path.as_os_str()];
     if sub == "run" {
@@ -70,133 +179,157 @@ fn assert_rejected(case: &str, sub: &str) {
     assert_eq!(
         out.status.code(),
         Some(2),
-        "gravel {sub} {case}: expected exit status 2\nstdout:\n{stdout}\nstderr:\n{stderr}"
+        "{what}: expected exit status 2\nstdout:\n{stdout}\nstderr:\n{stderr}"
     );
     assert!(
-        stderr.contains(case),
-        "gravel {sub} {case}: the message does not name the config file\nstderr:\n{stderr}"
+        stderr.contains(&file),
+        "{what}: the message does not name the config file\nstderr:\n{stderr}"
     );
-    for fragment in &expect {
+    for fragment in &case.fragments {
         assert!(
             stderr.contains(fragment.as_str()),
-            "gravel {sub} {case}: the message lacks `{fragment}`\nstderr:\n{stderr}"
+            "{what}: the message lacks `{fragment}`\nstderr:\n{stderr}"
         );
     }
     assert!(
         !stdout.contains("stable time step") && !stdout.contains("done:"),
-        "gravel {sub} {case}: printed a report for a bad config\nstdout:\n{stdout}"
+        "{what}: printed a report for a bad config\nstdout:\n{stdout}"
     );
     if sub == "run" {
         let left: Vec<_> = std::fs::read_dir(out_dir.path())
             .unwrap()
             .map(|e| e.unwrap().file_name())
             .collect();
-        assert!(
-            left.is_empty(),
-            "gravel run {case}: a refused config wrote {left:?}"
-        );
+        assert!(left.is_empty(), "{what}: a refused config wrote {left:?}");
     }
 }
 
 macro_rules! bad_cases {
-    ($($name:ident => $file:literal $(+ $also:ident)?;)*) => {
-        /// Every case file, for the coverage check.
-        const CASES: &[&str] = &[$($file),*];
+    ($($test:ident => $case:literal $(+ $also:ident)?;)*) => {
+        /// Every case, for the coverage check.
+        const CASES: &[&str] = &[$($case),*];
         $(
             #[test]
-            fn $name() {
-                assert_rejected($file, "check");
-                $(assert_rejected($file, stringify!($also));)?
+            fn $test() {
+                assert_rejected($case, "check");
+                $(assert_rejected($case, stringify!($also));)?
             }
         )*
     };
 }
 
 bad_cases! {
-    unknown_key_names_the_line => "unknown_key.toml" + run;
-    wrong_value_type_names_the_line => "wrong_type.toml";
-    unknown_material_in_particles => "unknown_material_particles.toml" + run;
-    unknown_material_in_wall => "unknown_material_wall.toml" + run;
-    negative_radius_random_block => "negative_radius.toml";
-    negative_radius_in_list => "negative_radius_list.toml";
-    overlapping_list_particles_name_both_ids => "overlapping_list.toml" + run;
-    overlapping_list_particles_through_a_periodic_face => "overlapping_list_periodic.toml" + run;
-    particle_outside_domain => "outside_domain.toml" + run;
-    dt_above_stable_limit => "dt_too_large.toml" + run;
-    dt_above_stable_limit_overdamped_hooke => "dt_too_large_overdamped_hooke.toml";
-    csv_wrong_column_count_names_the_line => "csv_column_count.toml" + run;
-    csv_not_a_number_names_line_and_column => "csv_not_a_number.toml";
-    steps_and_time_both_given => "steps_and_time.toml";
-    restitution_above_one => "restitution_out_of_range.toml";
-    restitution_zero_in_pair_override => "restitution_pair_zero.toml";
-    unknown_normal_model => "unknown_model.toml" + run;
-    unknown_tangential_model => "unknown_tangential_model.toml";
-    spring_slider_without_stiffness_ratio_or_mindlin => "spring_slider_without_stiffness.toml";
-    hertz_without_youngs_modulus => "hertz_without_youngs_modulus.toml";
-    mindlin_without_youngs_modulus => "mindlin_without_youngs_modulus.toml";
-    periodic_box_too_small_for_interaction_range => "periodic_too_small.toml" + run;
-    unknown_output_field => "unknown_output_field.toml";
-    wall_with_zero_normal => "wall_zero_normal.toml";
-    unknown_material_in_pair_override => "pair_unknown_material.toml";
-    region_outside_domain => "region_outside_domain.toml";
-    random_block_cannot_place_count => "random_too_many.toml";
-    rolling_needs_a_normal_stiffness => "rolling_with_wca.toml" + run;
-    rolling_negative_friction => "rolling_negative_friction.toml";
-    rolling_damping_above_one => "rolling_damping_out_of_range.toml";
-    rolling_mobilised_damping_factor_above_one => "rolling_mobilised_factor_out_of_range.toml";
-    rolling_unknown_setting_names_the_line => "rolling_unknown_setting.toml";
-    rolling_type_c_needs_stiffness_factor => "rolling_type_c_without_stiffness_factor.toml";
-    rolling_type_c_negative_rolling_radius => "rolling_type_c_negative_radius.toml";
-    unknown_rolling_model => "unknown_rolling_model.toml";
-    spinning_negative_friction_in_pair_override => "spinning_pair_negative_friction.toml";
-    spinning_needs_an_overlap_normal_model => "spinning_with_wca.toml";
-    checkpoint_every_not_a_step_count => "checkpoint_every.toml";
-    dt_neither_number_nor_auto => "dt_word.toml";
-    csv_duplicate_ids => "csv_duplicate_ids.toml";
-    unknown_stochastic_model => "stochastic_unknown_model.toml" + run;
-    stochastic_negative_kt => "stochastic_negative_kt.toml";
-    stochastic_linear_without_gamma => "stochastic_linear_without_gamma.toml";
-    stochastic_together_with_tangential => "stochastic_with_tangential.toml" + run;
-    stochastic_with_tangential_in_pair_override => "stochastic_pair_with_tangential.toml";
-    stochastic_between_particle_and_wall => "stochastic_with_wall.toml";
+    // run.toml
+    unknown_key_names_the_line => "unknown_key" + run;
+    wrong_value_type_names_the_line => "wrong_type";
+    steps_and_time_both_given => "steps_and_time";
+    dt_neither_number_nor_auto => "dt_word";
+    dt_above_stable_limit => "dt_too_large" + run;
+    dt_above_stable_limit_overdamped_hooke => "dt_too_large_overdamped_hooke";
+    // domain.toml
+    periodic_box_too_small_for_interaction_range => "periodic_too_small" + run;
+    // particles.toml
+    unknown_material_in_particles => "unknown_material_particles" + run;
+    negative_radius_random_block => "negative_radius";
+    negative_radius_in_list => "negative_radius_list";
+    overlapping_list_particles_name_both_ids => "overlapping_list" + run;
+    overlapping_list_particles_through_a_periodic_face => "overlapping_list_periodic" + run;
+    particle_outside_domain => "outside_domain" + run;
+    region_outside_domain => "region_outside_domain";
+    random_block_cannot_place_count => "random_too_many";
+    // csv.toml
+    csv_wrong_column_count_names_the_line => "csv_column_count" + run;
+    csv_not_a_number_names_line_and_column => "csv_not_a_number";
+    csv_duplicate_ids => "csv_duplicate_ids";
+    // contact.toml
+    unknown_normal_model => "unknown_model" + run;
+    unknown_tangential_model => "unknown_tangential_model";
+    restitution_above_one => "restitution_out_of_range";
+    restitution_zero_in_pair_override => "restitution_pair_zero";
+    unknown_material_in_pair_override => "pair_unknown_material";
+    hertz_without_youngs_modulus => "hertz_without_youngs_modulus";
+    mindlin_without_youngs_modulus => "mindlin_without_youngs_modulus";
+    spring_slider_without_stiffness_ratio_or_mindlin => "spring_slider_without_stiffness";
+    // rolling.toml
+    unknown_rolling_model => "unknown_rolling_model";
+    rolling_needs_a_normal_stiffness => "rolling_with_wca" + run;
+    rolling_negative_friction => "rolling_negative_friction";
+    rolling_damping_above_one => "rolling_damping_out_of_range";
+    rolling_mobilised_damping_factor_above_one => "rolling_mobilised_factor_out_of_range";
+    rolling_unknown_setting_names_the_line => "rolling_unknown_setting";
+    rolling_type_c_needs_stiffness_factor => "rolling_type_c_without_stiffness_factor";
+    rolling_type_c_negative_rolling_radius => "rolling_type_c_negative_radius";
+    // spinning.toml
+    spinning_needs_an_overlap_normal_model => "spinning_with_wca";
+    spinning_negative_friction_in_pair_override => "spinning_pair_negative_friction";
+    // stochastic.toml
+    unknown_stochastic_model => "stochastic_unknown_model" + run;
+    stochastic_negative_kt => "stochastic_negative_kt";
+    stochastic_linear_without_gamma => "stochastic_linear_without_gamma";
+    stochastic_together_with_tangential => "stochastic_with_tangential" + run;
+    stochastic_with_tangential_in_pair_override => "stochastic_pair_with_tangential";
+    stochastic_between_particle_and_wall => "stochastic_with_wall";
+    // walls.toml
+    wall_with_zero_normal => "wall_zero_normal";
+    unknown_material_in_wall => "unknown_material_wall" + run;
+    // output.toml
+    unknown_output_field => "unknown_output_field";
+    checkpoint_every_not_a_step_count => "checkpoint_every";
 }
 
-/// Every file in `tests/bad/` has a test above (and every test a file).
+/// Every case in `tests/bad/*.toml` has a test above, every test a case,
+/// and no two cases share a name; `tests/bad/` holds only group files and
+/// `data/`.
 #[test]
-fn every_case_file_is_tested() {
-    let mut files: Vec<String> = std::fs::read_dir(bad_dir())
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| n.ends_with(".toml"))
-        .collect();
-    files.sort();
-    let mut cases: Vec<String> = CASES.iter().map(|s| s.to_string()).collect();
-    cases.sort();
-    assert_eq!(files, cases);
+fn every_case_is_tested() {
+    let mut names: Vec<String> = all_cases().into_iter().map(|c| c.name).collect();
+    names.sort();
+    let before = names.len();
+    names.dedup();
+    assert_eq!(before, names.len(), "two cases share a name");
+    let mut tested: Vec<String> = CASES.iter().map(|s| s.to_string()).collect();
+    tested.sort();
+    assert_eq!(names, tested);
+    for entry in std::fs::read_dir(bad_dir()).unwrap() {
+        let path = entry.unwrap().path();
+        assert!(
+            path.extension().is_some_and(|x| x == "toml") || path.ends_with("data"),
+            "{} is neither a group file nor data/",
+            path.display()
+        );
+    }
+}
+
+/// `#^ {line}` becomes the number of the line above it in the written
+/// config, and the `#^` lines are left out of it.
+#[test]
+fn fragments_name_the_line_above_them() {
+    let case = bad_case("unknown_key");
+    let lines: Vec<&str> = case.text.lines().collect();
+    let at = lines.iter().position(|l| l.starts_with("stepz")).unwrap() + 1;
+    assert!(case.fragments.contains(&format!("line {at}")), "{case:?}");
+    assert!(!case.text.contains("#^"));
 }
 
 /// A case with its one fault repaired passes: the cases fail for the reason they state.
 #[test]
 fn repaired_case_passes_check() {
-    let body = std::fs::read_to_string(bad_dir().join("restitution_out_of_range.toml")).unwrap();
+    let body = bad_case("restitution_out_of_range").text;
     let fixed = body.replace("restitution = 1.5", "restitution = 0.5");
     assert_ne!(body, fixed);
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("repaired.toml");
-    std::fs::write(&path, fixed).unwrap();
+    let path = write_file(dir.path(), "repaired.toml", &fixed);
     let out = gravel([OsStr::new("check"), path.as_os_str()], dir.path());
     assert_eq!(out.status.code(), Some(0), "stderr:\n{}", text(&out.stderr));
     assert!(text(&out.stdout).contains("particles at step 0: 1"));
 }
 
-/// The config of `dt_too_large.toml` with `allow_large_dt = true`.
+/// The config of the `dt_too_large` case with `allow_large_dt = true`.
 fn large_dt_allowed(dir: &Path) -> PathBuf {
-    let body = std::fs::read_to_string(bad_dir().join("dt_too_large.toml")).unwrap();
+    let body = bad_case("dt_too_large").text;
     let allowed = body.replacen("[run]\n", "[run]\nallow_large_dt = true\n", 1);
     assert_ne!(body, allowed);
-    let path = dir.join("large_dt_allowed.toml");
-    std::fs::write(&path, allowed).unwrap();
-    path
+    write_file(dir, "large_dt_allowed.toml", &allowed)
 }
 
 #[test]
@@ -259,13 +392,14 @@ fn nonexistent_config_file() {
 }
 
 /// A relative config path is named as given, and `kind = "file"` paths are
-/// resolved relative to the config, not the working directory.
+/// resolved relative to the config, not the working directory: the case is
+/// written to `bad/` under the working directory, its CSV files to `bad/data/`.
 #[test]
 fn csv_path_resolves_relative_to_the_config() {
-    let out = gravel(
-        ["check", "bad/csv_not_a_number.toml"],
-        &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests"),
-    );
+    let dir = tempfile::tempdir().unwrap();
+    write_case(&bad_case("csv_not_a_number"), &dir.path().join("bad"));
+    assert!(!dir.path().join("data").exists());
+    let out = gravel(["check", "bad/csv_not_a_number.toml"], dir.path());
     let stderr = text(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("bad/csv_not_a_number.toml"), "{stderr}");

@@ -4,13 +4,12 @@
 
 mod common;
 
+use common::*;
 use gravel::io::read::{list_frames, read_frame, read_thermo};
 use std::collections::HashSet;
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-const BIN: &str = env!("CARGO_BIN_EXE_gravel");
+use std::process::Output;
 
 /// Time step of the small config.
 const DT: f64 = 1e-5;
@@ -32,83 +31,38 @@ const THERMO_COLUMNS: [&str; 11] = [
     "rotational_temperature",
 ];
 
-fn gravel<I, S>(args: I, cwd: &Path) -> Output
-where
-    I: IntoIterator<Item = S>,
-    S: AsRef<OsStr>,
-{
-    Command::new(BIN)
-        .args(args)
-        .current_dir(cwd)
-        .output()
-        .expect("cannot start the gravel binary")
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
-
-fn describe(out: &Output) -> String {
-    format!(
-        "status {:?}\nstdout:\n{}\nstderr:\n{}",
-        out.status.code(),
-        text(&out.stdout),
-        text(&out.stderr)
-    )
-}
-
 /// 50 spheres placed at random in a closed box (six walls), falling under
 /// gravity onto the floor: frames every 50 steps, thermo every 20, 230 steps.
 fn small_config() -> String {
-    let wall = |p: [f64; 3], n: [f64; 3]| common::plane_wall(p, n, "glass");
-    let walls: String = [
+    let hi = [L, L, 2.0 * L];
+    let walls = [
         ([0.0, 0.0, 0.0], [0.0, 0.0, 1.0]),
         ([0.0, 0.0, 2.0 * L], [0.0, 0.0, -1.0]),
         ([0.0, 0.0, 0.0], [1.0, 0.0, 0.0]),
         ([L, 0.0, 0.0], [-1.0, 0.0, 0.0]),
         ([0.0, 0.0, 0.0], [0.0, 1.0, 0.0]),
         ([0.0, L, 0.0], [0.0, -1.0, 0.0]),
-    ]
-    .iter()
-    .map(|&(p, n)| wall(p, n))
-    .collect();
-    format!(
-        r#"[run]
-name = "small"
-dt = {DT:e}
-steps = 230
-seed = 7
-gravity = [0.0, 0.0, -9.81]
-
-[domain]
-lo = [0.0, 0.0, 0.0]
-hi = [{L:?}, {L:?}, {z:?}]
-
-[[material]]
-name = "glass"
-density = 2500.0
-youngs_modulus = 5.0e6
-poisson_ratio = 0.3
-
-[contact]
-normal = {{ model = "hertz", restitution = 0.5 }}
-tangential = {{ model = "spring_slider", friction = 0.5, mindlin = true }}
-
-{walls}[[particles]]
-kind = "random"
-material = "glass"
-radius = {RADIUS:?}
-count = 50
-region = {{ lo = [0.0, 0.0, 0.0], hi = [{L:?}, {L:?}, {z:?}] }}
-
-[output]
-dir = "not_used"
-every = 50
-thermo_every = 20
-fields = ["velocity", "omega"]
-"#,
-        z = 2.0 * L
-    )
+    ];
+    walls
+        .iter()
+        .fold(
+            Config::new("small")
+                .run("dt", DT)
+                .run("steps", 230)
+                .run("seed", 7)
+                .run("gravity", [0.0, 0.0, -9.81])
+                .domain([0.0; 3], hi)
+                .material(glass())
+                .contact("normal", hertz(0.5))
+                .contact("tangential", mindlin(0.5)),
+            |c, &(p, n)| c.wall(plane(p, n, "glass")),
+        )
+        .particles(random("glass", RADIUS, 50, region([0.0; 3], hi)))
+        .output("dir", "not_used")
+        .output("every", 50)
+        .output("thermo_every", 20)
+        .output("fields", ["velocity", "omega"])
+        .text()
 }
 
 /// A temporary folder holding `config.toml` with `body`.
@@ -327,34 +281,19 @@ fn steps_override() {
     assert_eq!(column(&thermo, "step"), [0.0, 20.0, 30.0]);
 }
 
-/// A config with the `[[particles]]` blocks `particles` after a common head: no gravity, no walls, a closed
+/// A config with the `[[particles]]` block `particles` after a common head: no gravity, no walls, a closed
 /// (non-periodic) box `[0, 0.01]³`, Hertz, dt 1e-5.
-fn free_config(particles: &str) -> String {
-    format!(
-        r#"[run]
-name = "free"
-dt = 1e-5
-steps = 2000
-
-[domain]
-lo = [0.0, 0.0, 0.0]
-hi = [0.01, 0.01, 0.01]
-
-[[material]]
-name = "glass"
-density = 2500.0
-youngs_modulus = 5.0e6
-poisson_ratio = 0.3
-
-[contact]
-normal = {{ model = "hertz", restitution = 0.5 }}
-
-{particles}
-[output]
-every = 20
-thermo_every = 10
-"#
-    )
+fn free_config(particles: Table) -> String {
+    Config::new("free")
+        .run("dt", 1e-5)
+        .run("steps", 2000)
+        .domain([0.0; 3], [0.01; 3])
+        .material(glass())
+        .contact("normal", hertz(0.5))
+        .particles(particles)
+        .output("every", 20)
+        .output("thermo_every", 10)
+        .text()
 }
 
 /// `on step N` in a run-failure message.
@@ -373,13 +312,12 @@ fn particle_leaving_the_domain_fails_the_run() {
     // id 0 rests; id 1 moves at 10 m/s in +z from z = 5 mm: 0.1 mm per step,
     // it crosses z = 10 mm on step 50 or 51 (rounding).
     let body = free_config(
-        r#"[[particles]]
-kind = "list"
-material = "glass"
-radius = 0.0005
-position = [[0.002, 0.002, 0.002], [0.005, 0.005, 0.005]]
-velocity = [[0.0, 0.0, 0.0], [0.0, 0.0, 10.0]]
-"#,
+        list(
+            "glass",
+            0.0005,
+            vec![[0.002, 0.002, 0.002], [0.005, 0.005, 0.005]],
+        )
+        .with("velocity", [[0.0, 0.0, 0.0], [0.0, 0.0, 10.0]]),
     );
     let (dir, config) = setup(&body);
     let (out, out_dir) = run(dir.path(), &config, &["--quiet"]);
@@ -405,34 +343,32 @@ fn non_finite_state_fails_the_run() {
     // Absurd Hooke stiffness, a huge dt (allowed): ids 1 and 2 approach at
     // 1e-6 m/s each (1 cm per step), overlap by 1.95 cm on step 2, and the
     // force of that overlap overflows their velocities to infinity.
-    let body = r#"[run]
-name = "blowup"
-dt = 1e4
-steps = 10
-allow_large_dt = true
-
-[domain]
-lo = [0.0, 0.0, 0.0]
-hi = [0.2, 0.1, 0.1]
-
-[[material]]
-name = "light"
-density = 0.01
-
-[contact]
-normal = { model = "hooke", stiffness = 1e300, restitution = 0.5 }
-
-[[particles]]
-kind = "list"
-material = "light"
-radius = 0.01
-position = [[0.15, 0.05, 0.05], [0.03, 0.05, 0.05], [0.0705, 0.05, 0.05]]
-velocity = [[0.0, 0.0, 0.0], [1e-6, 0.0, 0.0], [-1e-6, 0.0, 0.0]]
-
-[output]
-every = 0
-"#;
-    let (dir, config) = setup(body);
+    let body = Config::new("blowup")
+        .run("dt", 1e4)
+        .run("steps", 10)
+        .run("allow_large_dt", true)
+        .domain([0.0; 3], [0.2, 0.1, 0.1])
+        .material(material("light", 0.01))
+        .contact(
+            "normal",
+            model("hooke")
+                .with("stiffness", 1e300)
+                .with("restitution", 0.5),
+        )
+        .particles(
+            list(
+                "light",
+                0.01,
+                vec![[0.15, 0.05, 0.05], [0.03, 0.05, 0.05], [0.0705, 0.05, 0.05]],
+            )
+            .with(
+                "velocity",
+                [[0.0, 0.0, 0.0], [1e-6, 0.0, 0.0], [-1e-6, 0.0, 0.0]],
+            ),
+        )
+        .output("every", 0)
+        .text();
+    let (dir, config) = setup(&body);
     let check = gravel([OsStr::new("check"), config.as_os_str()], dir.path());
     assert_eq!(check.status.code(), Some(0), "{}", describe(&check));
     let (out, _) = run(dir.path(), &config, &["--quiet"]);
@@ -542,37 +478,20 @@ fn help_and_version_exit_0() {
 fn periodic_frames_hold_wrapped_positions() {
     // One bead crossing the periodic x face at 5 m/s (0.05 mm per step, within
     // half the skin): frames hold its position wrapped into [lo, hi).
-    let body = r#"[run]
-name = "wrap"
-dt = 1e-5
-steps = 60
-
-[domain]
-lo = [0.0, 0.0, 0.0]
-hi = [0.01, 0.01, 0.01]
-periodic = [true, true, true]
-
-[[material]]
-name = "glass"
-density = 2500.0
-youngs_modulus = 5.0e6
-poisson_ratio = 0.3
-
-[contact]
-normal = { model = "hertz", restitution = 0.5 }
-
-[[particles]]
-kind = "list"
-material = "glass"
-radius = 0.001
-position = [[0.0099, 0.005, 0.005]]
-velocity = [[5.0, 0.0, 0.0]]
-
-[output]
-every = 20
-fields = ["velocity"]
-"#;
-    let (dir, config) = setup(body);
+    let body = Config::new("wrap")
+        .run("dt", 1e-5)
+        .run("steps", 60)
+        .domain([0.0; 3], [0.01; 3])
+        .periodic([true; 3])
+        .material(glass())
+        .contact("normal", hertz(0.5))
+        .particles(
+            list("glass", 0.001, vec![[0.0099, 0.005, 0.005]]).with("velocity", [[5.0, 0.0, 0.0]]),
+        )
+        .output("every", 20)
+        .output("fields", ["velocity"])
+        .text();
+    let (dir, config) = setup(&body);
     let (out, out_dir) = run(dir.path(), &config, &["--quiet"]);
     assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
     let h5 = out_dir.join("wrap.h5");
@@ -595,29 +514,20 @@ fn auto_dt_is_finite_for_an_overdamped_hooke_contact() {
     // damping_rate = γn/m* = 1e7 1/s is far above critical (2 sqrt(kn/m*) ≈ 4e5 1/s):
     // there is no collision time, but an explicit step still has a finite stable limit,
     // below the undamped half period π sqrt(m*/kn).
-    let body = r#"[run]
-name = "overdamped"
-dt = "auto"
-steps = 10
-
-[domain]
-lo = [0.0, 0.0, 0.0]
-hi = [0.01, 0.01, 0.01]
-
-[[material]]
-name = "glass"
-density = 2500.0
-
-[contact]
-normal = { model = "hooke", stiffness = 2e5, damping_rate = 1e7 }
-
-[[particles]]
-kind = "list"
-material = "glass"
-radius = 0.001
-position = [[0.005, 0.005, 0.005]]
-"#;
-    let (dir, config) = setup(body);
+    let body = Config::new("overdamped")
+        .run("dt", "auto")
+        .run("steps", 10)
+        .domain([0.0; 3], [0.01; 3])
+        .material(material("glass", 2500.0))
+        .contact(
+            "normal",
+            model("hooke")
+                .with("stiffness", 2e5)
+                .with("damping_rate", 1e7),
+        )
+        .particles(list("glass", 0.001, vec![[0.005, 0.005, 0.005]]))
+        .text();
+    let (dir, config) = setup(&body);
     let out = gravel([OsStr::new("check"), config.as_os_str()], dir.path());
     assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
     let stdout = text(&out.stdout);
@@ -641,36 +551,17 @@ position = [[0.005, 0.005, 0.005]]
 
 /// A box with one big sphere (from `big`, a `list` or `file` block) and a
 /// `random` block of 40 small ones around it, `steps = 0`.
-fn big_and_random(big: &str, seed: u64) -> String {
-    format!(
-        r#"[run]
-name = "mixed"
-dt = 1e-5
-steps = 0
-seed = {seed}
-
-[domain]
-lo = [0.0, 0.0, 0.0]
-hi = [0.01, 0.01, 0.01]
-
-[[material]]
-name = "glass"
-density = 2500.0
-youngs_modulus = 5.0e6
-poisson_ratio = 0.3
-
-[contact]
-normal = {{ model = "hertz", restitution = 0.5 }}
-
-{big}
-[[particles]]
-kind = "random"
-material = "glass"
-radius = 0.001
-count = 40
-region = {{ lo = [0.0, 0.0, 0.0], hi = [0.01, 0.01, 0.01] }}
-"#
-    )
+fn big_and_random(big: Table, seed: u64) -> String {
+    Config::new("mixed")
+        .run("dt", 1e-5)
+        .run("steps", 0)
+        .run("seed", seed)
+        .domain([0.0; 3], [0.01; 3])
+        .material(glass())
+        .contact("normal", hertz(0.5))
+        .particles(big)
+        .particles(random("glass", 0.001, 40, region([0.0; 3], [0.01; 3])))
+        .text()
 }
 
 /// Run `body` for 0 steps and return the thermo row of step 0 (`contacts`, `max_overlap`).
@@ -691,9 +582,9 @@ fn initial_contacts(dir: &Path, body: &str) -> (f64, f64) {
 #[test]
 fn random_block_avoids_list_particles() {
     let dir = tempfile::tempdir().unwrap();
-    let big = "[[particles]]\nkind = \"list\"\nmaterial = \"glass\"\nradius = 0.002\nposition = [[0.005, 0.005, 0.005]]\n";
+    let big = list("glass", 0.002, vec![[0.005, 0.005, 0.005]]);
     for seed in 1..=3 {
-        let (contacts, overlap) = initial_contacts(dir.path(), &big_and_random(big, seed));
+        let (contacts, overlap) = initial_contacts(dir.path(), &big_and_random(big.clone(), seed));
         assert_eq!((contacts, overlap), (0.0, 0.0), "seed {seed}");
     }
 }
@@ -707,9 +598,9 @@ fn random_block_avoids_file_particles() {
         "id,frozen,x,y,z,radius,density,vx,vy,vz,wx,wy,wz\n100,0,0.005,0.005,0.005,0.002,2500,0,0,0,0,0,0\n",
     )
     .unwrap();
-    let big = "[[particles]]\nkind = \"file\"\npath = \"big.csv\"\nmaterial = \"glass\"\n";
+    let big = file("glass", "big.csv");
     for seed in 1..=3 {
-        let (contacts, overlap) = initial_contacts(dir.path(), &big_and_random(big, seed));
+        let (contacts, overlap) = initial_contacts(dir.path(), &big_and_random(big.clone(), seed));
         assert_eq!(
             (contacts, overlap),
             (0.0, 0.0),
@@ -725,19 +616,21 @@ fn random_block_avoids_file_particles() {
 fn time_gives_the_steps_that_cover_it() {
     let dir = tempfile::tempdir().unwrap();
     let cases = [
-        ("1e-5", "4.5e-4", 45),
-        ("1e-5", "1.05e-4", 11),
-        ("1e-6", "2e-3", 2000),
-        ("1e-6", "3e-5", 30),
+        (1e-5, 4.5e-4, 45),
+        (1e-5, 1.05e-4, 11),
+        (1e-6, 2e-3, 2000),
+        (1e-6, 3e-5, 30),
     ];
     let mut wrong = Vec::new();
     for (dt, time, steps) in cases {
-        let body = format!(
-            "[run]\nname = \"t\"\ndt = {dt}\ntime = {time}\n\n[domain]\nlo = [0.0, 0.0, 0.0]\nhi = [0.01, 0.01, 0.01]\n\n\
-             [[material]]\nname = \"glass\"\ndensity = 2500.0\nyoungs_modulus = 5.0e6\npoisson_ratio = 0.3\n\n\
-             [contact]\nnormal = {{ model = \"hertz\", restitution = 0.5 }}\n\n\
-             [[particles]]\nkind = \"list\"\nmaterial = \"glass\"\nradius = 0.001\nposition = [[0.005, 0.005, 0.005]]\n"
-        );
+        let body = Config::new("t")
+            .run("dt", dt)
+            .run("time", time)
+            .domain([0.0; 3], [0.01; 3])
+            .material(glass())
+            .contact("normal", hertz(0.5))
+            .particles(list("glass", 0.001, vec![[0.005, 0.005, 0.005]]))
+            .text();
         let config = dir.path().join("time.toml");
         std::fs::write(&config, body).unwrap();
         let out = gravel([OsStr::new("check"), config.as_os_str()], dir.path());

@@ -7,26 +7,6 @@ mod common;
 
 use common::*;
 use glam::DVec3;
-use gravel::sim::Simulation;
-
-/// Total linear momentum `Σ m v`, angular momentum about the origin
-/// `Σ (m x × v + I ω)` with `I = 0.4 m R²`, and their scales `Σ m|v|`,
-/// `Σ (m |x||v| + I |ω|)` (what round-off is relative to). Summed by id.
-fn momenta(sim: &Simulation) -> (DVec3, DVec3, f64, f64) {
-    let p = &sim.particles;
-    let mut order: Vec<usize> = (0..p.n_owned).collect();
-    order.sort_by_key(|&k| p.id[k]);
-    let (mut lin, mut ang, mut lin_scale, mut ang_scale) = (DVec3::ZERO, DVec3::ZERO, 0.0, 0.0);
-    for k in order {
-        let (m, r) = (p.mass[k], p.radius[k]);
-        let inertia = 0.4 * m * r * r;
-        lin += m * p.v[k];
-        ang += m * p.x[k].cross(p.v[k]) + inertia * p.omega[k];
-        lin_scale += m * p.v[k].length();
-        ang_scale += m * p.x[k].length() * p.v[k].length() + inertia * p.omega[k].length();
-    }
-    (lin, ang, lin_scale, ang_scale)
-}
 
 /// 36 polydisperse spheres (R = 0.8–1.2 mm) on a jittered 4×3×3 lattice
 /// around the origin, with random velocities, an inward drift (so the
@@ -98,15 +78,15 @@ fn isolated_cluster_conserves_momentum_and_angular_momentum() {
     let c = cluster();
     serial(|| {
         let mut sim = c.build();
-        let (p0, l0, ps, ls) = momenta(&sim);
+        let m0 = momenta(&sim);
         let (mut dp, mut dl) = (0.0f64, 0.0f64);
         let mut max_contacts = 0.0f64;
         let e0 = sim.thermo();
         for step in 1..=3000 {
             sim.step().unwrap();
-            let (p, l, _, _) = momenta(&sim);
-            dp = dp.max((p - p0).length() / ps);
-            dl = dl.max((l - l0).length() / ls);
+            let m = momenta(&sim);
+            dp = dp.max((m.linear - m0.linear).length() / m0.linear_scale);
+            dl = dl.max((m.angular - m0.angular).length() / m0.angular_scale);
             if step % 10 == 0 {
                 max_contacts = max_contacts.max(sim.thermo().contacts);
             }
@@ -190,13 +170,7 @@ fn newton_third_law_is_bitwise() {
                     continue;
                 }
                 in_contact += 1;
-                for a in 0..3 {
-                    assert_eq!(
-                        fi[a].to_bits(),
-                        (-fj[a]).to_bits(),
-                        "F_i = {fi}, F_j = {fj}: not exact negations"
-                    );
-                }
+                assert_negated_bits(fi, fj);
                 let (li, lj) = (ri - 0.5 * delta, rj - 0.5 * delta);
                 let arm = (ti / li - tj / lj).length();
                 assert!(arm <= 1e-12 * (ti / li).length(), "torques {ti} / {tj}");
@@ -230,13 +204,13 @@ fn isolated_cluster_with_stochastic_friction_conserves_momentum() {
         c.stochastic = law.into();
         serial(|| {
             let mut sim = c.build();
-            let (p0, _, ps, _) = momenta(&sim);
+            let m0 = momenta(&sim);
             let mut dp = 0.0f64;
             let mut max_contacts = 0.0f64;
             for step in 1..=1500 {
                 sim.step().unwrap();
-                let (p, _, _, _) = momenta(&sim);
-                dp = dp.max((p - p0).length() / ps);
+                let m = momenta(&sim);
+                dp = dp.max((m.linear - m0.linear).length() / m0.linear_scale);
                 if step % 10 == 0 {
                     max_contacts = max_contacts.max(sim.thermo().contacts);
                 }

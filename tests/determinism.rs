@@ -10,74 +10,65 @@
 
 mod common;
 
-use gravel::config::Setup;
+use common::*;
 use gravel::io::read::{list_frames, read_frame, read_thermo, FrameOwned};
 use gravel::parallel::comm::SerialComm;
 use gravel::sim::{HistoryPartner, Simulation};
 use std::collections::BTreeMap;
 use std::ffi::OsStr;
 use std::path::Path;
-use std::process::Command;
 
-const MATERIAL_AND_CONTACT: &str = r#"
-[[material]]
-name = "glass"
-density = 2500.0
-youngs_modulus = 5.0e6
-poisson_ratio = 0.3
-
-[contact]
-normal = { model = "hertz", restitution = 0.5 }
-tangential = { model = "spring_slider", friction = 0.5, mindlin = true }
-rolling = { model = "epsd", friction = 0.2, damping = 0.3, mobilised_damping_factor = 0.2 }
-spinning = { model = "edem", friction = 0.3 }
-"#;
-
-fn plane(point: [f64; 3], normal: [f64; 3]) -> String {
-    common::plane_wall(point, normal, "glass")
+/// Glass with every frictional model on: Hertz + Mindlin spring-slider, epsd
+/// rolling resistance with mobilised damping, EDEM spinning friction.
+fn frictional_glass(c: Config) -> Config {
+    c.material(glass())
+        .contact("normal", hertz(0.5))
+        .contact("tangential", mindlin(0.5))
+        .contact(
+            "rolling",
+            model("epsd")
+                .with("friction", 0.2)
+                .with("damping", 0.3)
+                .with("mobilised_damping_factor", 0.2),
+        )
+        .contact("spinning", model("edem").with("friction", 0.3))
 }
 
 /// About 600 polydisperse beads poured at 1 m/s into a walled box
 /// (12 × 12 mm, 30 mm high), 1500 steps of 10 µs: the first ones land and
 /// pile up, so there are lasting particle–particle and particle–wall contacts.
-fn pour_config(steps: u64) -> String {
-    let walls: String = [
+fn pour_config(steps: u64) -> Config {
+    let walls = [
         ([0.0, 0.0, 0.0], [0.0, 0.0, 1.0]),
         ([0.0, 0.0, 0.0], [1.0, 0.0, 0.0]),
         ([0.012, 0.0, 0.0], [-1.0, 0.0, 0.0]),
         ([0.0, 0.0, 0.0], [0.0, 1.0, 0.0]),
         ([0.0, 0.012, 0.0], [0.0, -1.0, 0.0]),
-    ]
-    .iter()
-    .map(|&(p, n)| plane(p, n))
-    .collect();
-    format!(
-        r#"[run]
-name = "pour"
-dt = 1e-5
-steps = {steps}
-seed = 3
-gravity = [0.0, 0.0, -9.81]
-
-[domain]
-lo = [0.0, 0.0, 0.0]
-hi = [0.012, 0.012, 0.03]
-{MATERIAL_AND_CONTACT}{walls}
-[[particles]]
-kind = "pour"
-material = "glass"
-radius = {{ min = 0.0005, max = 0.0007 }}
-rate = 60000.0
-until = 0.01
-region = {{ lo = [0.0, 0.0, 0.003], hi = [0.012, 0.012, 0.03] }}
-velocity = [0.0, 0.0, -1.0]
-interval = 20
-
-[output]
-every = 0
-fields = ["velocity", "omega"]
-"#
-    )
+    ];
+    let c = frictional_glass(
+        Config::new("pour")
+            .run("dt", 1e-5)
+            .run("steps", steps)
+            .run("seed", 3)
+            .run("gravity", [0.0, 0.0, -9.81])
+            .domain([0.0; 3], [0.012, 0.012, 0.03]),
+    );
+    walls
+        .iter()
+        .fold(c, |c, &(p, n)| c.wall(plane(p, n, "glass")))
+        .particles(
+            pour(
+                "glass",
+                radius_range(0.0005, 0.0007),
+                60000.0,
+                0.01,
+                region([0.0, 0.0, 0.003], [0.012, 0.012, 0.03]),
+            )
+            .with("velocity", [0.0, 0.0, -1.0])
+            .with("interval", 20),
+        )
+        .output("every", 0)
+        .output("fields", ["velocity", "omega"])
 }
 
 /// Periodic in x and y (16 mm), a floor, gravity tilted along x: two `random`
@@ -85,42 +76,31 @@ fields = ["velocity", "omega"]
 /// once, across the periodic faces too (through the ghosts), and settle.
 const PERIODIC_L: f64 = 0.016;
 
-fn periodic_config(steps: u64) -> String {
+fn periodic_config(steps: u64) -> Config {
     let block = |v: [f64; 3]| {
-        format!(
-            r#"
-[[particles]]
-kind = "random"
-material = "glass"
-radius = {{ min = 0.0004, max = 0.0006 }}
-count = 600
-region = {{ lo = [0.0, 0.0, 0.0], hi = [{PERIODIC_L:?}, {PERIODIC_L:?}, 0.012] }}
-velocity = {v:?}
-"#
+        random(
+            "glass",
+            radius_range(0.0004, 0.0006),
+            600,
+            region([0.0; 3], [PERIODIC_L, PERIODIC_L, 0.012]),
         )
+        .with("velocity", v)
     };
-    format!(
-        r#"[run]
-name = "periodic"
-dt = 1e-5
-steps = {steps}
-seed = 11
-gravity = [3.0, 0.0, -30.0]
-
-[domain]
-lo = [0.0, 0.0, 0.0]
-hi = [{PERIODIC_L:?}, {PERIODIC_L:?}, 0.02]
-periodic = [true, true, false]
-{MATERIAL_AND_CONTACT}{floor}{ceiling}{a}{b}
-[output]
-every = 0
-fields = ["velocity", "omega"]
-"#,
-        floor = plane([0.0, 0.0, 0.0], [0.0, 0.0, 1.0]),
-        ceiling = plane([0.0, 0.0, 0.02], [0.0, 0.0, -1.0]),
-        a = block([1.0, 0.5, 0.0]),
-        b = block([-1.0, -0.5, 0.0]),
+    frictional_glass(
+        Config::new("periodic")
+            .run("dt", 1e-5)
+            .run("steps", steps)
+            .run("seed", 11)
+            .run("gravity", [3.0, 0.0, -30.0])
+            .domain([0.0; 3], [PERIODIC_L, PERIODIC_L, 0.02])
+            .periodic([true, true, false]),
     )
+    .wall(plane([0.0, 0.0, 0.0], [0.0, 0.0, 1.0], "glass"))
+    .wall(plane([0.0, 0.0, 0.02], [0.0, 0.0, -1.0], "glass"))
+    .particles(block([1.0, 0.5, 0.0]))
+    .particles(block([-1.0, -0.5, 0.0]))
+    .output("every", 0)
+    .output("fields", ["velocity", "omega"])
 }
 
 /// Particle state as bits: `(id, x, v, ω)`.
@@ -147,17 +127,13 @@ struct Activity {
     rebuilds: u64,
 }
 
-fn bits(v: glam::DVec3) -> [u64; 3] {
-    [v.x.to_bits(), v.y.to_bits(), v.z.to_bits()]
-}
-
 fn snapshot(sim: &Simulation) -> Snapshot {
     Snapshot {
         step: sim.step,
         state: sim
             .state_by_id()
             .into_iter()
-            .map(|(id, x, v, w)| (id, bits(x), bits(v), bits(w)))
+            .map(|(id, x, v, w)| (id, vec_bits(x), vec_bits(v), vec_bits(w)))
             .collect(),
         history: sim
             .history_records()
@@ -195,15 +171,10 @@ fn record_activity(sim: &Simulation, act: &mut Activity) {
 }
 
 /// Run `config` on a pool of `threads` rayon threads, snapshotting every `every` steps.
-fn simulate(config: &str, threads: usize, every: u64) -> (Vec<Snapshot>, Activity) {
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .build()
-        .unwrap();
-    pool.install(|| {
+fn simulate(config: &Config, threads: usize, every: u64) -> (Vec<Snapshot>, Activity) {
+    pool(threads).install(|| {
         assert_eq!(rayon::current_num_threads(), threads);
-        let setup = Setup::from_str(Path::new("determinism.toml"), config)
-            .unwrap_or_else(|e| panic!("{e}"));
+        let setup = setup(config);
         let steps = setup.steps;
         let mut sim = Simulation::new(setup, Box::new(SerialComm)).unwrap();
         let mut snaps = vec![snapshot(&sim)];
@@ -260,7 +231,7 @@ fn assert_identical(a: &[Snapshot], b: &[Snapshot], what: &str) {
     }
 }
 
-fn check_threads(config: &str, every: u64) -> Activity {
+fn check_threads(config: &Config, every: u64) -> Activity {
     let (one, act) = simulate(config, 1, every);
     for k in [2, 4] {
         let (many, _) = simulate(config, k, every);
@@ -308,7 +279,7 @@ fn same_config_twice_gives_the_same_bits() {
 #[test]
 fn a_different_seed_changes_the_bits() {
     let config = periodic_config(200);
-    let other = config.replace("seed = 11", "seed = 12");
+    let other = periodic_config(200).run("seed", 12);
     assert_ne!(config, other);
     let (a, _) = simulate(&config, 1, 100);
     let (b, _) = simulate(&other, 1, 100);
@@ -320,10 +291,10 @@ fn a_different_seed_changes_the_bits() {
 fn binary_threads_1_and_2_write_the_same_final_frame() {
     let dir = tempfile::tempdir().unwrap();
     let config = dir.path().join("pour.toml");
-    std::fs::write(&config, pour_config(700)).unwrap();
+    std::fs::write(&config, pour_config(700).text()).unwrap();
     let run = |threads: &str| -> (FrameOwned, Vec<(String, Vec<f64>)>) {
         let out_dir = dir.path().join(format!("out{threads}"));
-        let out = Command::new(env!("CARGO_BIN_EXE_gravel"))
+        let out = gravel_command()
             .args([
                 OsStr::new("run"),
                 config.as_os_str(),
@@ -388,8 +359,8 @@ fn binary_threads_1_and_2_write_the_same_final_frame() {
 /// 0.45, started at rest) thermostatted by stochastic friction only: every
 /// velocity comes from the pair noise, so any dependence of the noise on the
 /// thread, the block or the evaluation order would show at once.
-fn colloid_config(steps: u64, stochastic: &str, seed: u64) -> String {
-    common::colloid_lattice(10, 0.45, 0.002, steps, seed, stochastic)
+fn colloid_config(steps: u64, stochastic: &str, seed: u64) -> Config {
+    colloid_lattice(10, 0.45, 0.002, steps, seed, stochastic)
 }
 
 /// Stochastic friction (all three laws) is bitwise identical on 1, 2 and 4
@@ -444,7 +415,7 @@ fn stochastic_friction_is_bitwise_identical_on_1_2_and_4_threads() {
 /// writes it (exact bits as hex).
 fn dump_with_isa(config: &Path, steps: u64, isa: &str, dir: &Path) -> String {
     let dump = dir.join(format!("dump-{isa}"));
-    let out = Command::new(env!("CARGO_BIN_EXE_gravel"))
+    let out = gravel_command()
         .args([
             OsStr::new("run"),
             config.as_os_str(),
@@ -490,7 +461,7 @@ fn the_avx2_and_baseline_builds_of_the_hot_loops_give_the_same_bits() {
     let dir = tempfile::tempdir().unwrap();
     let chute = Path::new(env!("CARGO_MANIFEST_DIR")).join("configs/chute.toml");
     let blocks = dir.path().join("periodic.toml");
-    std::fs::write(&blocks, periodic_config(300)).unwrap();
+    std::fs::write(&blocks, periodic_config(300).text()).unwrap();
     for (config, steps) in [(chute.as_path(), 40), (blocks.as_path(), 300)] {
         let base = dump_with_isa(config, steps, "baseline", dir.path());
         let avx2 = dump_with_isa(config, steps, "avx2", dir.path());
@@ -511,8 +482,8 @@ fn the_avx2_and_baseline_builds_of_the_hot_loops_give_the_same_bits() {
 fn an_unknown_instruction_set_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let config = dir.path().join("pour.toml");
-    std::fs::write(&config, pour_config(10)).unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_gravel"))
+    std::fs::write(&config, pour_config(10).text()).unwrap();
+    let out = gravel_command()
         .args([OsStr::new("run"), config.as_os_str(), OsStr::new("--quiet")])
         .current_dir(dir.path())
         .env(gravel::simd::isa::ISA_VAR, "avx512")
@@ -528,7 +499,7 @@ fn an_unknown_instruction_set_is_refused() {
     );
     // `gravel check` refuses it too, and names the build a good value picks.
     let check = |isa: &str| {
-        Command::new(env!("CARGO_BIN_EXE_gravel"))
+        gravel_command()
             .args([OsStr::new("check"), config.as_os_str()])
             .env(gravel::simd::isa::ISA_VAR, isa)
             .output()

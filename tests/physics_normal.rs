@@ -83,10 +83,7 @@ fn place(c: &mut Case, geom: Geometry, r: f64, v0: f64, gap: f64) {
             );
         }
         Geometry::Wall => {
-            c.walls.push(Plane {
-                point: [0.0; 3],
-                normal: [0.0, 0.0, 1.0],
-            });
+            c.walls.push(plane([0.0; 3], [0.0, 0.0, 1.0], "m"));
             c.sphere(r, [0.0, 0.0, r + gap], [0.0, 0.0, -v0], [0.0; 3]);
         }
     }
@@ -162,9 +159,11 @@ fn hooke_impact(e: f64, no_tension: bool, per_tc: f64, phase: f64, geom: Geometr
     let v0 = 1.0;
     let mut c = Case {
         dt,
-        normal: format!(
-            "{{ model = \"hooke\", stiffness = {HOOKE_K:?}, restitution = {e:?}, no_tension = {no_tension} }}"
-        ),
+        normal: model("hooke")
+            .with("stiffness", HOOKE_K)
+            .with("restitution", e)
+            .with("no_tension", no_tension)
+            .into(),
         ..Default::default()
     };
     place(&mut c, geom, HOOKE_R, v0, (5.0 + phase) * v0 * dt);
@@ -377,7 +376,7 @@ fn hertz_impact(e: f64, no_tension: bool, v0: f64, dt: f64, phase: f64, geom: Ge
     let mut c = Case {
         dt,
         elastic: Some((HERTZ_E, HERTZ_NU)),
-        normal: format!("{{ model = \"hertz\", restitution = {e:?}, no_tension = {no_tension} }}"),
+        normal: hertz(e).with("no_tension", no_tension).into(),
         ..Default::default()
     };
     place(&mut c, geom, HERTZ_R, v0, (5.0 + phase) * v0 * dt);

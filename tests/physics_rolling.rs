@@ -42,13 +42,33 @@ fn k_r(lambda: f64, mu_r: f64) -> f64 {
     lambda * K_N * mu_r * mu_r * R * R
 }
 
+/// `{ model = "epsd", friction = μ_r, damping = η_r }`.
+fn epsd(friction: f64, damping: f64) -> Table {
+    model("epsd")
+        .with("friction", friction)
+        .with("damping", damping)
+}
+
+/// `{ model = "edem", friction = μ_s }`.
+fn edem(friction: f64) -> Table {
+    model("edem").with("friction", friction)
+}
+
+/// The couple a ball test switches on.
+enum Couple {
+    /// `[contact] rolling`.
+    Rolling(Table),
+    /// `[contact] spinning`.
+    Spinning(Table),
+}
+
 /// One ball on the plane z = 0 under gravity `gravity`, resting at its static
 /// overlap along the plane normal, with velocity `v` and spin `w`.
 fn ball(
     gravity: [f64; 3],
     dt: f64,
     tangential: &str,
-    extra: &str,
+    couple: Couple,
     v: [f64; 3],
     w: [f64; 3],
 ) -> Case {
@@ -60,13 +80,13 @@ fn ball(
         hi: [0.4, 0.05, 0.05],
         normal: NORMAL.into(),
         tangential: tangential.into(),
-        contact_extra: extra.into(),
         ..Default::default()
     };
-    c.walls.push(Plane {
-        point: [0.0; 3],
-        normal: [0.0, 0.0, 1.0],
-    });
+    match couple {
+        Couple::Rolling(t) => c.rolling = t.into(),
+        Couple::Spinning(t) => c.spinning = t.into(),
+    }
+    c.walls.push(plane([0.0; 3], [0.0, 0.0, 1.0], "m"));
     c.sphere(R, [0.0, 0.0, R - delta], v, w);
     c
 }
@@ -110,17 +130,19 @@ fn launch(rolling: &str, mu: f64) -> (f64, f64) {
         gravity: [0.0, 0.0, -G],
         lo: [-0.1, -0.05, -0.05],
         hi: [0.4, 0.05, 0.05],
-        normal: format!("{{ model = \"hooke\", stiffness = {K_LAUNCH:?}, restitution = 0.5 }}"),
-        tangential: format!(
-            "{{ model = \"spring_slider\", friction = {mu:?}, stiffness_ratio = 0.2857, damping_ratio = 0.5 }}"
-        ),
-        contact_extra: format!("rolling = {rolling}"),
+        normal: model("hooke")
+            .with("stiffness", K_LAUNCH)
+            .with("restitution", 0.5)
+            .into(),
+        tangential: model("spring_slider")
+            .with("friction", mu)
+            .with("stiffness_ratio", 0.2857)
+            .with("damping_ratio", 0.5)
+            .into(),
+        rolling: rolling.into(),
         ..Default::default()
     };
-    c.walls.push(Plane {
-        point: [0.0; 3],
-        normal: [0.0, 0.0, 1.0],
-    });
+    c.walls.push(plane([0.0; 3], [0.0, 0.0, 1.0], "m"));
     c.sphere(R, [0.0, 0.0, R - delta], [V0, 0.0, 0.0], [0.0; 3]);
     let t_exp = V0 / (MU_R * G);
     serial(|| {
@@ -190,7 +212,7 @@ fn incline(tan_theta: f64, t_end: f64) -> (f64, f64, f64) {
         [G * theta.sin(), 0.0, -G * theta.cos()],
         dt,
         "{ model = \"spring_slider\", friction = 0.5, stiffness_ratio = 0.2857, damping_ratio = 0.5 }",
-        "rolling = { model = \"epsd\", friction = 0.1, damping = 0.3 }",
+        Couple::Rolling(epsd(0.1, 0.3)),
         [0.0; 3],
         [0.0; 3],
     );
@@ -276,7 +298,7 @@ fn rock(damping: f64, periods: f64) -> Vec<(f64, f64)> {
         [0.0, 0.0, -G],
         dt,
         "{ model = \"spring_slider\", friction = 0.5, stiffness_ratio = 100.0 }",
-        &format!("rolling = {{ model = \"epsd\", friction = 0.1, damping = {damping:?} }}"),
+        Couple::Rolling(epsd(0.1, damping)),
         [w0 * lever, 0.0, 0.0],
         [0.0, w0, 0.0],
     );
@@ -381,9 +403,7 @@ fn torsion_torque_resists_twisting_only_when_on() {
             [0.0, 0.0, -G],
             2e-5,
             "{ model = \"spring_slider\", friction = 0.5, stiffness_ratio = 0.2857 }",
-            &format!(
-                "rolling = {{ model = \"epsd\", friction = 0.1, damping = 0.3, torsion_torque = {torsion} }}"
-            ),
+            Couple::Rolling(epsd(0.1, 0.3).with("torsion_torque", torsion)),
             [0.0; 3],
             [0.0, 0.0, 1.0],
         );
@@ -418,9 +438,7 @@ fn mobilised_damping_factor() {
             [0.0, 0.0, -G],
             dt,
             "{ model = \"none\" }",
-            &format!(
-                "rolling = {{ model = \"epsd\", friction = {mu_r:?}, damping = {eta:?}, mobilised_damping_factor = {f:?} }}"
-            ),
+            Couple::Rolling(epsd(mu_r, eta).with("mobilised_damping_factor", f)),
             [0.0; 3],
             [0.0, 10.0, 0.0],
         );
@@ -471,7 +489,7 @@ fn spinning_sphere_decays_linearly_and_stops_at_i_w0_over_m() {
         [0.0, 0.0, -G],
         dt,
         "{ model = \"spring_slider\", friction = 0.5, stiffness_ratio = 0.2857 }",
-        &format!("spinning = {{ model = \"edem\", friction = {mu_s:?} }}"),
+        Couple::Spinning(edem(mu_s)),
         [0.0; 3],
         [0.0, 0.0, w0],
     );
@@ -518,7 +536,7 @@ fn spinning_limit_never_reverses_the_spin() {
         [0.0, 0.0, -G],
         dt,
         "{ model = \"none\" }",
-        "spinning = { model = \"edem\", friction = 1e6 }",
+        Couple::Spinning(edem(1e6)),
         [0.0; 3],
         [0.0, 0.0, 2.0],
     );
@@ -553,7 +571,7 @@ fn spinning_couples_are_equal_and_opposite() {
     let mut c = Case {
         dt: 1e-6,
         normal: NORMAL.into(),
-        contact_extra: format!("spinning = {{ model = \"edem\", friction = {mu_s:?} }}"),
+        spinning: edem(mu_s).into(),
         ..Default::default()
     };
     let h = R + 0.5e-6;
@@ -600,7 +618,7 @@ fn rolling_gets_only_rocking_damping() {
         [0.0, 0.0, -G],
         2e-5,
         "{ model = \"none\" }",
-        "spinning = { model = \"edem\", friction = 0.5 }",
+        Couple::Spinning(edem(0.5)),
         [0.0; 3],
         [0.0, w, 0.0],
     );
@@ -623,22 +641,6 @@ fn rolling_gets_only_rocking_damping() {
 
 // ------------------------------------------------ angular momentum
 
-/// Total linear and angular momentum `Σ m x × v + I ω` about the origin, and the angular scale.
-fn momenta(sim: &Simulation) -> (DVec3, DVec3, f64) {
-    let p = &sim.particles;
-    let mut order: Vec<usize> = (0..p.n_owned).collect();
-    order.sort_by_key(|&k| p.id[k]);
-    let (mut lin, mut ang, mut scale) = (DVec3::ZERO, DVec3::ZERO, 0.0);
-    for k in order {
-        let (m, r) = (p.mass[k], p.radius[k]);
-        let i = 0.4 * m * r * r;
-        lin += m * p.v[k];
-        ang += m * p.x[k].cross(p.v[k]) + i * p.omega[k];
-        scale += m * p.x[k].length() * p.v[k].length() + i * p.omega[k].length();
-    }
-    (lin, ang, scale)
-}
-
 /// physics.md "all: isolated cluster, no walls/gravity: total linear and
 /// angular momentum conserved to round-off", with rolling resistance
 /// (epsd with torsion and mobilised damping) and spinning friction on: the
@@ -655,9 +657,11 @@ fn isolated_cluster_with_couples_conserves_angular_momentum() {
         elastic: Some((1e7, 0.3)),
         normal: "{ model = \"hertz\", restitution = 0.3 }".into(),
         tangential: "{ model = \"spring_slider\", friction = 0.5, mindlin = true }".into(),
-        contact_extra: "rolling = { model = \"epsd\", friction = 0.2, damping = 0.5, torsion_torque = true, mobilised_damping_factor = 0.3 }\n\
-                        spinning = { model = \"edem\", friction = 0.3 }"
+        rolling: epsd(0.2, 0.5)
+            .with("torsion_torque", true)
+            .with("mobilised_damping_factor", 0.3)
             .into(),
+        spinning: edem(0.3).into(),
         ..Default::default()
     };
     let spacing = 2.7e-3;
@@ -687,14 +691,15 @@ fn isolated_cluster_with_couples_conserves_angular_momentum() {
     }
     serial(|| {
         let mut sim = c.build();
-        let (p0, l0, scale) = momenta(&sim);
+        let m0 = momenta(&sim);
+        let scale = m0.angular_scale;
         let (mut dp, mut dl) = (0.0f64, 0.0f64);
         let mut rolling_records = 0;
         for step in 1..=2000 {
             sim.step().unwrap();
-            let (p, l, _) = momenta(&sim);
-            dp = dp.max((p - p0).length() / scale);
-            dl = dl.max((l - l0).length() / scale);
+            let m = momenta(&sim);
+            dp = dp.max((m.linear - m0.linear).length() / scale);
+            dl = dl.max((m.angular - m0.angular).length() / scale);
             if step % 100 == 0 {
                 let n = sim
                     .history_records()
@@ -740,7 +745,7 @@ fn ball_in_a_rotating_drum_rests_at_atan_mu_r() {
         tangential:
             "{ model = \"spring_slider\", friction = 0.5, stiffness_ratio = 0.2857, damping_ratio = 0.5 }"
                 .into(),
-        contact_extra: format!("rolling = {{ model = \"epsd\", friction = {mu_r:?}, damping = 0.3 }}"),
+        rolling: epsd(mu_r, 0.3).into(),
         ..Default::default()
     };
     // The drum turns about +y: its lowest point moves along −x, so the ball
@@ -751,15 +756,10 @@ fn ball_in_a_rotating_drum_rests_at_atan_mu_r() {
         [0.0; 3],
         [0.0, omega * drum / (R - 0.5 * delta), 0.0],
     );
-    let text = format!(
-        "{}\n[[wall]]\nkind = \"cylinder\"\naxis_point = [0.0, 0.0, 0.0]\naxis = [0.0, 1.0, 0.0]\n\
-         radius = {drum:?}\ninside = true\nangular_velocity = {omega:?}\nmaterial = \"m\"\n",
-        c.toml()
-    );
-    let setup = gravel::config::Setup::from_str(std::path::Path::new("drum.toml"), &text)
-        .unwrap_or_else(|e| panic!("config rejected: {e}\n{text}"));
+    c.walls
+        .push(cylinder([0.0; 3], [0.0, 1.0, 0.0], drum, true, "m").with("angular_velocity", omega));
     let (mean, speed) = serial(|| {
-        let mut sim = Simulation::new(setup, Box::new(gravel::parallel::comm::SerialComm)).unwrap();
+        let mut sim = c.build();
         let (mut sum, mut n, mut speed) = (0.0, 0usize, 0.0f64);
         while sim.time() < 1.2 {
             sim.step().unwrap();
@@ -786,46 +786,41 @@ fn ball_in_a_rotating_drum_rests_at_atan_mu_r() {
 /// grows by the rolling spring's 3 values wherever any law has one.
 #[test]
 fn rolling_and_spinning_per_material_pair() {
-    let text = r#"
-[run]
-name = "pairs"
-dt = 1e-6
-steps = 1
-
-[domain]
-lo = [-0.1, -0.1, -0.1]
-hi = [0.1, 0.1, 0.1]
-
-[[material]]
-name = "glass"
-density = 2500.0
-
-[[material]]
-name = "steel"
-density = 7800.0
-
-[contact]
-normal = { model = "hooke", stiffness = 1e5, restitution = 0.5 }
-tangential = { model = "spring_slider", friction = 0.5, stiffness_ratio = 0.2857 }
-
-[[contact.pair]]
-materials = ["steel", "glass"]
-rolling = { model = "type_c", friction = 0.2, damping = 0.3, stiffness_factor = 1.5, rolling_radius = 0.004 }
-spinning = { model = "edem", friction = 0.3 }
-
-[[wall]]
-kind = "plane"
-point = [0.0, 0.0, -0.05]
-normal = [0.0, 0.0, 1.0]
-material = "steel"
-
-[[particles]]
-kind = "list"
-material = "glass"
-radius = 0.005
-position = [[0.0, 0.0, 0.0]]
-"#;
-    let s = gravel::config::Setup::from_str(std::path::Path::new("pairs.toml"), text).unwrap();
+    let config = Config::new("pairs")
+        .run("dt", 1e-6)
+        .run("steps", 1)
+        .domain([-0.1; 3], [0.1; 3])
+        .material(material("glass", 2500.0))
+        .material(material("steel", 7800.0))
+        .contact(
+            "normal",
+            model("hooke")
+                .with("stiffness", 1e5)
+                .with("restitution", 0.5),
+        )
+        .contact(
+            "tangential",
+            model("spring_slider")
+                .with("friction", 0.5)
+                .with("stiffness_ratio", 0.2857),
+        )
+        .contact(
+            "pair",
+            [Table::new()
+                .with("materials", ["steel", "glass"])
+                .with(
+                    "rolling",
+                    model("type_c")
+                        .with("friction", 0.2)
+                        .with("damping", 0.3)
+                        .with("stiffness_factor", 1.5)
+                        .with("rolling_radius", 0.004),
+                )
+                .with("spinning", edem(0.3))],
+        )
+        .wall(plane([0.0, 0.0, -0.05], [0.0, 0.0, 1.0], "steel"))
+        .particles(list("glass", 0.005, vec![[0.0; 3]]));
+    let s = setup(&config);
     let (g, st) = (0u32, 1u32);
     assert!(s.laws.get(g, g).rolling.is_none() && s.laws.get(st, st).rolling.is_none());
     assert!(s.laws.get(g, g).spinning.is_none());

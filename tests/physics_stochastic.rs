@@ -59,16 +59,6 @@ fn assert_close(a: DVec3, b: DVec3, tol: f64, what: &str) {
     );
 }
 
-fn assert_negated_bits(fi: DVec3, fj: DVec3) {
-    for a in 0..3 {
-        assert_eq!(
-            fi[a].to_bits(),
-            (-fj[a]).to_bits(),
-            "F_i = {fi}, F_j = {fj}: not exact negations"
-        );
-    }
-}
-
 /// kT = 0 through the engine (the forces of step 0, evaluated with the
 /// initial velocities). Hand calculation, physics.md notation, n = x̂:
 ///
@@ -270,8 +260,8 @@ const EDGE: usize = 5;
 /// A periodic WCA fluid (ε = σ = 1, R = 1/2, m = 1) at packing fraction
 /// 0.45, started at rest on a simple cubic lattice, with stochastic friction
 /// as the only thermostat.
-fn fluid_config(stochastic: &str, dt: f64, seed: u64) -> String {
-    common::colloid_lattice(EDGE, PHI, dt, 1, seed, stochastic)
+fn fluid_config(stochastic: &str, dt: f64, seed: u64) -> Config {
+    colloid_lattice(EDGE, PHI, dt, 1, seed, stochastic)
 }
 
 /// Mean and block-average standard error of a series (`blocks` equal blocks).
@@ -296,9 +286,7 @@ struct Equilibrium {
 /// Run the fluid: `burn_in` steps, then `steps` steps sampling every
 /// `every`; total momentum (summed by id) checked at every step.
 fn equilibrate(stochastic: &str, kt: f64, burn_in: u64, steps: u64, every: u64) -> Equilibrium {
-    let text = fluid_config(stochastic, 0.002, 2025);
-    let setup = Setup::from_str(std::path::Path::new("fluid.toml"), &text)
-        .unwrap_or_else(|e| panic!("{e}\n{text}"));
+    let setup = setup(&fluid_config(stochastic, 0.002, 2025));
     serial(|| {
         let mut sim = Simulation::new(setup, Box::new(SerialComm)).unwrap();
         assert_eq!(sim.particles.n_owned, EDGE * EDGE * EDGE);

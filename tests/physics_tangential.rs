@@ -31,12 +31,17 @@ const MU: f64 = 0.3;
 const R: f64 = 0.01;
 const RHO: f64 = 2500.0;
 
+/// `{ model = "hooke", stiffness = k, restitution = 0.5 }`.
+fn hooke(k: f64) -> Table {
+    model("hooke").with("stiffness", k).with("restitution", 0.5)
+}
+
 /// A sphere resting on the plane z = 0 under gravity, at its static overlap
 /// `delta_eq` (so there is no bounce and `F_n = m g`), launched along +x at
 /// `V0` without spin.
 fn slide(
-    normal: &str,
-    tangential: &str,
+    normal: Table,
+    tangential: Table,
     elastic: Option<(f64, f64)>,
     delta_eq: f64,
     dt: f64,
@@ -52,10 +57,7 @@ fn slide(
         tangential: tangential.into(),
         ..Default::default()
     };
-    c.walls.push(Plane {
-        point: [0.0; 3],
-        normal: [0.0, 0.0, 1.0],
-    });
+    c.walls.push(plane([0.0; 3], [0.0, 0.0, 1.0], "m"));
     c.sphere(R, [0.0, 0.0, R - delta_eq], [V0, 0.0, 0.0], [0.0; 3]);
     let t_exp = 2.0 * V0 / (7.0 * MU * G);
     serial(|| {
@@ -149,13 +151,12 @@ fn check_slide(name: &str, s: &Slide) {
 fn spring_slider_sliding_to_rolling() {
     let k = 1e5;
     let m = sphere_mass(R, RHO);
-    let normal = format!("{{ model = \"hooke\", stiffness = {k:?}, restitution = 0.5 }}");
     for damping_ratio in [0.0, 0.5] {
-        let tangential = format!(
-            "{{ model = \"spring_slider\", friction = {MU:?}, stiffness_ratio = {:?}, damping_ratio = {damping_ratio:?} }}",
-            2.0 / 7.0
-        );
-        let s = slide(&normal, &tangential, None, m * G / k, 2e-5);
+        let tangential = model("spring_slider")
+            .with("friction", MU)
+            .with("stiffness_ratio", 2.0 / 7.0)
+            .with("damping_ratio", damping_ratio);
+        let s = slide(hooke(k), tangential, None, m * G / k, 2e-5);
         check_slide(&format!("spring_slider hooke γt/γn = {damping_ratio}"), &s);
     }
     // Hertz–Mindlin, wall of the same material: E* = E/(2(1 − ν²)), R* = R,
@@ -163,13 +164,7 @@ fn spring_slider_sliding_to_rolling() {
     let (e, nu) = (1e8, 0.3);
     let e_star = e / (2.0 * (1.0 - nu * nu));
     let delta_eq = (m * G / (4.0 / 3.0 * e_star * R.sqrt())).powf(2.0 / 3.0);
-    let s = slide(
-        "{ model = \"hertz\", restitution = 0.5 }",
-        &format!("{{ model = \"spring_slider\", friction = {MU:?}, mindlin = true }}"),
-        Some((e, nu)),
-        delta_eq,
-        2e-5,
-    );
+    let s = slide(hertz(0.5), mindlin(MU), Some((e, nu)), delta_eq, 2e-5);
     check_slide("spring_slider hertz-mindlin", &s);
 }
 
@@ -183,8 +178,10 @@ fn dashpot_slider_sliding_to_rolling() {
     let k = 1e5;
     let m = sphere_mass(R, RHO);
     let s = slide(
-        &format!("{{ model = \"hooke\", stiffness = {k:?}, restitution = 0.5 }}"),
-        &format!("{{ model = \"dashpot_slider\", friction = {MU:?}, damping = 50.0 }}"),
+        hooke(k),
+        model("dashpot_slider")
+            .with("friction", MU)
+            .with("damping", 50.0),
         None,
         m * G / k,
         2e-5,
@@ -226,7 +223,7 @@ fn rigid_quarter_turn(theta: f64, axis: DVec3) -> (f64, f64, f64) {
     let (k, delta, dt) = (1e5, 1e-4, 1e-5);
     let mut c = Case {
         dt,
-        normal: format!("{{ model = \"hooke\", stiffness = {k:?}, restitution = 0.5 }}"),
+        normal: hooke(k).into(),
         tangential: "{ model = \"spring_slider\", friction = 1.0, stiffness_ratio = 0.5 }".into(),
         ..Default::default()
     };

@@ -7,151 +7,69 @@
 
 mod common;
 
-use gravel::config::Setup;
+use common::*;
 use gravel::io::checkpoint;
 use gravel::parallel::comm::SerialComm;
 use gravel::sim::Simulation;
 use gravel::state::snapshot::Snapshot;
-use std::path::Path;
 
-const GLASS: &str = r#"
-[[material]]
-name = "glass"
-density = 2500.0
-youngs_modulus = 5.0e6
-poisson_ratio = 0.3
-
-[contact]
-normal = { model = "hertz", restitution = 0.5 }
-tangential = { model = "spring_slider", friction = 0.5, mindlin = true }
-"#;
-
-/// A pour (with friction) into a channel periodic along x (12 mm), with side walls
-/// in y, a floor, and gravity tilted along x so that grains cross the periodic face.
-/// The pour runs until 20 ms; runs here last 30 ms, so a cut before 20 ms is mid-pour.
-fn pour_config(steps: u64) -> String {
-    let plane = |p: [f64; 3], n: [f64; 3]| common::plane_wall(p, n, "glass");
-    format!(
-        r#"[run]
-name = "pour"
-dt = 1e-5
-steps = {steps}
-seed = 5
-gravity = [4.0, 0.0, -9.81]
-
-[domain]
-lo = [0.0, 0.0, 0.0]
-hi = [0.012, 0.01, 0.03]
-periodic = [true, false, false]
-{GLASS}{}{}{}
-[[particles]]
-kind = "pour"
-material = "glass"
-radius = {{ min = 0.0005, max = 0.0007 }}
-rate = 40000.0
-until = 0.02
-region = {{ lo = [0.0, 0.0, 0.004], hi = [0.012, 0.01, 0.03] }}
-velocity = [0.5, 0.0, -1.0]
-interval = 20
-"#,
-        plane([0.0, 0.0, 0.0], [0.0, 0.0, 1.0]),
-        plane([0.0, 0.0, 0.0], [0.0, 1.0, 0.0]),
-        plane([0.0, 0.01, 0.0], [0.0, -1.0, 0.0]),
+/// A pour (with friction) into the periodic [`channel`], where grains cross the
+/// periodic face. The pour runs until 20 ms; runs here last 30 ms, so a cut
+/// before 20 ms is mid-pour.
+fn channel_pour(steps: u64) -> Config {
+    channel(steps).particles(
+        pour(
+            "glass",
+            radius_range(0.0005, 0.0007),
+            40000.0,
+            0.02,
+            region([0.0, 0.0, 0.004], [0.012, 0.01, 0.03]),
+        )
+        .with("velocity", [0.5, 0.0, -1.0])
+        .with("interval", 20),
     )
 }
 
 /// Like the LAMMPS chute, small: a frozen rough base (a lattice of fixed grains),
-/// 300 grains stacked on it, touching,, periodic in x and y, gravity tilted 26°, Hooke with a
+/// 300 grains stacked on it, touching, periodic in x and y, gravity tilted 26°, Hooke with a
 /// spring-slider.
-fn chute_config(steps: u64) -> String {
-    format!(
-        r#"[run]
-name = "chute"
-dt = 1e-4
-steps = {steps}
-seed = 2
-gravity = [0.43837114678907740, 0.0, -0.89879404629916700]
-
-[domain]
-lo = [0.0, 0.0, 0.0]
-hi = [10.0, 10.0, 30.0]
-periodic = [true, true, false]
-skin = 0.1
-
-[[material]]
-name = "grain"
-density = 1.0
-
-[contact]
-normal = {{ model = "hooke", stiffness = 2.0e5, damping_rate = 50.0 }}
-tangential = {{ model = "spring_slider", friction = 0.5, stiffness_ratio = 0.2857142857142857 }}
-
-[[particles]]
-kind = "lattice"
-material = "grain"
-radius = 0.5
-region = {{ lo = [0.0, 0.0, 0.0], hi = [10.0, 10.0, 1.0] }}
-spacing = 1.0
-frozen = true
-
-[[particles]]
-kind = "lattice"
-material = "grain"
-radius = 0.5
-region = {{ lo = [0.0, 0.0, 1.0], hi = [10.0, 10.0, 4.0] }}
-spacing = 1.0
-velocity = [0.5, 0.0, -0.5]
-"#
-    )
-}
-
-fn setup(text: &str) -> Setup {
-    Setup::from_str(Path::new("restart-test.toml"), text).expect("valid config")
-}
-
-fn pool(threads: usize) -> rayon::ThreadPool {
-    rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .build()
-        .unwrap()
-}
-
-/// Every bit of a snapshot as text (`Debug` prints each f64 exactly, -0.0 included).
-fn bits(s: &Snapshot) -> String {
-    format!("{s:?}")
-}
-
-/// Panics naming the first part in which `a` and `b` differ.
-fn assert_same(a: &Snapshot, b: &Snapshot, what: &str) {
-    let parts = |s: &Snapshot| {
-        vec![
-            (
-                "scalars",
-                format!(
-                    "{} {:?} {} {:?} {} {} {}",
-                    s.step, s.time, s.seed, s.dt, s.next_id, s.history_len, s.walls
-                ),
-            ),
-            ("particles", format!("{:?}", s.particles)),
-            ("x_ref", format!("{:?}", s.x_ref)),
-            ("force", format!("{:?}", s.force)),
-            ("torque", format!("{:?}", s.torque)),
-            (
-                "pair history",
-                format!("{:?} {:?}", s.pair_keys, s.pair_values),
-            ),
-            (
-                "wall history",
-                format!("{:?} {:?}", s.wall_keys, s.wall_values),
-            ),
-            ("pour progress", format!("{:?}", s.pour_inserted)),
-            ("config", format!("{:?} {:?}", s.config_text, s.compat)),
-        ]
-    };
-    for ((name, x), (_, y)) in parts(a).into_iter().zip(parts(b)) {
-        assert!(x == y, "{what}: the {name} differ");
-    }
-    assert!(bits(a) == bits(b), "{what}");
+fn chute_config(steps: u64) -> Config {
+    Config::new("chute")
+        .run("dt", 1e-4)
+        .run("steps", steps)
+        .run("seed", 2)
+        .run(
+            "gravity",
+            [0.438_371_146_789_077_4, 0.0, -0.898_794_046_299_167],
+        )
+        .domain([0.0; 3], [10.0, 10.0, 30.0])
+        .periodic([true, true, false])
+        .set("domain", "skin", 0.1)
+        .material(material("grain", 1.0))
+        .contact(
+            "normal",
+            model("hooke")
+                .with("stiffness", 2.0e5)
+                .with("damping_rate", 50.0),
+        )
+        .contact(
+            "tangential",
+            model("spring_slider")
+                .with("friction", 0.5)
+                .with("stiffness_ratio", 0.2857142857142857),
+        )
+        .particles(
+            lattice("grain", 0.5, 1.0, region([0.0; 3], [10.0, 10.0, 1.0])).with("frozen", true),
+        )
+        .particles(
+            lattice(
+                "grain",
+                0.5,
+                1.0,
+                region([0.0, 0.0, 1.0], [10.0, 10.0, 4.0]),
+            )
+            .with("velocity", [0.5, 0.0, -0.5]),
+        )
 }
 
 /// What the uninterrupted run saw at a cut.
@@ -166,7 +84,7 @@ struct Cut {
 /// Returns the cuts, the final snapshot and the straight run's rebuild count.
 fn straight(text: &str, total: u64, cuts: &[u64]) -> (Vec<Cut>, Snapshot, u64) {
     pool(1).install(|| {
-        let mut sim = Simulation::new(setup(text), Box::new(SerialComm)).unwrap();
+        let mut sim = Simulation::new(setup_text(text), Box::new(SerialComm)).unwrap();
         let mut out = Vec::new();
         while sim.step < total {
             sim.step().unwrap();
@@ -189,11 +107,12 @@ fn continue_from(text: &str, snap: &Snapshot, total: u64, threads: usize) -> (Sn
     let path = checkpoint::checkpoint_path(dir.path(), "cut");
     checkpoint::write(&path, snap, "test").unwrap();
     let back = checkpoint::read(&path).unwrap();
-    assert_same(&back, snap, "the checkpoint file round trip");
+    assert_same_snapshot(&back, snap, "the checkpoint file round trip");
     pool(threads).install(|| {
-        let mut sim = Simulation::from_snapshot(setup(text), Box::new(SerialComm), &back).unwrap();
+        let mut sim =
+            Simulation::from_snapshot(setup_text(text), Box::new(SerialComm), &back).unwrap();
         assert_eq!(sim.step, snap.step);
-        assert_same(&sim.snapshot(), snap, "restored state");
+        assert_same_snapshot(&sim.snapshot(), snap, "restored state");
         while sim.step < total {
             sim.step().unwrap();
         }
@@ -217,7 +136,7 @@ fn pour_with_friction_walls_and_periodic_axis_restarts_bit_for_bit() {
     let total = 3000;
     // Cuts mid-pour (one on an insertion step), and after the pour ended.
     let cuts = [1037, 1600, 2513];
-    let (at, end, rebuilds) = straight(&pour_config(total), total, &cuts);
+    let (at, end, rebuilds) = straight(&channel_pour(total).text(), total, &cuts);
     assert_eq!(at.len(), cuts.len());
     let fin = &end;
     assert!(
@@ -248,9 +167,9 @@ fn pour_with_friction_walls_and_periodic_axis_restarts_bit_for_bit() {
         );
         assert!(!s.pair_keys.is_empty() && !s.wall_keys.is_empty());
         for threads in [1, 2] {
-            let (got, rb) = continue_from(&pour_config(total), s, total, threads);
+            let (got, rb) = continue_from(&channel_pour(total).text(), s, total, threads);
             assert!(
-                bits(&got) == bits(fin),
+                snapshot_bits(&got) == snapshot_bits(fin),
                 "restart at step {} on {threads} thread(s) diverged from the straight run",
                 cut.step
             );
@@ -282,19 +201,19 @@ fn contact_history_is_what_makes_the_restart_exact() {
     // Control: the same continuation with the pair history dropped diverges, so the
     // comparison above does see the history.
     let total = 1500;
-    let (at, end, _) = straight(&pour_config(total), total, &[1100]);
+    let (at, end, _) = straight(&channel_pour(total).text(), total, &[1100]);
     let mut s = at[0].snap.clone();
     assert!(!s.pair_keys.is_empty());
     s.pair_keys.clear();
     s.pair_values.clear();
-    let (got, _) = continue_from(&pour_config(total), &s, total, 1);
-    assert!(bits(&got) != bits(&end));
+    let (got, _) = continue_from(&channel_pour(total).text(), &s, total, 1);
+    assert!(snapshot_bits(&got) != snapshot_bits(&end));
 }
 
 #[test]
 fn chute_with_frozen_base_restarts_bit_for_bit() {
     let total = 1500;
-    let (at, end, rebuilds) = straight(&chute_config(total), total, &[677]);
+    let (at, end, rebuilds) = straight(&chute_config(total).text(), total, &[677]);
     let s = &at[0].snap;
     let frozen = s.particles.iter().filter(|p| p.frozen).count();
     eprintln!(
@@ -309,9 +228,9 @@ fn chute_with_frozen_base_restarts_bit_for_bit() {
         s.pair_keys.len()
     );
     for threads in [1, 2] {
-        let (got, rb) = continue_from(&chute_config(total), s, total, threads);
+        let (got, rb) = continue_from(&chute_config(total).text(), s, total, threads);
         assert!(
-            bits(&got) == bits(&end),
+            snapshot_bits(&got) == snapshot_bits(&end),
             "chute restart on {threads} thread(s) diverged"
         );
         assert_eq!(rb, rebuilds - at[0].rebuilds);
@@ -321,12 +240,12 @@ fn chute_with_frozen_base_restarts_bit_for_bit() {
 #[test]
 fn a_snapshot_that_does_not_fit_the_config_is_refused() {
     let total = 100;
-    let (at, _, _) = straight(&pour_config(total), total, &[60]);
+    let (at, _, _) = straight(&channel_pour(total).text(), total, &[60]);
     let mut s = at[0].snap.clone();
     s.walls = 1;
     s.wall_keys.clear();
     s.wall_values.clear();
-    let e = Simulation::from_snapshot(setup(&pour_config(total)), Box::new(SerialComm), &s)
+    let e = Simulation::from_snapshot(setup(&channel_pour(total)), Box::new(SerialComm), &s)
         .err()
         .expect("refused");
     assert!(e.contains("walls"), "{e}");
@@ -352,7 +271,7 @@ fn stochastic_friction_restarts_with_the_same_noise() {
     for threads in [1, 2] {
         let (got, rb) = continue_from(&text, &at[0].snap, total, threads);
         assert!(
-            bits(&got) == bits(&end),
+            snapshot_bits(&got) == snapshot_bits(&end),
             "colloid restart on {threads} thread(s) diverged"
         );
         assert_eq!(rb, rebuilds - at[0].rebuilds);

@@ -7,90 +7,43 @@
 
 mod common;
 
+use common::*;
 use gravel::io::checkpoint;
-use gravel::io::read::{list_frames, read_frame, read_thermo, FrameOwned};
-use gravel::state::snapshot::Snapshot;
-use std::ffi::OsStr;
+use gravel::io::read::{list_frames, read_frame, read_thermo};
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Output, Stdio};
 use std::time::{Duration, Instant};
 
-const BIN: &str = env!("CARGO_BIN_EXE_gravel");
 const TOTAL: u64 = 1600;
 
-/// A pour with friction into a channel periodic along x, side walls and a floor;
+/// A pour with friction `friction` into the periodic [`channel`];
 /// frames every 100 steps, thermo every 50.
-fn config(checkpoint_every: u64, friction: f64) -> String {
-    let plane = |p: [f64; 3], n: [f64; 3]| common::plane_wall(p, n, "glass");
-    format!(
-        r#"[run]
-name = "pour"
-dt = 1e-5
-steps = {TOTAL}
-seed = 5
-gravity = [4.0, 0.0, -9.81]
-
-[domain]
-lo = [0.0, 0.0, 0.0]
-hi = [0.012, 0.01, 0.03]
-periodic = [true, false, false]
-
-[[material]]
-name = "glass"
-density = 2500.0
-youngs_modulus = 5.0e6
-poisson_ratio = 0.3
-
-[contact]
-normal = {{ model = "hertz", restitution = 0.5 }}
-tangential = {{ model = "spring_slider", friction = {friction:?}, mindlin = true }}
-{}{}{}
-[[particles]]
-kind = "pour"
-material = "glass"
-radius = {{ min = 0.0005, max = 0.0007 }}
-rate = 60000.0
-until = 0.02
-region = {{ lo = [0.0, 0.0, 0.002], hi = [0.012, 0.01, 0.03] }}
-velocity = [0.5, 0.0, -1.5]
-interval = 20
-
-[output]
-dir = "out"
-every = 100
-thermo_every = 50
-fields = ["velocity", "omega"]
-checkpoint_every = {checkpoint_every}
-"#,
-        plane([0.0, 0.0, 0.0], [0.0, 0.0, 1.0]),
-        plane([0.0, 0.0, 0.0], [0.0, 1.0, 0.0]),
-        plane([0.0, 0.01, 0.0], [0.0, -1.0, 0.0]),
-    )
-}
-
-fn gravel<S: AsRef<OsStr>>(args: &[S], cwd: &Path) -> Output {
-    Command::new(BIN)
-        .args(args)
-        .current_dir(cwd)
-        .output()
-        .expect("cannot start gravel")
-}
-
-fn describe(out: &Output) -> String {
-    format!(
-        "status {:?} (signal {:?})\nstdout:\n{}\nstderr:\n{}",
-        out.status.code(),
-        out.status.signal(),
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
+fn config(checkpoint_every: u64, friction: f64) -> Config {
+    channel(TOTAL)
+        .contact("tangential", mindlin(friction))
+        .particles(
+            pour(
+                "glass",
+                radius_range(0.0005, 0.0007),
+                60000.0,
+                0.02,
+                region([0.0, 0.0, 0.002], [0.012, 0.01, 0.03]),
+            )
+            .with("velocity", [0.5, 0.0, -1.5])
+            .with("interval", 20),
+        )
+        .output("dir", "out")
+        .output("every", 100)
+        .output("thermo_every", 50)
+        .output("fields", ["velocity", "omega"])
+        .output("checkpoint_every", checkpoint_every)
 }
 
 /// A run directory with `config.toml`.
-fn case(text: &str) -> tempfile::TempDir {
+fn case(config: &Config) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("config.toml"), text).unwrap();
+    std::fs::write(dir.path().join("config.toml"), config.text()).unwrap();
     dir
 }
 
@@ -112,36 +65,10 @@ fn reference() -> &'static Path {
     static DIR: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
     DIR.get_or_init(|| {
         let dir = case(&config(0, 0.5));
-        ok(gravel(&["run", "config.toml", "--quiet"], dir.path()));
+        ok(gravel(["run", "config.toml", "--quiet"], dir.path()));
         dir
     })
     .path()
-}
-
-/// Every bit of the state in a checkpoint (the config text aside).
-fn state_bits(s: &Snapshot) -> String {
-    let mut s = s.clone();
-    s.config_text.clear();
-    format!("{s:?}")
-}
-
-/// A frame with its rows sorted by id, as exact text.
-fn frame_bits(f: &FrameOwned) -> String {
-    let mut order: Vec<usize> = (0..f.id.len()).collect();
-    order.sort_by_key(|&k| f.id[k]);
-    let pick = |v: &[[f64; 3]]| order.iter().map(|&k| v[k]).collect::<Vec<_>>();
-    let fields: Vec<(String, Vec<[f64; 3]>)> =
-        f.fields.iter().map(|(n, v)| (n.clone(), pick(v))).collect();
-    format!(
-        "{} {:?} {:?} {:?} {:?} {:?} {:?}",
-        f.step,
-        f.time,
-        order.iter().map(|&k| f.id[k]).collect::<Vec<_>>(),
-        pick(&f.position),
-        order.iter().map(|&k| f.radius[k]).collect::<Vec<_>>(),
-        order.iter().map(|&k| f.material[k]).collect::<Vec<_>>(),
-        fields
-    )
 }
 
 /// Asserts that the run in `dir` ended exactly as the reference: final checkpoint,
@@ -192,7 +119,7 @@ fn stop_and_restart_equals_the_straight_run_with_output_appended() {
     assert!(fin.pair_keys.len() > 500 && fin.wall_keys.len() > 50);
     let dir = case(&config(0, 0.5));
     ok(gravel(
-        &["run", "config.toml", "--quiet", "--steps", "800"],
+        ["run", "config.toml", "--quiet", "--steps", "800"],
         dir.path(),
     ));
     let half = checkpoint::read(&ckpt(dir.path())).unwrap();
@@ -202,7 +129,7 @@ fn stop_and_restart_equals_the_straight_run_with_output_appended() {
         "stopped mid-pour"
     );
     let out = ok(gravel(
-        &[
+        [
             "run",
             "config.toml",
             "--restart",
@@ -220,7 +147,7 @@ fn stop_and_restart_equals_the_straight_run_with_output_appended() {
 #[test]
 fn sigkill_while_writing_a_checkpoint_keeps_the_previous_one() {
     let dir = case(&config(300, 0.5));
-    let out = Command::new(BIN)
+    let out = gravel_command()
         .args(["run", "config.toml", "--quiet"])
         .current_dir(dir.path())
         .env(checkpoint::ABORT_HOOK, "900")
@@ -238,7 +165,7 @@ fn sigkill_while_writing_a_checkpoint_keeps_the_previous_one() {
     // The output went on to step 900; the restart cuts it back to 600 and goes on.
     assert!(list_frames(&h5(dir.path())).unwrap().contains(&900));
     ok(gravel(
-        &[
+        [
             "run",
             "config.toml",
             "--quiet",
@@ -264,7 +191,7 @@ fn sigkill_at_random_moments_then_restart_reproduces_the_run() {
     let iterations = 8;
     for i in 0..iterations {
         let dir = case(&config(100, 0.5));
-        let mut child = Command::new(BIN)
+        let mut child = gravel_command()
             .args(["run", "config.toml", "--quiet"])
             .current_dir(dir.path())
             .stdout(Stdio::null())
@@ -294,7 +221,7 @@ fn sigkill_at_random_moments_then_restart_reproduces_the_run() {
             restarted_mid_run += 1;
         }
         ok(gravel(
-            &[
+            [
                 "run",
                 "config.toml",
                 "--quiet",
@@ -315,7 +242,7 @@ fn sigkill_at_random_moments_then_restart_reproduces_the_run() {
 fn damaged_checkpoints_are_refused_with_exit_2_and_the_output_untouched() {
     let dir = case(&config(0, 0.5));
     ok(gravel(
-        &["run", "config.toml", "--quiet", "--steps", "700"],
+        ["run", "config.toml", "--quiet", "--steps", "700"],
         dir.path(),
     ));
     let good = std::fs::read(ckpt(dir.path())).unwrap();
@@ -340,7 +267,7 @@ fn damaged_checkpoints_are_refused_with_exit_2_and_the_output_untouched() {
         std::fs::write(&path, &bytes).unwrap();
         let arg = path.file_name().unwrap().to_str().unwrap().to_string();
         let out = gravel(
-            &["run", "config.toml", "--quiet", "--restart", arg.as_str()],
+            ["run", "config.toml", "--quiet", "--restart", arg.as_str()],
             dir.path(),
         );
         let stderr = String::from_utf8_lossy(&out.stderr);
@@ -363,7 +290,7 @@ fn damaged_checkpoints_are_refused_with_exit_2_and_the_output_untouched() {
             good,
             "{name}: checkpoint modified"
         );
-        let info = gravel(&["info", arg.as_str()], dir.path());
+        let info = gravel(["info", arg.as_str()], dir.path());
         assert_eq!(
             info.status.code(),
             Some(2),
@@ -377,13 +304,13 @@ fn damaged_checkpoints_are_refused_with_exit_2_and_the_output_untouched() {
 fn a_config_that_breaks_continuation_is_refused_and_output_changes_are_allowed() {
     let dir = case(&config(0, 0.5));
     ok(gravel(
-        &["run", "config.toml", "--quiet", "--steps", "600"],
+        ["run", "config.toml", "--quiet", "--steps", "600"],
         dir.path(),
     ));
     let output_before = std::fs::read(h5(dir.path())).unwrap();
-    std::fs::write(dir.path().join("other.toml"), config(0, 0.3)).unwrap();
+    std::fs::write(dir.path().join("other.toml"), config(0, 0.3).text()).unwrap();
     let out = gravel(
-        &[
+        [
             "run",
             "other.toml",
             "--quiet",
@@ -405,7 +332,7 @@ fn a_config_that_breaks_continuation_is_refused_and_output_changes_are_allowed()
     assert_eq!(std::fs::read(h5(dir.path())).unwrap(), output_before);
     // A checkpoint past the end of the run is refused too.
     let out = gravel(
-        &[
+        [
             "run",
             "config.toml",
             "--quiet",
@@ -421,11 +348,11 @@ fn a_config_that_breaks_continuation_is_refused_and_output_changes_are_allowed()
     // Output settings and the step count may change; a new directory gets a new file
     // (frames on the new cadence after the checkpoint step, and at the end).
     let changed = config(250, 0.5)
-        .replace("every = 100", "every = 70")
-        .replace("thermo_every = 50", "thermo_every = 30");
-    std::fs::write(dir.path().join("changed.toml"), changed).unwrap();
+        .output("every", 70)
+        .output("thermo_every", 30);
+    std::fs::write(dir.path().join("changed.toml"), changed.text()).unwrap();
     ok(gravel(
-        &[
+        [
             "run",
             "changed.toml",
             "--quiet",
@@ -453,7 +380,7 @@ fn a_config_that_breaks_continuation_is_refused_and_output_changes_are_allowed()
 fn info_shows_what_a_checkpoint_holds() {
     let r = reference();
     let snap = checkpoint::read(&ckpt(r)).unwrap();
-    let out = ok(gravel(&["info", "out/pour.checkpoint.h5"], r));
+    let out = ok(gravel(["info", "out/pour.checkpoint.h5"], r));
     let text = String::from_utf8_lossy(&out.stdout);
     for want in [
         format!("step: {TOTAL}"),

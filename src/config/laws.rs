@@ -298,3 +298,194 @@ pub(super) fn spinning_model(
     p.validate().map_err(|e| cx.err(format!("{key}: {e}")))?;
     Ok(Some(p))
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::config::Setup;
+    use crate::contact::normal::{damping_ratio_from_restitution, HookeDamping};
+    use crate::contact::stochastic::FrictionLaw;
+    use crate::contact::tangential::TangentialStiffness;
+    use crate::contact::{NormalModel, RollingParams, StochasticFriction, TangentialModel};
+    use std::path::Path;
+
+    /// Three materials (a, b, c) with `contact` as the `[contact]` section
+    /// and its pair overrides.
+    fn laws(contact: &str) -> crate::config::LawTable {
+        let text = format!(
+            r#"
+[run]
+name = "laws"
+dt = 1e-6
+steps = 1
+
+[domain]
+lo = [0.0, 0.0, 0.0]
+hi = [1.0, 1.0, 1.0]
+
+[[material]]
+name = "a"
+density = 1000.0
+youngs_modulus = 1.0e7
+poisson_ratio = 0.2
+
+[[material]]
+name = "b"
+density = 2000.0
+youngs_modulus = 4.0e7
+poisson_ratio = 0.4
+
+[[material]]
+name = "c"
+density = 3000.0
+youngs_modulus = 1.0e7
+poisson_ratio = 0.2
+
+{contact}
+
+[[particles]]
+kind = "list"
+material = "a"
+radius = 0.01
+position = [[0.5, 0.5, 0.5]]
+"#
+        );
+        Setup::from_str(Path::new("laws.toml"), &text)
+            .unwrap_or_else(|e| panic!("{e}"))
+            .laws
+    }
+
+    #[test]
+    fn the_table_is_symmetric_and_overrides_only_their_pair() {
+        let t = laws(
+            r#"[contact]
+normal = { model = "hooke", stiffness = 1e4, restitution = 0.5 }
+tangential = { model = "spring_slider", friction = 0.5, stiffness_ratio = 0.25 }
+
+[[contact.pair]]
+materials = ["b", "a"]
+tangential = { model = "dashpot_slider", friction = 0.3, damping = 2.0 }
+rolling = { model = "epsd", friction = 0.1, damping = 0.2 }"#,
+        );
+        assert_eq!(t.n, 3);
+        assert_eq!(t.laws.len(), 9);
+        for a in 0..3 {
+            for b in 0..3 {
+                assert_eq!(t.get(a, b), t.get(b, a), "laws ({a}, {b})");
+            }
+        }
+        let normal = NormalModel::Hooke {
+            stiffness: 1e4,
+            damping: HookeDamping::Restitution {
+                beta: damping_ratio_from_restitution(0.5),
+            },
+            no_tension: false,
+        };
+        let spring = TangentialModel::SpringSlider {
+            friction: 0.5,
+            stiffness: TangentialStiffness::Linear { ratio: 0.25 },
+            damping_ratio: 0.0,
+        };
+        for (a, b) in [(0, 0), (1, 1), (2, 2), (0, 2), (1, 2)] {
+            let law = t.get(a, b);
+            assert_eq!((law.normal, law.tangential), (normal, spring), "({a}, {b})");
+            assert!(law.rolling.is_none() && law.spinning.is_none() && law.stochastic.is_none());
+            assert_eq!(law.history_len(), 3);
+        }
+        let pair = t.get(0, 1);
+        assert_eq!(
+            pair.normal, normal,
+            "slots the override leaves unset keep [contact]'s"
+        );
+        assert_eq!(
+            pair.tangential,
+            TangentialModel::DashpotSlider {
+                friction: 0.3,
+                damping: 2.0
+            }
+        );
+        assert_eq!(pair.rolling, Some(RollingParams::epsd(0.1, 0.2)));
+        // Dashpot slider keeps no history, the rolling spring 3 values; the
+        // table's record is the longest any law needs.
+        assert_eq!(pair.history_len(), 3);
+        assert_eq!(t.history_len, 3);
+    }
+
+    #[test]
+    fn hertz_and_mindlin_combine_the_two_materials() {
+        let t = laws(
+            r#"[contact]
+normal = { model = "hertz", restitution = 0.7, no_tension = true }
+tangential = { model = "spring_slider", friction = 0.4, mindlin = true, damping_ratio = 0.5 }"#,
+        );
+        let moduli = |a: u32, b: u32| match (t.get(a, b).normal, t.get(a, b).tangential) {
+            (
+                NormalModel::Hertz {
+                    e_star,
+                    beta,
+                    no_tension,
+                },
+                TangentialModel::SpringSlider {
+                    stiffness: TangentialStiffness::Mindlin { g_star },
+                    friction,
+                    damping_ratio,
+                },
+            ) => {
+                assert_eq!(beta, damping_ratio_from_restitution(0.7));
+                assert!(no_tension);
+                assert_eq!((friction, damping_ratio), (0.4, 0.5));
+                (e_star, g_star)
+            }
+            other => panic!("{other:?}"),
+        };
+        let close = |x: f64, y: f64| (x - y).abs() <= 1e-15 * y.abs();
+        // One material: E* = E/(2(1 − ν²)), G* = E/(4(2 − ν)(1 + ν)).
+        let (e, nu) = (1.0e7, 0.2);
+        let (es, gs) = moduli(0, 0);
+        assert!(close(es, e / (2.0 * (1.0 - nu * nu))), "{es}");
+        assert!(close(gs, e / (4.0 * (2.0 - nu) * (1.0 + nu))), "{gs}");
+        // Materials a and c share their elastic constants.
+        assert_eq!(moduli(0, 2), moduli(0, 0));
+        // a and b: 1/E* = (1 − ν_a²)/E_a + (1 − ν_b²)/E_b,
+        // 1/G* = 2(2 − ν_a)(1 + ν_a)/E_a + 2(2 − ν_b)(1 + ν_b)/E_b.
+        let (es, gs) = moduli(0, 1);
+        assert!(close(es, 1.0 / (0.96 / 1.0e7 + 0.84 / 4.0e7)), "{es}");
+        assert!(
+            close(
+                gs,
+                1.0 / (2.0 * 1.8 * 1.2 / 1.0e7 + 2.0 * 1.6 * 1.4 / 4.0e7)
+            ),
+            "{gs}"
+        );
+        assert_eq!(moduli(1, 0), moduli(0, 1));
+    }
+
+    #[test]
+    fn damping_rate_and_stochastic_friction() {
+        let t = laws(
+            r#"[contact]
+normal = { model = "hooke", stiffness = 2e5, damping_rate = 50.0 }
+stochastic = { model = "coulomb_newton", gamma = 1.5, kappa = 0.3, kT = 0.25 }"#,
+        );
+        let law = t.get(1, 2);
+        assert_eq!(
+            law.normal,
+            NormalModel::Hooke {
+                stiffness: 2e5,
+                damping: HookeDamping::Rate { rate: 50.0 },
+                no_tension: false,
+            }
+        );
+        assert_eq!(law.tangential, TangentialModel::None);
+        assert_eq!(
+            law.stochastic,
+            Some(StochasticFriction {
+                law: FrictionLaw::CoulombNewton {
+                    gamma: 1.5,
+                    kappa: 0.3
+                },
+                kt: 0.25,
+            })
+        );
+        assert_eq!(t.history_len, 0);
+    }
+}

@@ -364,3 +364,251 @@ pub(super) fn check_overlaps(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Setup;
+
+    /// A 1 cm box, two materials, Hooke, with `particles` as its blocks.
+    fn config(particles: &str) -> String {
+        format!(
+            r#"
+[run]
+name = "blocks"
+dt = 1e-7
+steps = 1
+seed = 9
+allow_large_dt = true
+
+[domain]
+lo = [0.0, 0.0, 0.0]
+hi = [0.01, 0.01, 0.01]
+periodic = [true, false, false]
+
+[[material]]
+name = "light"
+density = 1000.0
+
+[[material]]
+name = "heavy"
+density = 8000.0
+
+[contact]
+normal = {{ model = "hooke", stiffness = 1e3, restitution = 0.5 }}
+
+{particles}
+"#
+        )
+    }
+
+    fn setup_in(dir: &Path, particles: &str) -> Setup {
+        let text = config(particles);
+        Setup::from_str(&dir.join("blocks.toml"), &text).unwrap_or_else(|e| panic!("{e}\n{text}"))
+    }
+
+    #[test]
+    fn file_ids_are_kept_and_generated_ids_follow_them_in_block_order() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("two.csv"),
+            "id,frozen,x,y,z,radius,density,vx,vy,vz,wx,wy,wz\n\
+             41,1,0.002,0.002,0.002,0.0005,3000,0,0,0,0,0,0\n\
+             7,0,0.004,0.002,0.002,0.0005,3000,1,2,3,4,5,6\n",
+        )
+        .unwrap();
+        let s = setup_in(
+            dir.path(),
+            r#"
+[[particles]]
+kind = "list"
+material = "heavy"
+radius = 0.0005
+position = [[0.008, 0.008, 0.008]]
+
+[[particles]]
+kind = "file"
+path = "two.csv"
+material = "light"
+
+[[particles]]
+kind = "lattice"
+material = "light"
+radius = 0.0005
+spacing = 0.002
+region = { lo = [0.0, 0.006, 0.0], hi = [0.004, 0.01, 0.002] }
+count = 3
+"#,
+        );
+        let ids: Vec<(u64, u32)> = s.initial.iter().map(|p| (p.id, p.material)).collect();
+        // The file's records first (ids as given), then the other blocks in
+        // order, numbered from the largest file id up.
+        assert_eq!(ids, [(41, 0), (7, 0), (42, 1), (43, 0), (44, 0), (45, 0)]);
+        assert_eq!(s.next_id, 46);
+        let file = &s.initial[1];
+        assert!(s.initial[0].frozen && !file.frozen);
+        assert_eq!(file.v, DVec3::new(1.0, 2.0, 3.0));
+        assert_eq!(file.omega, DVec3::new(4.0, 5.0, 6.0));
+        // A file's masses use its own density column; blocks their material's.
+        assert_eq!(file.mass, ParticleRecord::sphere_mass(0.0005, 3000.0));
+        assert_eq!(
+            s.initial[2].mass,
+            ParticleRecord::sphere_mass(0.0005, 8000.0)
+        );
+        // The lattice: x-fastest from the region's corner, `count` of them.
+        let lattice: Vec<DVec3> = s.initial[3..].iter().map(|p| p.x).collect();
+        let site = |i: f64, j: f64| {
+            DVec3::new(0.0, 0.006, 0.0) + DVec3::splat(0.0005) + 0.002 * DVec3::new(i, j, 0.0)
+        };
+        assert_eq!(lattice, [site(0.0, 0.0), site(1.0, 0.0), site(0.0, 1.0)]);
+    }
+
+    #[test]
+    fn list_blocks_take_one_radius_or_one_each_and_default_to_rest() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = setup_in(
+            dir.path(),
+            r#"
+[[particles]]
+kind = "list"
+material = "light"
+radius = [0.001, 0.0015]
+position = [[0.002, 0.002, 0.002], [0.006, 0.006, 0.006]]
+omega = [[0.0, 0.0, 1.0], [0.0, 2.0, 0.0]]
+frozen = true
+"#,
+        );
+        let p = &s.initial;
+        assert_eq!((p[0].radius, p[1].radius), (0.001, 0.0015));
+        assert_eq!((p[0].v, p[1].v), (DVec3::ZERO, DVec3::ZERO));
+        assert_eq!(p[1].omega, DVec3::new(0.0, 2.0, 0.0));
+        assert!(p[0].frozen && p[1].frozen);
+        assert_eq!(s.max_radius, 0.0015);
+    }
+
+    #[test]
+    fn pour_blocks_become_sources_with_their_settings() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = setup_in(
+            dir.path(),
+            r#"
+[[particles]]
+kind = "list"
+material = "light"
+radius = 0.0005
+position = [[0.002, 0.002, 0.002]]
+
+[[particles]]
+kind = "pour"
+material = "heavy"
+radius = { min = 0.0004, max = 0.0008 }
+rate = 1000.0
+until = 0.5
+count = 20
+region = { lo = [0.0, 0.0, 0.005], hi = [0.01, 0.01, 0.01] }
+velocity = [0.0, 0.0, -1.0]
+"#,
+        );
+        assert_eq!(s.initial.len(), 1);
+        assert_eq!(s.next_id, 1, "poured ids follow the initial ones");
+        let src = &s.pours[0];
+        assert_eq!((src.block, src.material, src.density), (1, 1, 8000.0));
+        assert_eq!(
+            src.radius,
+            RadiusRange {
+                min: 0.0004,
+                max: 0.0008
+            }
+        );
+        assert_eq!((src.rate, src.until, src.count), (1000.0, 0.5, Some(20)));
+        assert_eq!(src.interval, 50, "the default interval");
+        assert_eq!(src.velocity, DVec3::new(0.0, 0.0, -1.0));
+        assert_eq!((src.lo.z, src.hi.z, src.inserted), (0.005, 0.01, 0));
+        // The largest radius any particle can have includes the pour's.
+        assert_eq!(s.max_radius, 0.0008);
+    }
+
+    #[test]
+    fn random_blocks_are_drawn_from_the_seed_and_the_block() {
+        let dir = tempfile::tempdir().unwrap();
+        let block = r#"
+[[particles]]
+kind = "random"
+material = "light"
+radius = 0.0005
+count = 10
+region = { lo = [0.0, 0.0, 0.0], hi = [0.01, 0.01, 0.01] }
+"#;
+        let one = setup_in(dir.path(), block);
+        let again = setup_in(dir.path(), block);
+        assert_eq!(one.initial, again.initial);
+        assert_eq!(one.initial.len(), 10);
+        // The same block in second place draws from another stream.
+        let second = setup_in(
+            dir.path(),
+            &format!(
+                "[[particles]]\nkind = \"list\"\nmaterial = \"light\"\nradius = 0.0001\nposition = [[0.0099, 0.0099, 0.0099]]\n{block}"
+            ),
+        );
+        assert_ne!(one.initial[0].x, second.initial[1].x);
+    }
+
+    #[test]
+    fn the_upper_face_is_outside_on_periodic_axes_only() {
+        let cx = Ctx {
+            file: Path::new("unit.toml"),
+        };
+        let d = Domain {
+            lo: DVec3::ZERO,
+            hi: DVec3::ONE,
+            periodic: [true, false, false],
+        };
+        let at = |x: DVec3| ParticleRecord {
+            id: 3,
+            x,
+            v: DVec3::ZERO,
+            omega: DVec3::ZERO,
+            radius: 0.1,
+            mass: 1.0,
+            material: 0,
+            frozen: false,
+        };
+        assert!(check_inside(&cx, &at(DVec3::new(0.0, 1.0, 1.0)), &d).is_ok());
+        let e = check_inside(&cx, &at(DVec3::new(1.0, 0.5, 0.5)), &d).unwrap_err();
+        assert!(e.to_string().contains("particle id 3"), "{e}");
+        assert!(check_inside(&cx, &at(DVec3::new(0.5, 1.0 + 1e-12, 0.5)), &d).is_err());
+        let mut nan = at(DVec3::splat(0.5));
+        nan.v.x = f64::NAN;
+        assert!(check_inside(&cx, &nan, &d).is_err());
+    }
+
+    #[test]
+    fn the_largest_block_radius_ignores_files() {
+        let blocks: Vec<ParticleBlock> = toml::from_str::<Config>(&config(
+            r#"
+[[particles]]
+kind = "file"
+path = "none.csv"
+material = "light"
+
+[[particles]]
+kind = "list"
+material = "light"
+radius = [0.001, 0.003]
+position = [[0.002, 0.002, 0.002], [0.006, 0.006, 0.006]]
+
+[[particles]]
+kind = "random"
+material = "light"
+radius = { min = 0.001, max = 0.002 }
+count = 1
+region = { lo = [0.0, 0.0, 0.0], hi = [0.01, 0.01, 0.01] }
+"#,
+        ))
+        .unwrap()
+        .particles;
+        assert_eq!(max_block_radius(&blocks), 0.003);
+        assert_eq!(max_block_radius(&blocks[2..]), 0.002);
+        assert_eq!(max_block_radius(&blocks[..1]), 0.0);
+    }
+}

@@ -406,3 +406,189 @@ pub(super) fn output(cx: &Ctx, o: &OutputConfig) -> Result<OutputSettings> {
         checkpoint_every: o.checkpoint_every,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::integrate::timestep::TimeScales;
+
+    fn setup(text: &str) -> Setup {
+        Setup::from_str(Path::new("unit.toml"), text).unwrap_or_else(|e| panic!("{e}\n{text}"))
+    }
+
+    /// Two materials, Hertz, `dt = "auto"`, a run given by its duration.
+    const TWO_GLASSES: &str = r#"
+[run]
+name = "unit"
+dt = "auto"
+time = 1e-3
+gravity = [0.0, 0.0, -9.81]
+
+[domain]
+lo = [0.0, 0.0, 0.0]
+hi = [0.01, 0.01, 0.01]
+
+[[material]]
+name = "glass"
+density = 2500.0
+youngs_modulus = 5.0e6
+poisson_ratio = 0.3
+
+[[material]]
+name = "steel"
+density = 7800.0
+youngs_modulus = 2.0e8
+poisson_ratio = 0.25
+
+[contact]
+normal = { model = "hertz", restitution = 0.5 }
+
+[[particles]]
+kind = "list"
+material = "steel"
+radius = [0.001, 0.0005]
+position = [[0.002, 0.002, 0.002], [0.005, 0.005, 0.005]]
+velocity = [[1.0, 0.0, 0.0], [0.0, 0.0, 0.0]]
+
+[[particles]]
+kind = "list"
+material = "glass"
+radius = 0.0004
+position = [[0.008, 0.008, 0.008]]
+"#;
+
+    #[test]
+    fn derived_values_of_a_small_config() {
+        let s = setup(TWO_GLASSES);
+        assert_eq!(s.name, "unit");
+        assert_eq!(s.seed, 1, "the default seed");
+        assert_eq!(s.gravity, DVec3::new(0.0, 0.0, -9.81));
+        // Ids in block order, masses from each material's density.
+        let ids: Vec<u64> = s.initial.iter().map(|p| p.id).collect();
+        assert_eq!(ids, [0, 1, 2]);
+        assert_eq!(s.next_id, 3);
+        let expect = [(0.001, 7800.0, 1), (0.0005, 7800.0, 1), (0.0004, 2500.0, 0)];
+        for (p, (r, rho, m)) in s.initial.iter().zip(expect) {
+            assert_eq!((p.radius, p.material), (r, m));
+            assert_eq!(p.mass, rho * 4.0 / 3.0 * std::f64::consts::PI * r * r * r);
+            assert!(!p.frozen);
+        }
+        assert_eq!(s.initial[0].v, DVec3::X);
+        assert_eq!(s.initial[2].v, DVec3::ZERO);
+        assert_eq!(s.max_radius, 0.001);
+        // Default skin: a tenth of the largest diameter.
+        assert_eq!(s.skin, 0.1 * 2.0 * 0.001);
+        assert_eq!(s.range_pad, 0.0);
+        // dt = "auto": 0.15 of the smallest Rayleigh time over the materials
+        // in use, each at its smallest particle: steel's 0.5 mm sphere here,
+        // stiffer than the smaller glass one.
+        let glass = TimeScales::rayleigh(0.0004, 2500.0, 5.0e6, 0.3);
+        let steel = TimeScales::rayleigh(0.0005, 7800.0, 2.0e8, 0.25);
+        assert!(steel.stable < glass.stable);
+        assert_eq!(s.time_scales, steel);
+        assert_eq!(s.dt, 0.15 * steel.critical);
+        // time = 1e-3: the whole number of steps that covers it.
+        assert_eq!(s.steps, (1e-3 / s.dt).ceil() as u64);
+        // Output defaults.
+        assert_eq!(s.output.dir, PathBuf::from("out"));
+        assert_eq!(
+            (
+                s.output.every,
+                s.output.thermo_every,
+                s.output.checkpoint_every
+            ),
+            (1000, 100, 0)
+        );
+        assert!(s.walls.is_empty() && s.pours.is_empty());
+        assert_eq!(s.laws.n, 2);
+        assert_eq!(s.laws.history_len, 0);
+    }
+
+    #[test]
+    fn auto_dt_of_hooke_is_a_fiftieth_of_the_lightest_collision() {
+        let text = TWO_GLASSES
+            .replace(
+                r#"normal = { model = "hertz", restitution = 0.5 }"#,
+                r#"normal = { model = "hooke", stiffness = 1e4, restitution = 0.5 }"#,
+            )
+            .replace("time = 1e-3", "steps = 7");
+        let s = setup(&text);
+        // The lightest pair: two of the 0.4 mm glass spheres, m* = m/2.
+        let m = s.initial[2].mass;
+        let m_eff = 0.5 * m;
+        let beta = crate::contact::normal::damping_ratio_from_restitution(0.5);
+        let expect = TimeScales::hooke(1e4, 2.0 * beta * (1e4 * m_eff).sqrt(), m_eff);
+        assert_eq!(s.time_scales, expect);
+        assert_eq!(s.dt, expect.auto);
+        assert_eq!(s.dt, expect.critical / 50.0);
+        assert_eq!(s.steps, 7);
+    }
+
+    #[test]
+    fn wca_widens_the_interaction_range_and_sets_the_time_scale() {
+        let text = r#"
+[run]
+name = "wca"
+dt = "auto"
+steps = 1
+
+[domain]
+lo = [0.0, 0.0, 0.0]
+hi = [10.0, 10.0, 10.0]
+
+[[material]]
+name = "colloid"
+density = 1.0
+
+[contact]
+normal = { model = "wca", epsilon = 2.0, sigma = 1.0 }
+
+[[particles]]
+kind = "list"
+material = "colloid"
+radius = 0.5
+position = [[2.0, 2.0, 2.0]]
+"#;
+        let s = setup(text);
+        // The WCA cut-off 2^(1/6) σ reaches beyond the diameter 2R = σ.
+        let cutoff = crate::contact::normal::WCA_CUTOFF_FACTOR * 1.0;
+        assert_eq!(s.range_pad, cutoff - 1.0);
+        let m = s.initial[0].mass;
+        assert_eq!(s.dt, 0.002 * (m / 2.0f64).sqrt());
+    }
+
+    #[test]
+    fn steps_covering_rounds_up_except_round_off() {
+        assert_eq!(steps_covering(4.5e-4, 1e-5), 45);
+        assert_eq!(steps_covering(1.05e-4, 1e-5), 11);
+        // 2e-3 / 1e-6 = 2000.0000000000002 in floating point.
+        let (time, dt) = (std::hint::black_box(2e-3), 1e-6);
+        assert!(time / dt > 2000.0);
+        assert_eq!(steps_covering(time, dt), 2000);
+        assert_eq!(steps_covering(2.0001e-3, 1e-6), 2001);
+        assert_eq!(steps_covering(0.0, 1e-6), 0);
+        assert_eq!(steps_covering(1e-7, 1e-6), 1);
+    }
+
+    #[test]
+    fn materials_are_checked_one_by_one() {
+        let cx = Ctx {
+            file: Path::new("unit.toml"),
+        };
+        let m = |name: &str, density: f64, nu: Option<f64>| MaterialConfig {
+            name: name.into(),
+            density,
+            youngs_modulus: Some(1e6),
+            poisson_ratio: nu,
+        };
+        let ok = materials(&cx, &[m("a", 1.0, Some(0.5)), m("b", 2.0, None)]).unwrap();
+        assert_eq!(ok[1].name, "b");
+        assert_eq!(ok[1].poisson_ratio, None);
+        let err = |cfg: &[MaterialConfig]| materials(&cx, cfg).unwrap_err().to_string();
+        assert!(err(&[]).contains("at least one [[material]]"));
+        assert!(err(&[m("a", 1.0, None), m("a", 1.0, None)]).contains("material[1].name"));
+        assert!(err(&[m("a", 0.0, None)]).contains("material[0].density"));
+        assert!(err(&[m("a", 1.0, Some(0.6))]).contains("material[0].poisson_ratio"));
+        assert!(err(&[m("a", 1.0, Some(-1.0))]).contains("(-1, 0.5]"));
+    }
+}

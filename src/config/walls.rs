@@ -73,3 +73,117 @@ pub(super) fn region(
     }
     Ok((lo, hi))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cx() -> Ctx<'static> {
+        Ctx {
+            file: std::path::Path::new("unit.toml"),
+        }
+    }
+
+    fn mats() -> Vec<Material> {
+        ["glass", "steel"]
+            .map(|name| Material {
+                name: name.into(),
+                density: 1.0,
+                youngs_modulus: None,
+                poisson_ratio: None,
+            })
+            .to_vec()
+    }
+
+    #[test]
+    fn walls_get_unit_normals_and_their_material_index() {
+        let cfg = [
+            WallConfig::Plane {
+                point: [0.0, 0.0, 1.0],
+                normal: [0.0, 0.0, -2.0],
+                material: "steel".into(),
+            },
+            WallConfig::Cylinder {
+                axis_point: [1.0, 0.0, 0.0],
+                axis: [0.0, 3.0, 4.0],
+                radius: 0.5,
+                inside: true,
+                angular_velocity: -2.0,
+                material: "glass".into(),
+            },
+        ];
+        let w = walls(&cx(), &cfg, &mats()).unwrap();
+        assert_eq!(
+            w[0],
+            Wall {
+                shape: WallShape::Plane {
+                    point: DVec3::Z,
+                    normal: DVec3::NEG_Z,
+                },
+                material: 1,
+            }
+        );
+        assert_eq!(
+            w[1],
+            Wall {
+                shape: WallShape::Cylinder {
+                    axis_point: DVec3::X,
+                    axis: DVec3::new(0.0, 0.6, 0.8),
+                    radius: 0.5,
+                    inside: true,
+                    angular_velocity: -2.0,
+                },
+                material: 0,
+            }
+        );
+    }
+
+    #[test]
+    fn bad_walls_name_their_key() {
+        let plane = |normal: [f64; 3], material: &str| WallConfig::Plane {
+            point: [0.0; 3],
+            normal,
+            material: material.into(),
+        };
+        let err = |cfg: &[WallConfig]| walls(&cx(), cfg, &mats()).unwrap_err().to_string();
+        assert!(
+            err(&[plane([0.0, 0.0, 1.0], "glass"), plane([0.0; 3], "glass")])
+                .contains("wall[1].normal")
+        );
+        assert!(err(&[plane([0.0, 0.0, 1.0], "iron")]).contains("wall[0].material"));
+        let cylinder = |radius: f64, angular_velocity: f64| WallConfig::Cylinder {
+            axis_point: [0.0; 3],
+            axis: [0.0, 0.0, 1.0],
+            radius,
+            inside: false,
+            angular_velocity,
+            material: "glass".into(),
+        };
+        assert!(err(&[cylinder(0.0, 1.0)]).contains("wall[0].radius"));
+        assert!(err(&[cylinder(1.0, f64::INFINITY)]).contains("wall[0].angular_velocity"));
+    }
+
+    #[test]
+    fn regions_lie_inside_the_domain() {
+        let d = Domain {
+            lo: DVec3::ZERO,
+            hi: DVec3::ONE,
+            periodic: [false; 3],
+        };
+        let r = |lo: [f64; 3], hi: [f64; 3]| {
+            region(&cx(), "particles[2]", &RegionConfig { lo, hi }, &d)
+        };
+        assert_eq!(
+            r([0.0; 3], [1.0; 3]).unwrap(),
+            (DVec3::ZERO, DVec3::ONE),
+            "the whole domain is a region"
+        );
+        let e = r([0.5; 3], [0.5, 0.6, 0.6]).unwrap_err().to_string();
+        assert!(
+            e.contains("particles[2].region") && e.contains("below"),
+            "{e}"
+        );
+        let e = r([0.0; 3], [1.0, 1.0, 1.5]).unwrap_err().to_string();
+        assert!(e.contains("inside the domain"), "{e}");
+    }
+}

@@ -43,3 +43,66 @@ impl Domain {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn domain(periodic: [bool; 3]) -> Domain {
+        Domain {
+            lo: DVec3::new(-1.0, 0.0, 2.0),
+            hi: DVec3::new(1.0, 4.0, 3.0),
+            periodic,
+        }
+    }
+
+    #[test]
+    fn wrap_maps_periodic_axes_into_lo_to_hi() {
+        let d = domain([true, true, false]);
+        assert_eq!(d.length(), DVec3::new(2.0, 4.0, 1.0));
+        // Inside: unchanged, bit for bit.
+        let x = DVec3::new(0.3, 3.9, 2.5);
+        assert_eq!(d.wrap(x), x);
+        // The upper face belongs to the next image, the lower one to the box.
+        assert_eq!(
+            d.wrap(DVec3::new(1.0, 4.0, 2.5)),
+            DVec3::new(-1.0, 0.0, 2.5)
+        );
+        assert_eq!(
+            d.wrap(DVec3::new(-1.0, 0.0, 2.5)),
+            DVec3::new(-1.0, 0.0, 2.5)
+        );
+        // Out by less than a box length on either side.
+        assert_eq!(
+            d.wrap(DVec3::new(1.5, -0.5, 2.5)),
+            DVec3::new(-0.5, 3.5, 2.5)
+        );
+        assert_eq!(
+            d.wrap(DVec3::new(-1.25, 5.0, 2.5)),
+            DVec3::new(0.75, 1.0, 2.5)
+        );
+        // A closed axis is left alone, even outside the box.
+        assert_eq!(d.wrap(DVec3::new(0.0, 1.0, 7.0)), DVec3::new(0.0, 1.0, 7.0));
+        assert_eq!(
+            domain([false; 3]).wrap(DVec3::new(5.0, -5.0, 0.0)),
+            DVec3::new(5.0, -5.0, 0.0)
+        );
+    }
+
+    #[test]
+    fn outside_axis_names_the_first_closed_axis_left() {
+        let d = domain([true, false, false]);
+        assert_eq!(d.outside_axis(DVec3::new(0.0, 1.0, 2.5)), None);
+        // The faces of a closed axis are inside.
+        assert_eq!(d.outside_axis(DVec3::new(0.0, 0.0, 3.0)), None);
+        assert_eq!(d.outside_axis(DVec3::new(0.0, 4.0, 2.0)), None);
+        // A periodic axis is never "outside".
+        assert_eq!(d.outside_axis(DVec3::new(9.0, 1.0, 2.5)), None);
+        assert_eq!(d.outside_axis(DVec3::new(9.0, 4.5, 2.5)), Some(1));
+        assert_eq!(d.outside_axis(DVec3::new(0.0, 1.0, 1.999)), Some(2));
+        // The first of several.
+        assert_eq!(d.outside_axis(DVec3::new(0.0, -1.0, 9.0)), Some(1));
+        // NaN is outside.
+        assert_eq!(d.outside_axis(DVec3::new(0.0, f64::NAN, 2.5)), Some(1));
+    }
+}

@@ -255,78 +255,150 @@ pub const CSV_COLUMNS: [&str; 13] = [
     "id", "frozen", "x", "y", "z", "radius", "density", "vx", "vy", "vz", "wx", "wy", "wz",
 ];
 
+/// One row of a particle CSV file, the columns [`CSV_COLUMNS`] in order
+/// (read by position, after the header has been checked).
+#[derive(Debug, serde::Deserialize)]
+struct CsvRow<'a> {
+    id: u64,
+    /// `0` or `1`, checked by [`parse_csv`] (serde would take `+1` or `0x1`).
+    frozen: &'a str,
+    x: f64,
+    y: f64,
+    z: f64,
+    radius: f64,
+    density: f64,
+    vx: f64,
+    vy: f64,
+    vz: f64,
+    wx: f64,
+    wy: f64,
+    wz: f64,
+}
+
+impl CsvRow<'_> {
+    /// The number columns with their index in [`CSV_COLUMNS`].
+    fn numbers(&self) -> [(usize, f64); 11] {
+        [
+            (2, self.x),
+            (3, self.y),
+            (4, self.z),
+            (5, self.radius),
+            (6, self.density),
+            (7, self.vx),
+            (8, self.vy),
+            (9, self.vz),
+            (10, self.wx),
+            (11, self.wy),
+            (12, self.wz),
+        ]
+    }
+}
+
+/// The line on which the record at `pos` starts. The reader's position is
+/// where it began reading the record, before the empty lines it skipped.
+fn record_line(text: &str, pos: &csv::Position) -> u64 {
+    let start = usize::try_from(pos.byte())
+        .unwrap_or(text.len())
+        .min(text.len());
+    let skipped = text.as_bytes()[start..]
+        .iter()
+        .take_while(|&&b| b == b'\n' || b == b'\r')
+        .filter(|&&b| b == b'\n')
+        .count();
+    pos.line() + skipped as u64
+}
+
 /// Parse a particle CSV (header [`CSV_COLUMNS`]); errors name the line and column.
+///
+/// Read with the `csv` crate into [`CsvRow`]s: cells are trimmed, blank
+/// lines skipped (and counted in line numbers), quoted cells allowed. `id`
+/// is a decimal integer ≥ 0, `frozen` is `0` or `1`, every other cell a
+/// finite number, radius and density > 0.
 pub fn parse_csv(text: &str, material: u32) -> Result<Vec<ParticleRecord>, String> {
-    let mut lines = text.lines().enumerate();
-    let header: Vec<&str> = match lines.next() {
-        Some((_, h)) => h.split(',').map(str::trim).collect(),
-        None => return Err("line 1: empty file, expected a header".into()),
-    };
-    if header != CSV_COLUMNS {
+    let mut reader = csv::ReaderBuilder::new()
+        .trim(csv::Trim::All)
+        .flexible(true)
+        .from_reader(text.as_bytes());
+    let header = reader
+        .headers()
+        .map_err(|e| format!("line 1: {e}"))?
+        .clone();
+    if header.is_empty() {
+        return Err("line 1: empty file, expected a header".into());
+    }
+    if !header.iter().eq(CSV_COLUMNS) {
         return Err(format!(
-            "line 1: header must be `{}`, got `{}`",
+            "line {}: header must be `{}`, got `{}`",
+            header.position().map_or(1, |p| record_line(text, p)),
             CSV_COLUMNS.join(","),
-            header.join(",")
+            header.iter().collect::<Vec<_>>().join(",")
         ));
     }
     let mut out = Vec::new();
-    for (k, line) in lines {
-        let line_no = k + 1;
-        if line.trim().is_empty() {
-            continue;
+    let mut record = csv::StringRecord::new();
+    loop {
+        match reader.read_record(&mut record) {
+            Ok(true) => {}
+            Ok(false) => break,
+            Err(e) => {
+                let line = e.position().map_or(0, |p| p.line());
+                return Err(format!("line {line}: {e}"));
+            }
         }
-        let cells: Vec<&str> = line.split(',').map(str::trim).collect();
-        if cells.len() != CSV_COLUMNS.len() {
+        let line = record.position().map_or(0, |p| record_line(text, p));
+        if record.len() == 1 && record[0].is_empty() {
+            continue; // a line of blanks
+        }
+        if record.len() != CSV_COLUMNS.len() {
             return Err(format!(
-                "line {line_no}: expected {} columns, got {}",
+                "line {line}: expected {} columns, got {}",
                 CSV_COLUMNS.len(),
-                cells.len()
+                record.len()
             ));
         }
-        let num = |c: usize| -> Result<f64, String> {
-            cells[c]
-                .parse::<f64>()
-                .ok()
-                .filter(|v| v.is_finite())
-                .ok_or_else(|| {
-                    format!(
-                        "line {line_no}, column `{}`: `{}` is not a finite number",
-                        CSV_COLUMNS[c], cells[c]
-                    )
-                })
-        };
-        let id = cells[0].parse::<u64>().map_err(|_| {
+        let cell_error = |c: usize| {
+            let allowed = match c {
+                0 => "is not a non-negative integer",
+                1 => "must be 0 or 1",
+                _ => "is not a finite number",
+            };
             format!(
-                "line {line_no}, column `id`: `{}` is not a non-negative integer",
-                cells[0]
+                "line {line}, column `{}`: `{}` {allowed}",
+                CSV_COLUMNS[c], &record[c]
             )
+        };
+        let row: CsvRow = record.deserialize(None).map_err(|e| match e.kind() {
+            csv::ErrorKind::Deserialize { err, .. } => match err.field() {
+                Some(c) => cell_error(c as usize),
+                None => format!("line {line}: {err}"),
+            },
+            _ => format!("line {line}: {e}"),
         })?;
-        let frozen = match cells[1] {
+        // The csv crate also reads `0x` hexadecimal integers.
+        if record[0].starts_with("0x") {
+            return Err(cell_error(0));
+        }
+        let frozen = match row.frozen {
             "0" => false,
             "1" => true,
-            other => {
-                return Err(format!(
-                    "line {line_no}, column `frozen`: `{other}` must be 0 or 1"
-                ))
-            }
+            _ => return Err(cell_error(1)),
         };
-        let v3 = |a: usize| -> Result<DVec3, String> {
-            Ok(DVec3::new(num(a)?, num(a + 1)?, num(a + 2)?))
-        };
-        let radius = num(5)?;
-        let density = num(6)?;
-        if radius <= 0.0 || density <= 0.0 {
+        if let Some(&(c, _)) = row.numbers().iter().find(|(_, v)| !v.is_finite()) {
+            return Err(cell_error(c));
+        }
+        if row.radius <= 0.0 || row.density <= 0.0 {
             return Err(format!(
-                "line {line_no}: radius and density must be > 0, got {radius} and {density}"
+                "line {line}: radius and density must be > 0, got {} and {}",
+                row.radius, row.density
             ));
         }
         out.push(ParticleRecord {
-            id,
-            x: v3(2)?,
-            v: v3(7)?,
-            omega: v3(10)?,
-            radius,
-            mass: ParticleRecord::sphere_mass(radius, density),
+            id: row.id,
+            x: DVec3::new(row.x, row.y, row.z),
+            v: DVec3::new(row.vx, row.vy, row.vz),
+            omega: DVec3::new(row.wx, row.wy, row.wz),
+            radius: row.radius,
+            mass: ParticleRecord::sphere_mass(row.radius, row.density),
             material,
             frozen,
         });
@@ -411,5 +483,81 @@ mod tests {
         assert!(e.contains("line 2") && e.contains("`z`"), "{e}");
         let ok = parse_csv(&format!("{head}\n7,1,1,2,3,0.5,1,0,0,0,0,0,0\n"), 2).unwrap();
         assert!(ok[0].frozen && ok[0].id == 7 && ok[0].material == 2);
+    }
+
+    #[test]
+    fn csv_reads_every_column_exactly() {
+        let text = "id, frozen, x, y, z, radius, density, vx, vy, vz, wx, wy, wz\n\
+                    3, 0, 0.1, -0.2, 3e-3, 0.5, 2500, 1, 2, 3, -4, -5, -6\n";
+        let p = parse_csv(text, 1).unwrap();
+        assert_eq!(p.len(), 1);
+        let r = &p[0];
+        assert_eq!((r.id, r.frozen, r.material), (3, false, 1));
+        assert_eq!(r.x, DVec3::new(0.1, -0.2, 3e-3));
+        assert_eq!(r.v, DVec3::new(1.0, 2.0, 3.0));
+        assert_eq!(r.omega, DVec3::new(-4.0, -5.0, -6.0));
+        assert_eq!(r.radius, 0.5);
+        assert_eq!(r.mass, ParticleRecord::sphere_mass(0.5, 2500.0));
+    }
+
+    #[test]
+    fn csv_blank_lines_are_skipped_and_counted() {
+        let head = CSV_COLUMNS.join(",");
+        let row = "1,0,1,2,3,0.5,1,0,0,0,0,0,0";
+        let p = parse_csv(&format!("{head}\n\n{row}\n   \n{row}\n"), 0).unwrap();
+        assert_eq!(p.len(), 2);
+        let e = parse_csv(&format!("{head}\n\n{row}\n\n1,0,1\n"), 0).unwrap_err();
+        assert_eq!(e, "line 5: expected 13 columns, got 3");
+        let e = parse_csv(&format!("{head}\n{row}\n\n\n\r\n1,x,1\n"), 0).unwrap_err();
+        assert_eq!(e, "line 6: expected 13 columns, got 3");
+        let e = parse_csv(&format!("{head}\n{row}\n  \n1,x,1\n"), 0).unwrap_err();
+        assert_eq!(e, "line 4: expected 13 columns, got 3");
+        let e = parse_csv(
+            &format!("{head}\r\n{row}\r\n2,0,1,2,3,0.5,1,0,0,0,0,0,nan\r\n"),
+            0,
+        )
+        .unwrap_err();
+        assert_eq!(e, "line 3, column `wz`: `nan` is not a finite number");
+    }
+
+    #[test]
+    fn csv_refuses_what_the_format_does_not_allow() {
+        let head = CSV_COLUMNS.join(",");
+        let row = |cells: &str| parse_csv(&format!("{head}\n{cells}\n"), 0).unwrap_err();
+        assert_eq!(
+            row("-1,0,1,2,3,0.5,1,0,0,0,0,0,0"),
+            "line 2, column `id`: `-1` is not a non-negative integer"
+        );
+        assert_eq!(
+            row("0x1f,0,1,2,3,0.5,1,0,0,0,0,0,0"),
+            "line 2, column `id`: `0x1f` is not a non-negative integer"
+        );
+        for frozen in ["2", "+1", "0x1", "yes", ""] {
+            assert_eq!(
+                row(&format!("1,{frozen},1,2,3,0.5,1,0,0,0,0,0,0")),
+                format!("line 2, column `frozen`: `{frozen}` must be 0 or 1")
+            );
+        }
+        assert_eq!(
+            row("1,0,1,2,inf,0.5,1,0,0,0,0,0,0"),
+            "line 2, column `z`: `inf` is not a finite number"
+        );
+        assert_eq!(
+            row("1,0,1,2,3,0,1,0,0,0,0,0,0"),
+            "line 2: radius and density must be > 0, got 0 and 1"
+        );
+        assert_eq!(
+            row("1,0,1,2,3,0.5,-1,0,0,0,0,0,0"),
+            "line 2: radius and density must be > 0, got 0.5 and -1"
+        );
+        assert_eq!(
+            parse_csv("id,x\n", 0).unwrap_err(),
+            format!("line 1: header must be `{head}`, got `id,x`")
+        );
+        assert_eq!(
+            parse_csv("", 0).unwrap_err(),
+            "line 1: empty file, expected a header"
+        );
+        assert!(parse_csv(&format!("{head}\n"), 0).unwrap().is_empty());
     }
 }

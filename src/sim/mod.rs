@@ -143,3 +143,128 @@ impl Simulation {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::parallel::comm::SerialComm;
+    use std::time::Duration;
+
+    /// Two unequal spheres of two materials meeting off-centre while
+    /// spinning, with friction (Hooke, spring-slider), no gravity or walls.
+    const PAIR: &str = r#"
+[run]
+name = "pair"
+dt = 1e-5
+steps = 600
+
+[domain]
+lo = [-0.1, -0.1, -0.1]
+hi = [0.1, 0.1, 0.1]
+
+[[material]]
+name = "glass"
+density = 2500.0
+
+[[material]]
+name = "steel"
+density = 7800.0
+
+[contact]
+normal = { model = "hooke", stiffness = 1e4, restitution = 0.8 }
+tangential = { model = "spring_slider", friction = 0.5, stiffness_ratio = 0.3 }
+
+[[particles]]
+kind = "list"
+material = "glass"
+radius = 0.005
+position = [[-0.006, 0.001, 0.0]]
+velocity = [[1.0, 0.0, 0.0]]
+omega = [[0.0, 0.0, 10.0]]
+
+[[particles]]
+kind = "list"
+material = "steel"
+radius = 0.004
+position = [[0.006, -0.001, 0.0005]]
+velocity = [[-0.5, 0.2, 0.0]]
+omega = [[5.0, 0.0, 0.0]]
+"#;
+
+    fn simulation() -> Simulation {
+        let setup = Setup::from_str(std::path::Path::new("pair.toml"), PAIR).unwrap();
+        Simulation::new(setup, Box::new(SerialComm)).unwrap()
+    }
+
+    /// `(Σ m v, Σ (m x × v + I ω), Σ m |v|, Σ (m |x| |v| + I |ω|))`.
+    fn momenta(sim: &Simulation) -> (DVec3, DVec3, f64, f64) {
+        let p = &sim.particles;
+        let mut out = (DVec3::ZERO, DVec3::ZERO, 0.0, 0.0);
+        for k in 0..p.n_owned {
+            let (m, i) = (p.mass[k], 0.4 * p.mass[k] * p.radius[k] * p.radius[k]);
+            out.0 += m * p.v[k];
+            out.1 += m * p.x[k].cross(p.v[k]) + i * p.omega[k];
+            out.2 += m * p.v[k].length();
+            out.3 += m * p.x[k].length() * p.v[k].length() + i * p.omega[k].length();
+        }
+        out
+    }
+
+    #[test]
+    fn a_collision_conserves_momentum_and_angular_momentum() {
+        let mut sim = simulation();
+        assert_eq!(sim.particles.n_owned, 2);
+        let (p0, l0, ps, ls) = momenta(&sim);
+        let v0 = sim.state_by_id()[0].2;
+        let mut touching = 0;
+        while sim.step < sim.setup.steps {
+            sim.step().unwrap();
+            touching += usize::from(sim.particles.force[0] != DVec3::ZERO);
+            let (p, l, _, _) = momenta(&sim);
+            assert!(
+                (p - p0).length() <= 1e-14 * ps,
+                "step {}: P {p} vs {p0}",
+                sim.step
+            );
+            assert!(
+                (l - l0).length() <= 1e-13 * ls,
+                "step {}: L {l} vs {l0}",
+                sim.step
+            );
+        }
+        assert!(touching > 20, "the spheres touched for {touching} steps");
+        let by_id = sim.state_by_id();
+        assert!(
+            by_id[0].2.x < v0.x,
+            "the collision slowed sphere 0: {:?}",
+            by_id[0]
+        );
+        // Friction spun both spheres about new axes.
+        assert!(by_id[1].3.y != 0.0 || by_id[1].3.z != 0.0);
+        assert_eq!(sim.time(), 600.0 * 1e-5);
+    }
+
+    #[test]
+    fn a_step_runs_and_times_its_stages() {
+        let mut sim = simulation();
+        // Set-up builds the neighbour list once.
+        assert_eq!(sim.timers.rebuilds, 1);
+        assert_eq!(sim.timers.total(), Duration::ZERO);
+        for _ in 0..10 {
+            sim.step().unwrap();
+        }
+        assert_eq!(sim.step, 10);
+        for stage in [Stage::Integrate, Stage::Neighbor, Stage::Force] {
+            assert!(sim.timers.spent(stage) > Duration::ZERO, "{}", stage.name());
+        }
+        // Output happens between steps, in the run loop, not in a step.
+        assert_eq!(sim.timers.spent(Stage::Output), Duration::ZERO);
+        let stages: Duration = Stage::ALL.iter().map(|&s| sim.timers.spent(s)).sum();
+        assert_eq!(sim.timers.total(), stages);
+        // 1 m/s for 10 steps of 10 µs is far below half the skin: no rebuild.
+        assert_eq!(sim.timers.rebuilds, 1);
+        // Forces of the last step are in place (none yet: the spheres are apart).
+        assert_eq!(sim.particles.force[..2], [DVec3::ZERO; 2]);
+        assert_eq!(sim.ghosts(), 0);
+    }
+}

@@ -314,3 +314,173 @@ impl Compat {
         out
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn particle(id: u64) -> ParticleRecord {
+        let f = id as f64;
+        ParticleRecord {
+            id,
+            x: DVec3::new(f, -f, 0.5 * f),
+            v: DVec3::new(0.1 * f, 0.0, -0.0),
+            omega: DVec3::new(0.0, f, 1e-300),
+            radius: 0.001 * (1.0 + f),
+            mass: 2.0 + f,
+            material: (id % 3) as u32,
+            frozen: id % 2 == 0,
+        }
+    }
+
+    /// A snapshot of particles 0..5 with history records (2 values each)
+    /// and two walls.
+    fn snapshot() -> Snapshot {
+        let ids = [0u64, 1, 2, 3, 4];
+        let v3 = |id: u64, k: f64| DVec3::new(k * id as f64, f64::MIN_POSITIVE, -k);
+        Snapshot {
+            step: 17,
+            time: 1.7e-4,
+            seed: 5,
+            dt: 1e-5,
+            next_id: 5,
+            history_len: 2,
+            walls: 2,
+            particles: ids.iter().map(|&i| particle(i)).collect(),
+            x_ref: ids.iter().map(|&i| v3(i, 1.0)).collect(),
+            force: ids.iter().map(|&i| v3(i, 2.0)).collect(),
+            torque: ids.iter().map(|&i| v3(i, -3.0)).collect(),
+            pair_keys: vec![(0, 3), (1, 2), (2, 1), (3, 0)],
+            pair_values: vec![1.0, 2.0, 3.0, 4.0, -3.0, -4.0, -1.0, -2.0],
+            wall_keys: vec![(1, 0), (4, 1)],
+            wall_values: vec![0.5, -0.5, 0.25, f64::EPSILON],
+            pour_inserted: vec![3],
+            config_text: "name = \"x\"".into(),
+            compat: Compat::default(),
+        }
+    }
+
+    /// The part of `s` a rank owning the particles `ids` holds: its particles
+    /// and the history records keyed by them.
+    fn part(s: &Snapshot, ids: &[u64]) -> Snapshot {
+        let h = s.history_len;
+        let rows: Vec<usize> = (0..s.particles.len())
+            .filter(|&k| ids.contains(&s.particles[k].id))
+            .collect();
+        let pairs: Vec<usize> = (0..s.pair_keys.len())
+            .filter(|&k| ids.contains(&s.pair_keys[k].0))
+            .collect();
+        let walls: Vec<usize> = (0..s.wall_keys.len())
+            .filter(|&k| ids.contains(&s.wall_keys[k].0))
+            .collect();
+        Snapshot {
+            particles: rows.iter().map(|&k| s.particles[k].clone()).collect(),
+            x_ref: rows.iter().map(|&k| s.x_ref[k]).collect(),
+            force: rows.iter().map(|&k| s.force[k]).collect(),
+            torque: rows.iter().map(|&k| s.torque[k]).collect(),
+            pair_keys: pairs.iter().map(|&k| s.pair_keys[k]).collect(),
+            pair_values: pairs
+                .iter()
+                .flat_map(|&k| s.pair_values[k * h..(k + 1) * h].to_vec())
+                .collect(),
+            wall_keys: walls.iter().map(|&k| s.wall_keys[k]).collect(),
+            wall_values: walls
+                .iter()
+                .flat_map(|&k| s.wall_values[k * h..(k + 1) * h].to_vec())
+                .collect(),
+            ..s.clone()
+        }
+    }
+
+    #[test]
+    fn pack_and_merge_put_the_ranks_parts_back_together() {
+        let whole = snapshot();
+        assert_eq!(whole.check(), Ok(()));
+        // Three "ranks", each with an interleaved share of the particles.
+        let parts: Vec<Vec<u8>> = [vec![3, 0], vec![4, 1], vec![2]]
+            .iter()
+            .map(|ids| part(&whole, ids).pack_particles())
+            .collect();
+        let mut merged = Snapshot {
+            particles: Vec::new(),
+            x_ref: Vec::new(),
+            force: Vec::new(),
+            torque: Vec::new(),
+            pair_keys: Vec::new(),
+            pair_values: Vec::new(),
+            wall_keys: Vec::new(),
+            wall_values: Vec::new(),
+            ..whole.clone()
+        };
+        merged.merge_particles(&parts);
+        // Debug prints every f64 exactly (-0.0 and subnormals included).
+        assert_eq!(format!("{merged:?}"), format!("{whole:?}"));
+        assert_eq!(merged.check(), Ok(()));
+        // One part holding everything gives the same.
+        let mut alone = merged.clone();
+        alone.merge_particles(&[whole.pack_particles()]);
+        assert_eq!(format!("{alone:?}"), format!("{whole:?}"));
+    }
+
+    #[test]
+    fn check_names_what_is_wrong() {
+        let bad = |f: &dyn Fn(&mut Snapshot)| {
+            let mut s = snapshot();
+            f(&mut s);
+            s.check().unwrap_err()
+        };
+        assert!(bad(&|s| {
+            s.force.pop();
+        })
+        .contains("force has 4 rows for 5 particles"));
+        assert!(bad(&|s| s.particles.swap(1, 2)).contains("not strictly increasing"));
+        assert!(bad(&|s| s.next_id = 4).contains("particle id 4 is not below next_id 4"));
+        assert!(bad(&|s| {
+            s.pair_values.pop();
+        })
+        .contains("pair-history values"));
+        assert!(bad(&|s| s.pair_keys.swap(0, 1)).contains("not sorted"));
+        assert!(bad(&|s| s.pair_keys[3] = (3, 9)).contains("(3, 9)"));
+        assert!(bad(&|s| s.pair_keys[3] = (3, 3)).contains("(3, 3)"));
+        assert!(bad(&|s| s.wall_keys[1] = (4, 2)).contains("wall 2"));
+    }
+
+    #[test]
+    fn fnv_is_the_documented_fnv_1a() {
+        // Known answers of 64-bit FNV-1a (Fowler, Noll, Vo).
+        assert_eq!(Fnv::default().finish(), 0xcbf2_9ce4_8422_2325);
+        let mut h = Fnv::default();
+        h.bytes(b"a");
+        assert_eq!(h.finish(), 0xaf63_dc4c_8601_ec8c);
+        let mut h = Fnv::default();
+        h.bytes(b"foobar");
+        assert_eq!(h.finish(), 0x8594_4171_f739_67e8);
+        // Text is length-prefixed: "ab" + "c" and "a" + "bc" differ.
+        let text = |parts: &[&str]| {
+            let mut h = Fnv::default();
+            parts.iter().for_each(|p| h.str(p));
+            h.finish()
+        };
+        assert_ne!(text(&["ab", "c"]), text(&["a", "bc"]));
+    }
+
+    #[test]
+    fn compat_names_the_parts_that_changed() {
+        let entries = |values: [u64; 8]| Compat {
+            entries: Compat::KEYS
+                .iter()
+                .zip(values)
+                .map(|(k, v)| (k.to_string(), v))
+                .collect(),
+        };
+        let old = entries([1, 2, 3, 4, 5, 6, 7, 8]);
+        assert!(old.changed(&old.clone()).is_empty());
+        let new = entries([1, 9, 3, 4, 5, 6, 0, 8]);
+        assert_eq!(old.changed(&new), ["contact laws", "seed"]);
+        // A part on one side only counts as changed.
+        let mut fewer = old.clone();
+        fewer.entries.pop();
+        assert_eq!(old.changed(&fewer), ["gravity"]);
+        assert_eq!(fewer.changed(&old), ["gravity"]);
+    }
+}
