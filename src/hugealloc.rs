@@ -151,15 +151,19 @@ unsafe fn unmap(_: *mut u8, _: usize) {
 unsafe impl GlobalAlloc for HugePages {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         if !Self::is_large(layout) {
+            // SAFETY: the caller's layout, handed on to the system allocator.
             return unsafe { System.alloc(layout) };
         }
         let len = Self::mapped_len(layout.size());
         let cached = CACHE.lock().ok().and_then(|mut c| c.take(len));
+        // SAFETY: `map_huge` has no precondition beyond a length, which is
+        // whole huge pages here.
         cached.unwrap_or_else(|| unsafe { map_huge(len) })
     }
 
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
         if !Self::is_large(layout) {
+            // SAFETY: the caller's layout, handed on to the system allocator.
             return unsafe { System.alloc_zeroed(layout) };
         }
         let len = Self::mapped_len(layout.size());
@@ -170,23 +174,30 @@ unsafe impl GlobalAlloc for HugePages {
                 ptr
             }
             // Fresh anonymous pages read as zero.
+            // SAFETY: as in `alloc`.
             None => unsafe { map_huge(len) },
         }
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
         if !Self::is_large(layout) {
+            // SAFETY: a small block came from the system allocator with this
+            // layout (the caller's promise).
             return unsafe { System.dealloc(ptr, layout) };
         }
         let len = Self::mapped_len(layout.size());
         let (given_up, n) = match CACHE.lock() {
             Ok(mut c) => c.keep(ptr, len),
             Err(_) => {
+                // SAFETY: a large block is a mapping of `len` bytes made by
+                // `map_huge`, freed once (the caller's promise).
                 unsafe { unmap(ptr, len) };
                 return;
             }
         };
         for &(ptr, len) in &given_up[..n] {
+            // SAFETY: the cache gives up blocks it held, each a mapping of
+            // `len` bytes no longer in use, once.
             unsafe { unmap(ptr as *mut u8, len) }
         }
     }
@@ -196,12 +207,16 @@ unsafe impl GlobalAlloc for HugePages {
             return std::ptr::null_mut();
         };
         match (Self::is_large(layout), Self::is_large(new_layout)) {
+            // SAFETY: a small block of the system allocator, with its layout.
             (false, false) => unsafe { System.realloc(ptr, layout, new_size) },
             // Still within the pages already mapped.
             (true, true) if Self::mapped_len(new_size) == Self::mapped_len(layout.size()) => ptr,
             _ => {
+                // SAFETY: a valid layout of non-zero size (`realloc`'s contract).
                 let new = unsafe { self.alloc(new_layout) };
                 if !new.is_null() {
+                    // SAFETY: both blocks hold at least the smaller size, do
+                    // not overlap, and the old one is freed once with its layout.
                     unsafe {
                         std::ptr::copy_nonoverlapping(ptr, new, layout.size().min(new_size));
                         self.dealloc(ptr, layout);
@@ -214,6 +229,7 @@ unsafe impl GlobalAlloc for HugePages {
 }
 
 #[cfg(test)]
+#[allow(clippy::undocumented_unsafe_blocks)] // the tests exercise the allocator's contract directly
 mod tests {
     use super::*;
 

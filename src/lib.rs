@@ -14,6 +14,8 @@
 //! speed code, and [`math`] the small numerical functions the models share.
 
 #![warn(missing_docs)]
+#![deny(unsafe_op_in_unsafe_fn)]
+#![warn(clippy::undocumented_unsafe_blocks)]
 
 pub mod config;
 pub mod contact;

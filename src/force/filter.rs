@@ -112,7 +112,8 @@ unsafe fn filter_jobs_avx2<const H: usize>(
             o[3] as i32,
             j0 as i32 + 3,
         );
-        let order = _mm256_loadu_si256(COMPRESS[mask].as_ptr().cast());
+        // SAFETY: a row of `COMPRESS` is eight `u32`, the 32 bytes read.
+        let order = unsafe { _mm256_loadu_si256(COMPRESS[mask].as_ptr().cast()) };
         let packed_entries = _mm256_permutevar8x32_epi32(entries, order);
         debug_assert!(kept + 4 <= out.len());
         // SAFETY: `kept ≤ j0` and `j0 + 4 ≤ m`, so the four entries from
