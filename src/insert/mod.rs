@@ -310,7 +310,7 @@ fn record_line(text: &str, pos: &csv::Position) -> u64 {
 
 /// Parse a particle CSV (header [`CSV_COLUMNS`]); errors name the line and column.
 ///
-/// Read with the `csv` crate into [`CsvRow`]s: cells are trimmed, blank
+/// Read with the `csv` crate into `CsvRow`s: cells are trimmed, blank
 /// lines skipped (and counted in line numbers), quoted cells allowed. `id`
 /// is a decimal integer ≥ 0, `frozen` is `0` or `1`, every other cell a
 /// finite number, radius and density > 0.
