@@ -108,6 +108,14 @@ impl<T: Lane> Kinematics<T> {
     /// Kinematics of sphere–sphere contacts.
     #[inline(always)]
     pub fn of_pair(b: &PairBodies<T>) -> Self {
+        Self::of_pair_for(b, true)
+    }
+
+    /// [`Self::of_pair`] for a law that may not read `R*`
+    /// ([`crate::contact::ContactLaw::reads_r_eff`]): without `with_r_eff`,
+    /// `r_eff` is NaN and its division is saved.
+    #[inline(always)]
+    pub fn of_pair_for(b: &PairBodies<T>, with_r_eff: bool) -> Self {
         let [ri, rj] = b.radius;
         let [vi, vj] = b.v;
         let [wi, wj] = b.omega;
@@ -128,7 +136,11 @@ impl<T: Lane> Kinematics<T> {
             v_t: v_c - n.scale(vn),
             omega_rel: wi - wj,
             spin_n: T::splat(0.5) * (wi + wj).dot(n),
-            r_eff: ri * rj / (ri + rj),
+            r_eff: if with_r_eff {
+                ri * rj / (ri + rj)
+            } else {
+                T::splat(f64::NAN)
+            },
             m_eff: T::splat(1.0) / (b.inv_mass[0] + b.inv_mass[1]),
         }
     }

@@ -199,6 +199,20 @@ impl ContactLaw {
         }
     }
 
+    /// Whether the law reads the effective radius `R*` of a contact: Hertz,
+    /// a Mindlin spring, and rolling resistance do.
+    pub fn reads_r_eff(&self) -> bool {
+        matches!(self.normal, NormalModel::Hertz { .. })
+            || matches!(
+                self.tangential,
+                TangentialModel::SpringSlider {
+                    stiffness: tangential::TangentialStiffness::Mindlin { .. },
+                    ..
+                }
+            )
+            || self.rolling.is_some()
+    }
+
     /// Whether the law has a couple (rolling or spinning) that needs the
     /// contact's [`ContactInertia`].
     #[inline]

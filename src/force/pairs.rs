@@ -8,6 +8,7 @@ use super::ForceParams;
 use crate::contact::kinematics::PairBodies;
 use crate::contact::{Body, ContactInertia, ContactLaw, Kind, Kinematics, PairContext, PairForce};
 use crate::neighbor::{Contribution, NO_SLOT};
+use crate::simd::isa::in_best_build;
 use crate::simd::lane::{F64x4, Lane};
 use crate::simd::prefetch::prefetch_at;
 use crate::state::particles::Particles;
@@ -224,19 +225,7 @@ pub(super) struct BlockOut<'a> {
 /// run's instruction set ([`crate::simd::isa`]).
 #[inline(never)]
 fn jobs_block<E: PairEval, const H: usize>(blk: &Block, eval: &E, out: BlockOut) {
-    #[cfg(target_arch = "x86_64")]
-    if crate::simd::isa::avx2() {
-        // SAFETY: the processor has AVX2 (`isa::avx2`).
-        return unsafe { jobs_block_avx2::<E, H>(blk, eval, out) };
-    }
-    jobs_block_body::<E, H>(blk, eval, out)
-}
-
-/// [`jobs_block_body`] compiled with AVX2.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-unsafe fn jobs_block_avx2<E: PairEval, const H: usize>(blk: &Block, eval: &E, out: BlockOut) {
-    jobs_block_body::<E, H>(blk, eval, out)
+    in_best_build!(jobs_block_avx2, || jobs_block_body::<E, H>(blk, eval, out))
 }
 
 /// The body of [`jobs_block`], inlined into each build.
@@ -378,7 +367,10 @@ fn contacts_in_lanes<E: PairEval, const H: usize>(
         upper,
     } = out;
     debug_assert!(H <= MAX_HISTORY);
-    let mut group = Group::default();
+    let mut group = Group {
+        r_eff: law.reads_r_eff(),
+        ..Group::default()
+    };
     // What the law decides for every pair, out of the loop.
     let (fixed_range, couples) = (law.normal.fixed_range(), law.needs_inertia());
     let mut filled = 0;
@@ -444,6 +436,8 @@ struct Group {
     history: [F64x4; MAX_HISTORY],
     inertia: ContactInertia<F64x4>,
     jobs: [(usize, usize, bool); LANES],
+    /// Whether the law reads `R*` ([`ContactLaw::reads_r_eff`]).
+    r_eff: bool,
 }
 
 /// Evaluate the contacts of `group` (the first `filled` lanes hold
@@ -458,7 +452,7 @@ fn lanes_done<E: PairEval, const H: usize>(
     filled: usize,
     (history, active, upper): (&mut [f64], &mut [bool], &mut [Contribution]),
 ) {
-    let kin = Kinematics::of_pair(&group.bodies);
+    let kin = Kinematics::of_pair_for(&group.bodies, group.r_eff);
     let inertia = group.inertia;
     let out = eval.four(&kin, blk.fp.dt, &mut group.history[..H], inertia);
     for (l, &(j, o, lower)) in group.jobs.iter().enumerate().take(filled) {

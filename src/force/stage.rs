@@ -6,6 +6,7 @@ use super::shares::ShareSlots;
 use super::walls::wall_forces;
 use super::ForceParams;
 use crate::neighbor::{Contribution, NeighborList, BLOCK};
+use crate::simd::isa::in_best_build;
 use crate::state::particles::Particles;
 use glam::DVec3;
 
@@ -107,26 +108,8 @@ impl Stage<'_> {
         if !self.fp.walls.is_empty() {
             return self.sum_block::<true>(b, upper, fo, to, wrow);
         }
-        #[cfg(target_arch = "x86_64")]
-        if crate::simd::isa::avx2() {
-            // SAFETY: the processor has AVX2 (`isa::avx2`).
-            return unsafe { self.sum_block_avx2(b, upper, fo, to, wrow) };
-        }
-        self.sum_block::<false>(b, upper, fo, to, wrow);
-    }
-
-    /// [`Self::sum_block`] without walls, compiled with AVX2.
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx2")]
-    pub(super) unsafe fn sum_block_avx2(
-        &self,
-        b: usize,
-        upper: &[Contribution],
-        fo: &mut [DVec3],
-        to: &mut [DVec3],
-        wrow: &mut [f64],
-    ) {
-        self.sum_block::<false>(b, upper, fo, to, wrow);
+        in_best_build!(sum_block_avx2, || self
+            .sum_block::<false>(b, upper, fo, to, wrow));
     }
 
     /// [`Self::pass_two`], with or without walls (`WALLS`). Without, the

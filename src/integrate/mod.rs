@@ -9,6 +9,7 @@ pub mod timestep;
 
 use crate::geometry::domain::Domain;
 use crate::neighbor::BLOCK;
+use crate::simd::isa::in_best_build;
 use crate::state::particles::Particles;
 use glam::{DVec3, DVec4};
 use rayon::prelude::*;
@@ -111,24 +112,7 @@ fn drift_block(
     a: &DriftInputs,
     bounds: (f64, DVec3, DVec3),
 ) -> DriftScan {
-    #[cfg(target_arch = "x86_64")]
-    if crate::simd::isa::avx2() {
-        // SAFETY: the processor has AVX2 (`isa::avx2`).
-        return unsafe { drift_block_avx2(base, out, a, bounds) };
-    }
-    drift_block_body(base, out, a, bounds)
-}
-
-/// [`drift_block_body`] compiled with AVX2.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-unsafe fn drift_block_avx2(
-    base: usize,
-    out: DriftOut,
-    a: &DriftInputs,
-    bounds: (f64, DVec3, DVec3),
-) -> DriftScan {
-    drift_block_body(base, out, a, bounds)
+    in_best_build!(drift_block_avx2, || drift_block_body(base, out, a, bounds))
 }
 
 /// The body of [`drift_block`]; every slice is cut to the block's length
@@ -241,19 +225,7 @@ impl<'a> KickInputs<'a> {
 /// [`kick`] over one block, in the build for the run's instruction set
 /// ([`crate::simd::isa`]).
 fn kick_block(out: (&mut [DVec3], &mut [DVec3]), a: &KickInputs, half: f64) {
-    #[cfg(target_arch = "x86_64")]
-    if crate::simd::isa::avx2() {
-        // SAFETY: the processor has AVX2 (`isa::avx2`).
-        return unsafe { kick_block_avx2(out, a, half) };
-    }
-    kick_block_body(out, a, half)
-}
-
-/// [`kick_block_body`] compiled with AVX2.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-unsafe fn kick_block_avx2(out: (&mut [DVec3], &mut [DVec3]), a: &KickInputs, half: f64) {
-    kick_block_body(out, a, half)
+    in_best_build!(kick_block_avx2, || kick_block_body(out, a, half))
 }
 
 /// The body of [`kick_block`]; every slice is cut to the block's length

@@ -3,6 +3,7 @@
 
 use super::cells::CellGrid;
 use super::{NeighborList, BLOCK};
+use crate::simd::isa::in_best_build;
 use crate::state::particles::Particles;
 use glam::{DVec3, DVec4};
 use rayon::prelude::*;
@@ -38,19 +39,7 @@ impl RowSearch<'_> {
     /// The rows of work block `b`, in the build for the run's instruction
     /// set ([`crate::simd::isa`]).
     fn block(&self, b: usize, rows: &mut BlockRows) {
-        #[cfg(target_arch = "x86_64")]
-        if crate::simd::isa::avx2() {
-            // SAFETY: the processor has AVX2 (`isa::avx2`).
-            return unsafe { self.block_avx2(b, rows) };
-        }
-        self.block_body(b, rows)
-    }
-
-    /// [`Self::block_body`] compiled with AVX2.
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx2")]
-    unsafe fn block_avx2(&self, b: usize, rows: &mut BlockRows) {
-        self.block_body(b, rows)
+        in_best_build!(block_avx2, || self.block_body(b, rows))
     }
 
     /// The body of [`Self::block`]: each owned particle's partners within

@@ -85,6 +85,39 @@ pub fn avx2() -> bool {
     cfg!(target_arch = "x86_64") && active() == Isa::Avx2
 }
 
+/// `in_best_build!(NAME, || BODY)`: run the closure (made
+/// `#[inline(always)]` here; `BODY` calls a function marked so too) in the
+/// build of the hot loops that this run takes: compiled a second time, with AVX2 on,
+/// inside a function `NAME` defined at the call site (so profiles name
+/// it), and called where [`avx2`]; else in the baseline build. The one way
+/// a hot loop gets its two builds.
+macro_rules! in_best_build {
+    ($avx2:ident, $($body:tt)+) => {{
+        #[cfg(target_arch = "x86_64")]
+        #[target_feature(enable = "avx2")]
+        unsafe fn $avx2<R>(body: impl FnOnce() -> R) -> R {
+            body()
+        }
+        #[cfg(target_arch = "x86_64")]
+        let result = if $crate::simd::isa::avx2() {
+            // SAFETY: the processor has AVX2 (`isa::avx2` checks it).
+            unsafe { $avx2(#[inline(always)] $($body)+) }
+        } else {
+            $crate::simd::isa::in_baseline_build(#[inline(always)] $($body)+)
+        };
+        #[cfg(not(target_arch = "x86_64"))]
+        let result = $crate::simd::isa::in_baseline_build(#[inline(always)] $($body)+);
+        result
+    }};
+}
+pub(crate) use in_best_build;
+
+/// `body`, in the baseline build (the other arm of `in_best_build!`).
+#[inline(always)]
+pub fn in_baseline_build<R>(body: impl FnOnce() -> R) -> R {
+    body()
+}
+
 /// Check the value of [`ISA_VAR`], if any: an error names it and the
 /// values allowed.
 pub fn check_request() -> Result<(), String> {
