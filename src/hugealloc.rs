@@ -9,15 +9,14 @@
 //! streams that stop at every page boundary. Under the usual `madvise`
 //! setting of Linux's transparent huge pages, only advised memory gets
 //! 2 MiB pages, and only in whole aligned 2 MiB extents, which blocks from
-//! `malloc` rarely are. On the chute, 2 MiB pages make the force stage
-//! about 6 % faster (measured; which of the two effects gives most is not).
+//! `malloc` rarely are (`docs/performance.md` has what 2 MiB pages change
+//! on the chute).
 //! The binary installs this allocator (`#[global_allocator]`); the library
 //! leaves the choice to its user.
 //!
 //! The price is memory: a large block's last huge page is whole, up to
-//! 2 MiB more than asked for (on the chute, 110 MB of peak memory against
-//! 83 MB with `malloc`; blocks from 1 MiB on are mapped this way, so at
-//! most twice their size), and up to [`CACHED_BLOCKS`] freed large blocks
+//! 2 MiB more than asked for (blocks from 1 MiB on are mapped this way, so
+//! at most twice their size), and up to [`CACHED_BLOCKS`] freed large blocks
 //! ([`CACHED_BYTES`] in all) stay mapped for reuse, so a run's memory does
 //! not shrink back after a peak.
 

@@ -16,8 +16,7 @@ const FILTER_AHEAD: usize = 8;
 /// loop, each job with its evaluator's place): the jobs whose pairs may
 /// touch go to `candidates` (a superset of the contacts, in job order), the
 /// others are apart ([`opened`]). A function of its own, so that its loop
-/// keeps more of its pointers in registers (on the chute, 2 % fewer
-/// instructions in the pair stage than inlined).
+/// keeps more of its pointers in registers.
 #[inline(never)]
 pub(super) fn filter_jobs<const H: usize>(
     blk: &Block,

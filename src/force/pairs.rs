@@ -309,8 +309,7 @@ fn jobs_block_body<E: PairEval, const H: usize>(blk: &Block, eval: &E, out: Bloc
 
 /// Ask the cache for the data of candidate `c` (if any) of a block: the
 /// partners are scattered over the block's neighbourhood, so the contact
-/// loops ask for a later contact's data while one is evaluated (+5 % on
-/// the chute).
+/// loops ask for a later contact's data while one is evaluated.
 #[inline(always)]
 fn prefetch_candidate(blk: &Block, candidates: &[[u32; 2]], c: usize, history: &[f64], h: usize) {
     if let Some(&[_, j]) = candidates.get(c) {
@@ -397,8 +396,8 @@ fn contacts_in_lanes<E: PairEval, const H: usize>(
         let (bi, bj) = (body_of(p, i, pi), body_of(p, jj, pj));
         group.bodies.set_lane(l, [&bi, &bj], d, r2.sqrt());
         let rec = &history[j * H..(j + 1) * H];
-        // By index over the compile-time `H` (zip made 10 % more
-        // instructions in the pair stage).
+        // By index over the compile-time `H` (a zip of the two made the
+        // pair stage longer).
         #[allow(clippy::needless_range_loop)]
         for v in 0..H {
             group.history[v].set_lane(l, rec[v]);

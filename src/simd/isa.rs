@@ -4,10 +4,9 @@
 //! any such processor. The hot loops (the force stage's pair jobs, filter
 //! and summing pass, the half steps) are compiled a second time with AVX2
 //! enabled (`#[target_feature(enable = "avx2")]`), and each call picks the
-//! AVX2 build where the processor has it: the three-operand VEX forms and
-//! 256-bit moves made the chute 5.5 % faster here (the whole binary built
-//! with `-C target-feature=+avx2`, side by side with the baseline build,
-//! 8 pairs of runs).
+//! AVX2 build where the processor has it (the three-operand VEX forms and
+//! 256-bit registers; the gain is measured in `docs/performance.md`). The
+//! macro `in_best_build!` makes the second build of a loop.
 //!
 //! Both builds give the same bits: AVX2 adds no operation that rounds
 //! differently, FMA stays off (Rust never contracts a multiply and an add
