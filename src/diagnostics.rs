@@ -74,7 +74,8 @@ impl Thermo {
 
 /// Measure the thermo quantities over all ranks: particles, kinetic,
 /// rotational, potential and elastic energy, contacts, max overlap,
-/// temperature and rotational temperature (see [`Thermo`]).
+/// temperature and rotational temperature (see [`Thermo`]; its `step`
+/// and `time` are left at zero for the caller).
 pub fn measure(
     p: &Particles,
     nl: &NeighborList,
@@ -82,7 +83,7 @@ pub fn measure(
     walls: &[Wall],
     gravity: DVec3,
     comm: &dyn Comm,
-) -> [f64; 9] {
+) -> Thermo {
     let mut sums = [0.0; 9];
     // Mobile particles: count, Σm, Σ m v (3), Σ m v², Σ I ω².
     let mut mobile = [0.0; 7];
@@ -144,5 +145,19 @@ pub fn measure(
     if n >= 1.0 {
         sums[8] = mobile[6] / (3.0 * n);
     }
-    sums
+    let [particles, kinetic_energy, rotational_energy, potential_energy, elastic_energy, contacts, max_overlap, temperature, rotational_temperature] =
+        sums;
+    Thermo {
+        step: 0,
+        time: 0.0,
+        particles,
+        kinetic_energy,
+        rotational_energy,
+        potential_energy,
+        elastic_energy,
+        contacts,
+        max_overlap,
+        temperature,
+        rotational_temperature,
+    }
 }

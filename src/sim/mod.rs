@@ -120,7 +120,7 @@ impl Simulation {
 
     /// The thermo row of the current state (a collective call).
     pub fn thermo(&self) -> Thermo {
-        let s = diagnostics::measure(
+        let measured = diagnostics::measure(
             &self.particles,
             &self.neighbors,
             &self.setup.laws,
@@ -131,15 +131,7 @@ impl Simulation {
         Thermo {
             step: self.step,
             time: self.time(),
-            particles: s[0],
-            kinetic_energy: s[1],
-            rotational_energy: s[2],
-            potential_energy: s[3],
-            elastic_energy: s[4],
-            contacts: s[5],
-            max_overlap: s[6],
-            temperature: s[7],
-            rotational_temperature: s[8],
+            ..measured
         }
     }
 }
