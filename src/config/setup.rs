@@ -15,6 +15,7 @@ use crate::geometry::walls::Wall;
 use crate::insert::PourSource;
 use crate::integrate::timestep::TimeScales;
 use crate::state::particles::ParticleRecord;
+use crate::state::snapshot::{Compat, Fnv};
 use glam::DVec3;
 use std::path::{Path, PathBuf};
 
@@ -128,6 +129,46 @@ impl Setup {
         let cfg: Config = toml::from_str(text)
             .map_err(|e| GravelError::config(path, format!("{e}").trim_end().to_string()))?;
         build(path, text, cfg)
+    }
+
+    /// The fingerprint of what a checkpoint must share with the config that
+    /// continues it ([`Compat`]). `Debug` of `f64` prints the shortest text that reads
+    /// back to the same bits, so equal fingerprints mean bit-equal parameters.
+    pub fn compat(&self) -> Compat {
+        let setup = self;
+        let text = |s: String| {
+            let mut h = Fnv::default();
+            h.str(&s);
+            h.finish()
+        };
+        let mut blocks = Fnv::default();
+        for r in &setup.initial {
+            blocks.u64(r.id);
+            for v in [r.x, r.v, r.omega] {
+                v.to_array().iter().for_each(|&c| blocks.f64(c));
+            }
+            blocks.f64(r.radius);
+            blocks.f64(r.mass);
+            blocks.u64(u64::from(r.material));
+            blocks.u64(u64::from(r.frozen));
+        }
+        for s in &setup.pours {
+            let mut s = s.clone();
+            s.inserted = 0;
+            blocks.str(&format!("{s:?}"));
+        }
+        blocks.u64(setup.next_id);
+        let values = [
+            text(format!("{:?}", setup.materials)),
+            text(format!("{:?} {:?}", setup.laws, setup.range_pad)),
+            text(format!("{:?} {:?}", setup.domain, setup.skin)),
+            text(format!("{:?}", setup.walls)),
+            blocks.finish(),
+            text(format!("{:?}", setup.dt)),
+            text(format!("{:?}", setup.seed)),
+            text(format!("{:?}", setup.gravity)),
+        ];
+        Compat::new(values)
     }
 }
 

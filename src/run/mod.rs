@@ -11,7 +11,6 @@ use crate::parallel::comm::{Comm, SerialComm};
 use crate::sim::timers::Lap;
 use crate::sim::{Simulation, Stage, Timers};
 use crate::state::pack::{Pack, Unpack};
-use crate::state::snapshot::Compat;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -232,7 +231,7 @@ fn resume(setup: Setup, comm: Box<dyn Comm>, path: &Path) -> Result<Simulation> 
             format!("cannot restart from this checkpoint: {}", e.what()),
         )
     })?;
-    let changed = snap.compat.changed(&Compat::of(&setup));
+    let changed = snap.compat.changed(&setup.compat());
     if !changed.is_empty() {
         return Err(GravelError::config(
             &setup.config_path,

@@ -11,7 +11,7 @@ use crate::parallel::grid::{halo_width, Decomposition};
 use crate::parallel::halo::Halo;
 use crate::state::history::WallHistory;
 use crate::state::particles::{ParticleRecord, Particles};
-use crate::state::snapshot::{Compat, Snapshot};
+use crate::state::snapshot::Snapshot;
 
 impl Simulation {
     /// The state of the run as a [`Snapshot`]: particles sorted by id with their
@@ -47,7 +47,7 @@ impl Simulation {
             walls: nw,
             pour_inserted: self.setup.pours.iter().map(|s| s.inserted).collect(),
             config_text: self.setup.config_text.clone(),
-            compat: Compat::of(&self.setup),
+            compat: self.setup.compat(),
             ..Default::default()
         };
         let nonzero = |rec: &[f64]| rec.iter().any(|v| v.to_bits() != 0);

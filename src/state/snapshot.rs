@@ -12,7 +12,6 @@
 //! seed, gravity), so that a restart with an incompatible config is refused with a
 //! message that names what changed.
 
-use crate::config::Setup;
 use crate::state::pack::{Pack, Unpack};
 use crate::state::particles::ParticleRecord;
 use crate::state::particles::{pack_record, unpack_record};
@@ -240,6 +239,18 @@ pub struct Compat {
 }
 
 impl Compat {
+    /// The fingerprint of the parts named by [`Self::KEYS`], in that order
+    /// (made by [`crate::config::Setup::compat`]).
+    pub fn new(values: [u64; 8]) -> Self {
+        Self {
+            entries: Self::KEYS
+                .iter()
+                .zip(values)
+                .map(|(k, v)| (k.to_string(), v))
+                .collect(),
+        }
+    }
+
     /// The parts compared, as named in messages.
     pub const KEYS: [&'static str; 8] = [
         "materials",
@@ -251,50 +262,6 @@ impl Compat {
         "seed",
         "gravity",
     ];
-
-    /// Fingerprint `setup`. `Debug` of `f64` prints the shortest text that reads
-    /// back to the same bits, so equal fingerprints mean bit-equal parameters.
-    pub fn of(setup: &Setup) -> Self {
-        let text = |s: String| {
-            let mut h = Fnv::default();
-            h.str(&s);
-            h.finish()
-        };
-        let mut blocks = Fnv::default();
-        for r in &setup.initial {
-            blocks.u64(r.id);
-            for v in [r.x, r.v, r.omega] {
-                v.to_array().iter().for_each(|&c| blocks.f64(c));
-            }
-            blocks.f64(r.radius);
-            blocks.f64(r.mass);
-            blocks.u64(u64::from(r.material));
-            blocks.u64(u64::from(r.frozen));
-        }
-        for s in &setup.pours {
-            let mut s = s.clone();
-            s.inserted = 0;
-            blocks.str(&format!("{s:?}"));
-        }
-        blocks.u64(setup.next_id);
-        let values = [
-            text(format!("{:?}", setup.materials)),
-            text(format!("{:?} {:?}", setup.laws, setup.range_pad)),
-            text(format!("{:?} {:?}", setup.domain, setup.skin)),
-            text(format!("{:?}", setup.walls)),
-            blocks.finish(),
-            text(format!("{:?}", setup.dt)),
-            text(format!("{:?}", setup.seed)),
-            text(format!("{:?}", setup.gravity)),
-        ];
-        Self {
-            entries: Self::KEYS
-                .iter()
-                .zip(values)
-                .map(|(k, v)| (k.to_string(), v))
-                .collect(),
-        }
-    }
 
     /// The names of the parts that differ between `self` (the checkpoint's) and
     /// `new` (the config's); a part missing on either side counts as changed.
