@@ -80,7 +80,7 @@ impl Simulation {
     /// rebuild before the snapshot, without wrapping and without resetting `x_ref` —
     /// so the next rebuild falls on the same step as in an uninterrupted run.
     ///
-    /// Checking that `setup` is compatible (see [`Compat`]) is the caller's job; this
+    /// Checking that `setup` is compatible (see [`Compat`](crate::state::snapshot::Compat)) is the caller's job; this
     /// only refuses a snapshot that does not fit it. Returns what is wrong.
     pub fn from_snapshot(
         mut setup: Setup,
