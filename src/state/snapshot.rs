@@ -7,7 +7,7 @@
 //! (and wall index), so a snapshot taken on any number of ranks or threads can be
 //! restored on any other (the MPI layer gathers and scatters it).
 //!
-//! [`Compat`] fingerprints the parts of a [`Setup`] that a continuation must not
+//! [`Compat`] fingerprints the parts of a [`Setup`](crate::config::Setup) that a continuation must not
 //! change (materials, contact laws, domain, walls, particle blocks, time step,
 //! seed, gravity), so that a restart with an incompatible config is refused with a
 //! message that names what changed.
