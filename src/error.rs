@@ -1,14 +1,14 @@
 //! Errors and the exit codes they map to (0 success, 1 a run that failed, 2 bad input),
 //! and the error of an output file, [`IoError`], which names the file.
 
-use std::error::Error;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
 /// Everything that can stop gravel.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 pub enum GravelError {
     /// Bad config or arguments, found before step 0 (exit 2).
+    #[error("{}: {message}", file.display())]
     Config {
         /// The file at fault.
         file: PathBuf,
@@ -16,11 +16,14 @@ pub enum GravelError {
         message: String,
     },
     /// A run that went bad (exit 1): names the particle or rank and the cause.
+    #[error("run failed: {0}")]
     Run(String),
     /// Output could not be written or read (exit 1).
+    #[error("i/o error: {0}")]
     Io(String),
     /// The run failed on another rank, which reports the cause (exit 1;
     /// this rank prints nothing more).
+    #[error("run stopped: {0}")]
     Elsewhere(String),
 }
 
@@ -42,19 +45,6 @@ impl GravelError {
     }
 }
 
-impl fmt::Display for GravelError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            GravelError::Config { file, message } => write!(f, "{}: {}", file.display(), message),
-            GravelError::Run(m) => write!(f, "run failed: {m}"),
-            GravelError::Io(m) => write!(f, "i/o error: {m}"),
-            GravelError::Elsewhere(m) => write!(f, "run stopped: {m}"),
-        }
-    }
-}
-
-impl std::error::Error for GravelError {}
-
 /// Result alias.
 pub type Result<T> = std::result::Result<T, GravelError>;
 
@@ -66,9 +56,10 @@ impl From<IoError> for GravelError {
 
 /// An error while reading or writing an output file. Its message always starts with
 /// the path of the file concerned.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 pub enum IoError {
     /// The operating system refused an operation (create, write, rename, ...).
+    #[error("{}: {context}: {source}", path.display())]
     Fs {
         /// The file concerned.
         path: PathBuf,
@@ -78,6 +69,7 @@ pub enum IoError {
         source: std::io::Error,
     },
     /// The HDF5 library reported an error.
+    #[error("{}: {context}: {source}", path.display())]
     Hdf5 {
         /// The file concerned.
         path: PathBuf,
@@ -88,6 +80,7 @@ pub enum IoError {
     },
     /// The file, or the data handed in, is not what gravel expects: not a gravel
     /// file, a missing frame, arrays of different lengths, a bad name, ...
+    #[error("{}: {message}", path.display())]
     Invalid {
         /// The file concerned.
         path: PathBuf,
@@ -127,34 +120,6 @@ impl IoError {
         Self::Invalid {
             path: path.to_path_buf(),
             message: message.into(),
-        }
-    }
-}
-
-impl fmt::Display for IoError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::Fs {
-                path,
-                context,
-                source,
-            } => write!(f, "{}: {context}: {source}", path.display()),
-            Self::Hdf5 {
-                path,
-                context,
-                source,
-            } => write!(f, "{}: {context}: {source}", path.display()),
-            Self::Invalid { path, message } => write!(f, "{}: {message}", path.display()),
-        }
-    }
-}
-
-impl Error for IoError {
-    fn source(&self) -> Option<&(dyn Error + 'static)> {
-        match self {
-            Self::Fs { source, .. } => Some(source),
-            Self::Hdf5 { source, .. } => Some(source),
-            Self::Invalid { .. } => None,
         }
     }
 }
