@@ -70,10 +70,7 @@ impl TangentialModel {
 
     /// Number of history values the model stores per contact.
     pub fn history_len(&self) -> usize {
-        match self {
-            TangentialModel::SpringSlider { .. } => 3,
-            _ => 0,
-        }
+        Self::history_len_of(self.kind()).expect("every model has a kind")
     }
 
     /// The model's kind: [`Kind::NONE`], [`Kind::DASHPOT_SLIDER`] or
