@@ -9,7 +9,7 @@ use crate::contact::kinematics::PairBodies;
 use crate::contact::{Body, ContactInertia, ContactLaw, Kind, Kinematics, PairContext, PairForce};
 use crate::neighbor::{Contribution, NO_SLOT};
 use crate::simd::isa::in_best_build;
-use crate::simd::lane::{F64x4, Lane};
+use crate::simd::lane::{F64x4, Lane, V3};
 use crate::simd::prefetch::prefetch_at;
 use crate::state::particles::Particles;
 use glam::{DVec3, DVec4};
@@ -434,6 +434,8 @@ struct Group {
     bodies: PairBodies<F64x4>,
     history: [F64x4; MAX_HISTORY],
     inertia: ContactInertia<F64x4>,
+    /// The kernel's results.
+    out: PairForce<F64x4>,
     jobs: [(usize, usize, bool); LANES],
     /// Whether the law reads `R*` ([`ContactLaw::reads_r_eff`]).
     r_eff: bool,
@@ -453,26 +455,30 @@ fn lanes_done<E: PairEval, const H: usize>(
 ) {
     let kin = Kinematics::of_pair_for(&group.bodies, group.r_eff);
     let inertia = group.inertia;
-    let out = eval.four(&kin, blk.fp.dt, &mut group.history[..H], inertia);
+    group.out = eval.four(&kin, blk.fp.dt, &mut group.history[..H], inertia);
+    // Each lane read in place from the group's memory: a lane of a result
+    // kept in a register, at a lane number known only at run time, is
+    // stored and loaded back for every lane, and the load waits on the store.
+    let at = |v: &V3<F64x4>, l: usize| DVec3::new(v.x.0[l], v.y.0[l], v.z.0[l]);
     for (l, &(j, o, lower)) in group.jobs.iter().enumerate().take(filled) {
         let rec = &mut history[j * H..(j + 1) * H];
         #[allow(clippy::needless_range_loop)]
         for v in 0..H {
-            rec[v] = group.history[v].lane(l);
+            rec[v] = group.history[v].0[l];
         }
         active[j] = true;
-        let force_i = out.force_i.lane(l);
+        let force_i = at(&group.out.force_i, l);
         if lower {
             upper[o] += Contribution {
                 force: force_i,
-                torque: out.torque_i.lane(l),
+                torque: at(&group.out.torque_i, l),
             };
         }
         let slot = blk.share_slot[j];
         if slot != NO_SLOT {
             let on_j = Contribution {
                 force: -force_i,
-                torque: out.torque_j.lane(l),
+                torque: at(&group.out.torque_j, l),
             };
             // SAFETY: this job is the slot's only writer, and its reader
             // runs after this block's pass one.
