@@ -199,13 +199,13 @@ pub(super) struct Block<'a> {
     pub(super) first: usize,
     /// The block's jobs (their partners).
     pub(super) jobs: &'a [u32],
-    /// The share slots of the block's jobs ([`NeighborList::share_slot`]).
+    /// The share slots of the block's jobs ([`crate::neighbor::PairJobs::share_slots`]).
     pub(super) share_slot: &'a [u32],
     /// Whether the block particle is the lower id of each job's pair
-    /// ([`NeighborList::evaluator_lower`]).
+    /// ([`crate::neighbor::PairJobs::evaluator_lower`]).
     pub(super) evaluator_lower: &'a [bool],
     /// The evaluator of each of the block's jobs, by its place in the
-    /// block ([`NeighborList::job_owner`]).
+    /// block ([`crate::neighbor::PairJobs::owners`]).
     pub(super) job_owner: &'a [u16],
     pub(super) slots: &'a ShareSlots,
     pub(super) fp: &'a ForceParams<'a>,

@@ -23,12 +23,12 @@ impl Simulation {
         let nl = &self.neighbors;
         let mut out = Vec::new();
         for k in 0..p.n_owned {
-            for e in nl.offsets[k]..nl.offsets[k + 1] {
+            for e in nl.rows().row(k) {
                 let rec = nl.record(e);
                 if rec.iter().any(|&x| x != 0.0) {
                     out.push((
                         p.id[k],
-                        HistoryPartner::Particle(nl.partner_id[e]),
+                        HistoryPartner::Particle(nl.rows().partner_id(e)),
                         rec.to_vec(),
                     ));
                 }
