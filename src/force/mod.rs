@@ -18,6 +18,7 @@ use crate::config::LawTable;
 use crate::geometry::walls::Wall;
 use crate::neighbor::{Contribution, NeighborList, BLOCK};
 use crate::rng::PairNoise;
+use crate::state::history::WallHistory;
 use crate::state::particles::Particles;
 use glam::DVec3;
 use rayon::prelude::*;
@@ -64,9 +65,9 @@ pub struct PairResults {
 }
 
 /// Compute `force` and `torque` of every owned particle, updating the contact
-/// history in `nl` and the wall-contact history `wall_history`
-/// (`walls.len() · history_len` values per owned particle). The packed
-/// images ([`Particles::packed`]) must be those of the current positions.
+/// history in `nl` and the wall-contact history `wall_history` (a row per
+/// owned particle, a record per wall of `fp`). The packed images
+/// ([`Particles::packed`]) must be those of the current positions.
 ///
 /// Each particle's force is `L + U` plus its wall contacts and gravity,
 /// where `L` sums its contacts with lower-id partners and `U` those with
@@ -82,11 +83,12 @@ pub struct PairResults {
 /// row order.
 ///
 /// # Panics
-/// If the list is not of these particles.
+/// If `wall_history` does not hold a record of the list's length per
+/// (owned particle, wall of `fp`), or the list is not of these particles.
 pub fn compute(
     p: &mut Particles,
     nl: &mut NeighborList,
-    wall_history: &mut [f64],
+    wall_history: &mut WallHistory,
     results: &mut PairResults,
     fp: &ForceParams,
 ) {
@@ -96,22 +98,23 @@ pub fn compute(
             == p.packed_image(k).to_array().map(f64::to_bits)),
         "packed images are not those of the current positions"
     );
+    let (parts, force, torque) = p.split_loads();
     let (jobs, history, shares) = nl.force_parts();
     let h = history.record_len();
     assert_eq!(jobs.offsets().len(), n + 1, "a list of other particles");
     assert_eq!(shares.len(), jobs.slots(), "share slots of another list");
+    let wh = fp.walls.len() * h;
+    assert!(
+        wall_history.walls() == fp.walls.len()
+            && (wh == 0 || wall_history.history_len() == h && wall_history.particles() == n),
+        "wall history of other walls, laws or particles"
+    );
     let slots = ShareSlots::new(shares.values_mut());
     let (history, active) = history.records_and_flags_mut();
     results.upper.resize(n, Contribution::default());
     let n_blocks = n.div_ceil(BLOCK);
-    let wh = fp.walls.len() * h;
-    // The force stage writes the forces and torques while it reads the
-    // other arrays: they are taken out for it and put back.
-    let mut force = std::mem::take(&mut p.force);
-    let mut torque = std::mem::take(&mut p.torque);
-    let parts: &Particles = p;
     let ctx = Stage {
-        p: parts,
+        p: &parts,
         jobs,
         fp,
         n_blocks,
@@ -141,6 +144,7 @@ pub fn compute(
     };
     let job_lens = bounds(&job_at, 1);
     let particle_lens = bounds(&particle_at, 1);
+    let wall_rows = wall_history.rows_mut();
     let waiting: Vec<usize> = split_chunks(history, bounds(&job_at, h).into_iter())
         .into_par_iter()
         .zip(split_chunks(active, job_lens.iter().copied()))
@@ -148,10 +152,10 @@ pub fn compute(
             &mut results.upper,
             particle_lens.iter().copied(),
         ))
-        .zip(split_chunks(&mut force, particle_lens.iter().copied()))
-        .zip(split_chunks(&mut torque, particle_lens.iter().copied()))
+        .zip(split_chunks(force, particle_lens.iter().copied()))
+        .zip(split_chunks(torque, particle_lens.iter().copied()))
         .zip(split_chunks(
-            wall_history,
+            wall_rows,
             bounds(&particle_at, wh).into_iter(),
         ))
         .zip(runs.par_iter())
@@ -174,10 +178,10 @@ pub fn compute(
     let upper = &results.upper;
     let sizes =
         |per: usize| (0..n_blocks).map(move |b| (particle_at(b + 1) - particle_at(b)) * per);
-    let todo: Vec<_> = split_chunks(&mut force, sizes(1))
+    let todo: Vec<_> = split_chunks(force, sizes(1))
         .into_iter()
-        .zip(split_chunks(&mut torque, sizes(1)))
-        .zip(split_chunks(wall_history, sizes(wh)))
+        .zip(split_chunks(torque, sizes(1)))
+        .zip(split_chunks(wall_rows, sizes(wh)))
         .enumerate()
         .filter(|(b, _)| waiting.binary_search(b).is_ok())
         .map(|(b, ((fo, to), wrow))| (b, (fo, to, wrow)))
@@ -186,8 +190,6 @@ pub fn compute(
         let (first, _) = ctx.block(b);
         ctx.pass_two(b, &upper[first..], fo, to, wrow);
     });
-    p.force = force;
-    p.torque = torque;
 }
 
 #[cfg(test)]

@@ -11,7 +11,7 @@ use crate::neighbor::{Contribution, NO_SLOT};
 use crate::simd::isa::in_best_build;
 use crate::simd::lane::{F64x4, Lane};
 use crate::simd::prefetch::prefetch_at;
-use crate::state::particles::Particles;
+use crate::state::particles::ParticleView;
 use glam::{DVec3, DVec4};
 
 /// How many candidates ahead the contact loop asks for its partner's data.
@@ -26,10 +26,16 @@ pub(super) const DYN: usize = usize::MAX;
 trait PairEval: Sync {
     /// The centre distance below which the pair `ij` of particles of `p`,
     /// with the given radii, interacts.
-    fn range(&self, p: &Particles, ij: (usize, usize), radii: (f64, f64), fp: &ForceParams) -> f64;
+    fn range(
+        &self,
+        p: &ParticleView,
+        ij: (usize, usize),
+        radii: (f64, f64),
+        fp: &ForceParams,
+    ) -> f64;
 
     /// The contact `c` (within range), with history record `rec`.
-    fn eval(&self, p: &Particles, c: &Pair, rec: &mut [f64], fp: &ForceParams) -> PairForce;
+    fn eval(&self, p: &ParticleView, c: &Pair, rec: &mut [f64], fp: &ForceParams) -> PairForce;
 
     /// The one law of every pair, when the contacts can go four at a time
     /// ([`Self::four`]) through its kernel over [`F64x4`] lanes (the same
@@ -66,9 +72,10 @@ struct Pair<'a> {
 }
 
 /// The body of particle `k` at `image`: its position, or its periodic
-/// image, with its radius (as in [`Particles::packed`]; the same bits).
+/// image, with its radius (as in
+/// [`crate::state::particles::Particles::packed`]; the same bits).
 #[inline(always)]
-pub(super) fn body_of(p: &Particles, k: usize, image: DVec4) -> Body {
+pub(super) fn body_of(p: &ParticleView, k: usize, image: DVec4) -> Body {
     Body {
         x: image.truncate(),
         v: p.v[k],
@@ -86,7 +93,7 @@ impl PairEval for AnyLaw {
     #[inline(always)]
     fn range(
         &self,
-        p: &Particles,
+        p: &ParticleView,
         (i, j): (usize, usize),
         radii: (f64, f64),
         fp: &ForceParams,
@@ -99,7 +106,7 @@ impl PairEval for AnyLaw {
     }
 
     #[inline(always)]
-    fn eval(&self, p: &Particles, c: &Pair, rec: &mut [f64], fp: &ForceParams) -> PairForce {
+    fn eval(&self, p: &ParticleView, c: &Pair, rec: &mut [f64], fp: &ForceParams) -> PairForce {
         let (i, j) = c.ij;
         let law = fp.laws.get(p.material[i], p.material[j]);
         if law.is_plain() {
@@ -122,7 +129,7 @@ impl<const N: u8, const TG: u8, const C: bool> PairEval for OneLaw<'_, N, TG, C>
     #[inline(always)]
     fn range(
         &self,
-        _: &Particles,
+        _: &ParticleView,
         _: (usize, usize),
         (ri, rj): (f64, f64),
         _: &ForceParams,
@@ -131,7 +138,7 @@ impl<const N: u8, const TG: u8, const C: bool> PairEval for OneLaw<'_, N, TG, C>
     }
 
     #[inline(always)]
-    fn eval(&self, p: &Particles, c: &Pair, rec: &mut [f64], fp: &ForceParams) -> PairForce {
+    fn eval(&self, p: &ParticleView, c: &Pair, rec: &mut [f64], fp: &ForceParams) -> PairForce {
         let kin = Kinematics::pair(c.bodies.0, c.bodies.1, c.d, c.r);
         let (i, j) = c.ij;
         self.0
@@ -194,7 +201,7 @@ pub(super) fn pass_one(blk: &Block, out: BlockOut) {
 
 /// What [`jobs_block`] reads.
 pub(super) struct Block<'a> {
-    pub(super) p: &'a Particles,
+    pub(super) p: &'a ParticleView<'a>,
     /// The block's first owned particle.
     pub(super) first: usize,
     /// The block's jobs (their partners).
@@ -233,7 +240,7 @@ fn jobs_block<E: PairEval, const H: usize>(blk: &Block, eval: &E, out: BlockOut)
 fn jobs_block_body<E: PairEval, const H: usize>(blk: &Block, eval: &E, out: BlockOut) {
     let Block { p, first, fp, .. } = *blk;
     let h = if H == DYN { blk.h } else { H };
-    let packed = &p.packed[..];
+    let packed = p.packed;
     let BlockOut {
         history,
         active,
@@ -315,13 +322,13 @@ fn prefetch_candidate(blk: &Block, candidates: &[[u32; 2]], c: usize, history: &
     if let Some(&[_, j]) = candidates.get(c) {
         let p = blk.p;
         let (j, q) = (j as usize, blk.jobs[j as usize] as usize);
-        prefetch_at(&p.v, q);
-        prefetch_at(&p.omega, q);
+        prefetch_at(p.v, q);
+        prefetch_at(p.omega, q);
         if q >= p.n_owned {
-            prefetch_at(&p.x, q);
-            prefetch_at(&p.shift, q);
+            prefetch_at(p.x, q);
+            prefetch_at(p.shift, q);
         }
-        prefetch_at(&p.inv_mass, q);
+        prefetch_at(p.inv_mass, q);
         prefetch_at(history, j * h);
         blk.slots.prefetch(blk.share_slot[j]);
     }
@@ -332,10 +339,11 @@ fn prefetch_candidate(blk: &Block, candidates: &[[u32; 2]], c: usize, history: &
 /// antisymmetric (a − b = −(b − a)), so the canonical `d = (x_j − x_i) +
 /// (s_j − s_i)` is exactly `±d_kq`. Owned particles' shifts are `+0` (and
 /// `s − (+0) = s`), so only a ghost's is read; an owned particle's packed
-/// image is its position itself (see [`Particles::packed`]), already in
-/// cache from the filter.
+/// image is its position itself (see
+/// [`crate::state::particles::Particles::packed`]), already in cache from
+/// the filter.
 #[inline(always)]
-fn separation_from(p: &Particles, pk: DVec4, pq: DVec4, q: usize) -> DVec3 {
+fn separation_from(p: &ParticleView, pk: DVec4, pq: DVec4, q: usize) -> DVec3 {
     let (x_q, shift_q) = if q < p.n_owned {
         (pq.truncate(), DVec3::ZERO)
     } else {
@@ -359,7 +367,7 @@ fn contacts_in_lanes<E: PairEval, const H: usize>(
     out: BlockOut,
 ) {
     let Block { p, first, .. } = *blk;
-    let packed = &p.packed[..];
+    let packed = p.packed;
     let BlockOut {
         history,
         active,
@@ -486,7 +494,7 @@ fn lanes_done<E: PairEval, const H: usize>(
 #[inline(never)]
 #[allow(clippy::too_many_arguments)]
 fn general_pair(
-    p: &Particles,
+    p: &ParticleView,
     law: &ContactLaw,
     (i, j): (usize, usize),
     (bi, bj): (&Body, &Body),
@@ -517,7 +525,7 @@ fn general_pair(
 
 /// The rolling/spinning inertia of the pair `(i, j)` (canonical order).
 #[inline]
-fn pair_inertia(p: &Particles, i: usize, j: usize) -> ContactInertia {
+fn pair_inertia(p: &ParticleView, i: usize, j: usize) -> ContactInertia {
     ContactInertia::pair(
         p.inv_inertia[i],
         p.inv_mass[i],

@@ -7,7 +7,7 @@ use super::walls::wall_forces;
 use super::ForceParams;
 use crate::neighbor::{Contribution, PairJobs, BLOCK};
 use crate::simd::isa::in_best_build;
-use crate::state::particles::Particles;
+use crate::state::particles::ParticleView;
 use glam::DVec3;
 
 /// The parts of one run of blocks that the force stage writes.
@@ -22,7 +22,7 @@ pub(super) struct RunOut<'a> {
 
 /// What both passes of the force stage read.
 pub(super) struct Stage<'a> {
-    pub(super) p: &'a Particles,
+    pub(super) p: &'a ParticleView<'a>,
     pub(super) jobs: &'a PairJobs,
     pub(super) fp: &'a ForceParams<'a>,
     pub(super) n_blocks: usize,

@@ -108,6 +108,11 @@ fn params(laws: &LawTable) -> ForceParams<'_> {
     }
 }
 
+/// The wall history of a run without walls.
+fn no_walls() -> WallHistory {
+    WallHistory::default()
+}
+
 /// Run `steps` force evaluations (positions moved a little between
 /// them, so that the history rotates); return forces, torques and history.
 fn run(laws: &LawTable, steps: usize) -> (Vec<DVec3>, Vec<DVec3>, Vec<f64>) {
@@ -116,7 +121,7 @@ fn run(laws: &LawTable, steps: usize) -> (Vec<DVec3>, Vec<DVec3>, Vec<f64>) {
     let mut results = PairResults::default();
     let fp = params(laws);
     for _ in 0..steps {
-        compute(&mut p, &mut nl, &mut [], &mut results, &fp);
+        compute(&mut p, &mut nl, &mut no_walls(), &mut results, &fp);
         assert_slots_clear_apart(&p, &nl);
         for k in 0..p.n_owned {
             if !p.frozen[k] {
@@ -191,8 +196,8 @@ fn direct_sums(p: &Particles, law: &ContactLaw, g: DVec3) -> (Vec<[DVec3; 2]>, u
             }
             contacts += 1;
             let (bi, bj) = (
-                body_of(p, i, p.packed_image(i)),
-                body_of(p, j, p.packed_image(j)),
+                body_of(&p.view(), i, p.packed_image(i)),
+                body_of(&p.view(), j, p.packed_image(j)),
             );
             let mut rec = vec![0.0; law.history_len()];
             let pf = law.evaluate_plain(&Kinematics::pair(&bi, &bj, d, r), 1e-4, &mut rec);
@@ -277,7 +282,7 @@ fn opened_contacts_leave_no_share_or_record() {
         let mut nl = NeighborList::build(&p, 0.1, laws.history_len);
         let mut results = PairResults::default();
         let fp = params(&laws);
-        compute(&mut p, &mut nl, &mut [], &mut results, &fp);
+        compute(&mut p, &mut nl, &mut no_walls(), &mut results, &fp);
         let touching = nl.history().active().iter().filter(|&&a| a).count();
         assert!(touching > 200, "{touching} contacts");
         // Spread by 5 %: the shallowest contacts open, the deepest stay.
@@ -285,7 +290,7 @@ fn opened_contacts_leave_no_share_or_record() {
             *x *= 1.05;
         }
         p.refresh_packed();
-        compute(&mut p, &mut nl, &mut [], &mut results, &fp);
+        compute(&mut p, &mut nl, &mut no_walls(), &mut results, &fp);
         assert_slots_clear_apart(&p, &nl);
         let still = nl.history().active().iter().filter(|&&a| a).count();
         assert!(

@@ -33,8 +33,7 @@ impl Simulation {
                     ));
                 }
             }
-            let nw = self.setup.walls.len();
-            for w in 0..nw {
+            for w in 0..self.wall_history.walls() {
                 let rec = self.wall_history.record(k, w);
                 if rec.iter().any(|&x| x != 0.0) {
                     out.push((p.id[k], HistoryPartner::Wall(w as u32), rec.to_vec()));

@@ -34,7 +34,7 @@ impl Simulation {
         let nl = &self.neighbors;
         let n = p.n_owned;
         let h = nl.history_len();
-        let nw = self.setup.walls.len();
+        let nw = self.wall_history.walls();
         let mut order: Vec<usize> = (0..n).collect();
         order.sort_unstable_by_key(|&k| p.id[k]);
         let mut s = Snapshot {

@@ -128,7 +128,7 @@ impl Simulation {
         force::compute(
             &mut self.particles,
             &mut self.neighbors,
-            self.wall_history.rows_mut(),
+            &mut self.wall_history,
             &mut self.pair_results,
             &fp,
         );

@@ -77,7 +77,89 @@ pub struct Particles {
     pub n_owned: usize,
 }
 
+/// The particles as the force stage reads them, every array but the force
+/// and torque, which it writes beside them ([`Particles::split_loads`]).
+/// The fields are those of [`Particles`], borrowed.
+#[derive(Debug, Clone, Copy)]
+pub struct ParticleView<'a> {
+    /// Global ids.
+    pub id: &'a [u64],
+    /// Positions.
+    pub x: &'a [DVec3],
+    /// Velocities.
+    pub v: &'a [DVec3],
+    /// Angular velocities.
+    pub omega: &'a [DVec3],
+    /// Radii.
+    pub radius: &'a [f64],
+    /// Masses.
+    pub mass: &'a [f64],
+    /// Inverse masses.
+    pub inv_mass: &'a [f64],
+    /// Inverse moments of inertia.
+    pub inv_inertia: &'a [f64],
+    /// Material indices.
+    pub material: &'a [u32],
+    /// Frozen flags.
+    pub frozen: &'a [bool],
+    /// Periodic image shifts.
+    pub shift: &'a [DVec3],
+    /// Packed image positions and radii.
+    pub packed: &'a [DVec4],
+    /// Number of owned particles.
+    pub n_owned: usize,
+}
+
+impl ParticleView<'_> {
+    /// [`Particles::packed_image`].
+    #[inline(always)]
+    pub fn packed_image(&self, k: usize) -> DVec4 {
+        packed_image(self.x, self.shift, self.radius, self.n_owned, k)
+    }
+}
+
+/// The image `x + shift` of entry `k` (an owned particle's `x` itself) and
+/// its radius.
+#[inline(always)]
+fn packed_image(x: &[DVec3], shift: &[DVec3], radius: &[f64], n_owned: usize, k: usize) -> DVec4 {
+    let image = if k < n_owned { x[k] } else { x[k] + shift[k] };
+    image.extend(radius[k])
+}
+
+/// The [`ParticleView`] of the particles `$p` (a place expression, so that
+/// its fields are borrowed one by one, apart from the force and torque).
+macro_rules! view_of {
+    ($p:expr) => {
+        ParticleView {
+            id: &$p.id,
+            x: &$p.x,
+            v: &$p.v,
+            omega: &$p.omega,
+            radius: &$p.radius,
+            mass: &$p.mass,
+            inv_mass: &$p.inv_mass,
+            inv_inertia: &$p.inv_inertia,
+            material: &$p.material,
+            frozen: &$p.frozen,
+            shift: &$p.shift,
+            packed: &$p.packed,
+            n_owned: $p.n_owned,
+        }
+    };
+}
+
 impl Particles {
+    /// Every array but the force and torque, borrowed.
+    pub fn view(&self) -> ParticleView<'_> {
+        view_of!(self)
+    }
+
+    /// The particles to read ([`Self::view`]) beside their force and
+    /// torque (of the owned particles) to write.
+    pub fn split_loads(&mut self) -> (ParticleView<'_>, &mut [DVec3], &mut [DVec3]) {
+        (view_of!(self), &mut self.force, &mut self.torque)
+    }
+
     /// Number of entries, owned and ghost.
     pub fn len(&self) -> usize {
         self.id.len()
@@ -196,12 +278,7 @@ impl Particles {
     /// What [`Self::packed`] holds for entry `k` at the current positions:
     /// its image `x + shift` (an owned particle's `x` itself) and radius.
     pub fn packed_image(&self, k: usize) -> DVec4 {
-        let image = if k < self.n_owned {
-            self.x[k]
-        } else {
-            self.x[k] + self.shift[k]
-        };
-        image.extend(self.radius[k])
+        packed_image(&self.x, &self.shift, &self.radius, self.n_owned, k)
     }
 
     /// Largest radius among all entries (0 if empty).
