@@ -155,9 +155,10 @@ impl Simulation {
         for (k, &i) in source.iter().enumerate() {
             particles.x[k] = snap.particles[i].x;
         }
+        // The ghosts' packed images come with their update, the owned
+        // particles' (moved back from x_ref) here.
         halo.update(&mut particles, comm.as_ref());
-        // The owned particles moved back from x_ref: their packed images too.
-        particles.refresh_packed();
+        particles.refresh_packed_owned();
         // Pair history: rows and records are both sorted by partner id.
         let mut first = vec![0usize; snap.particles.len() + 1];
         let mut r = 0;

@@ -64,7 +64,12 @@ pub struct Particles {
     /// as `(x_j − x_i) + (shift_j − shift_i)` so every rank gets the same bits.
     pub shift: Vec<DVec3>,
     /// Image position `x + shift` and radius of every entry, packed for the
-    /// neighbour-candidate test of the force loop (refreshed by [`Self::refresh_packed`]).
+    /// neighbour-candidate test of the force loop. Whoever moves entries
+    /// refreshes theirs: the first half step the owned particles' as it
+    /// moves them, a halo update the ghosts' ([`Self::refresh_packed_ghosts`]),
+    /// a rebuild or a restart the owned particles' it wraps, sorts or puts
+    /// back ([`Self::refresh_packed_owned`]). Dropping the ghosts drops
+    /// theirs, so new ghosts have none until refreshed.
     /// Contact decisions use the exact canonical separation, for which an
     /// owned particle's image is exactly its `x` (its shift is zero, and
     /// `x` is stored as it is, with the sign of a zero coordinate).
@@ -219,9 +224,10 @@ impl Particles {
         }
     }
 
-    /// Drop every ghost entry.
+    /// Drop every ghost entry (and its packed image).
     pub fn truncate_ghosts(&mut self) {
         let n = self.n_owned;
+        self.packed.truncate(n);
         self.id.truncate(n);
         self.x.truncate(n);
         self.v.truncate(n);
@@ -261,16 +267,26 @@ impl Particles {
 
     /// Recompute [`Self::packed`] from positions, shifts and radii.
     pub fn refresh_packed(&mut self) {
-        self.refresh_packed_from(0);
+        self.refresh_packed_of(0..self.len());
     }
 
-    /// Recompute [`Self::packed`] of the entries from `start` on (the
-    /// ghosts, from `n_owned`, after a halo update: the first half step
-    /// refreshes the owned particles' as it moves them).
-    pub fn refresh_packed_from(&mut self, start: usize) {
-        let n = self.len();
-        self.packed.resize(n, DVec4::ZERO);
-        for k in start..n {
+    /// Recompute [`Self::packed`] of the owned particles (after moving or
+    /// reordering them other than by the first half step, which refreshes
+    /// them itself).
+    pub fn refresh_packed_owned(&mut self) {
+        self.refresh_packed_of(0..self.n_owned);
+    }
+
+    /// Recompute [`Self::packed`] of the ghosts (after a halo update).
+    pub fn refresh_packed_ghosts(&mut self) {
+        self.refresh_packed_of(self.n_owned..self.len());
+    }
+
+    /// Recompute [`Self::packed`] of the entries `range`, with room for
+    /// every entry.
+    fn refresh_packed_of(&mut self, range: std::ops::Range<usize>) {
+        self.packed.resize(self.len(), DVec4::ZERO);
+        for k in range {
             self.packed[k] = self.packed_image(k);
         }
     }
