@@ -298,12 +298,16 @@ fn bench_neighbor_build(c: &mut Criterion) {
     // History carried through a rebuild, one job in three holding a record.
     let mut previous = NeighborList::build(&p, reach, 3);
     assert!(previous.len() > 5 * p.n_owned, "{} entries", previous.len());
-    for (e, v) in previous.history.iter_mut().enumerate() {
-        if e % 7 == 0 {
-            *v = 1e-6;
+    for j in 0..previous.jobs().len() {
+        // Every seventh value of the records, in job order.
+        if (3 * j..3 * j + 3).any(|e| e % 7 == 0) {
+            for (v, x) in previous.job_record_mut(j).iter_mut().enumerate() {
+                if (3 * j + v) % 7 == 0 {
+                    *x = 1e-6;
+                }
+            }
         }
     }
-    previous.refresh_active();
     // As the engine does it across ranks (per-particle rows that migrate):
     // lifted out of the old list by partner id, put back into the new one.
     let rows = HistoryRows::from_list(&previous, p.n_owned);
@@ -323,8 +327,7 @@ fn bench_neighbor_build(c: &mut Criterion) {
         let mut nl = NeighborList::build(&p, reach, 3);
         b.iter(|| {
             let pairs = PairRecords::from_list(black_box(&previous), sources);
-            nl.history.fill(0.0);
-            nl.active.fill(false);
+            nl.clear_history();
             pairs.fill_list(&mut nl, &identity, &p.id);
             pairs.records()
         });
@@ -333,8 +336,7 @@ fn bench_neighbor_build(c: &mut Criterion) {
         let mut nl = NeighborList::build(&p, reach, 3);
         b.iter(|| {
             let rows = HistoryRows::from_list(black_box(&previous), p.n_owned);
-            nl.history.fill(0.0);
-            nl.active.fill(false);
+            nl.clear_history();
             rows.fill_list(&mut nl);
             rows.records()
         });

@@ -105,8 +105,8 @@ pub fn measure(
             mobile[5] += m * v.length_squared();
             mobile[6] += p.omega[k].length_squared() / p.inv_inertia[k];
         }
-        for e in nl.offsets[k]..nl.offsets[k + 1] {
-            let q = nl.partner[e] as usize;
+        for &q in nl.rows().row_partners(k) {
+            let q = q as usize;
             if p.id[k] > p.id[q] {
                 continue;
             }

@@ -51,7 +51,7 @@ unsafe fn filter_jobs_avx2<const H: usize>(
 ) {
     use std::arch::x86_64::*;
     let h = if H == DYN { blk.h } else { H };
-    let (packed, pad) = (&blk.p.packed[..], blk.fp.range_pad);
+    let (packed, pad) = (blk.p.packed, blk.fp.range_pad);
     let packed_block = &packed[blk.first..blk.first + n_block];
     let (jobs, owners) = (blk.jobs, blk.job_owner);
     let m = jobs.len();
@@ -191,7 +191,7 @@ fn filter_jobs_body<const H: usize>(
     candidates: &mut Vec<[u32; 2]>,
 ) {
     let h = if H == DYN { blk.h } else { H };
-    let (packed, pad) = (&blk.p.packed[..], blk.fp.range_pad);
+    let (packed, pad) = (blk.p.packed, blk.fp.range_pad);
     let packed_block = &packed[blk.first..blk.first + n_block];
     let (jobs, owners) = (blk.jobs, blk.job_owner);
     // The test of job `j`, of the block's particle `o`, with partner `q`.

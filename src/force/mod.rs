@@ -18,6 +18,7 @@ use crate::config::LawTable;
 use crate::geometry::walls::Wall;
 use crate::neighbor::{Contribution, NeighborList, BLOCK};
 use crate::rng::PairNoise;
+use crate::state::history::WallHistory;
 use crate::state::particles::Particles;
 use glam::DVec3;
 use rayon::prelude::*;
@@ -64,9 +65,9 @@ pub struct PairResults {
 }
 
 /// Compute `force` and `torque` of every owned particle, updating the contact
-/// history in `nl` and the wall-contact history `wall_history`
-/// (`walls.len() · history_len` values per owned particle). The packed
-/// images ([`Particles::packed`]) must be those of the current positions.
+/// history in `nl` and the wall-contact history `wall_history` (a row per
+/// owned particle, a record per wall of `fp`). The packed images
+/// ([`Particles::packed`]) must be those of the current positions.
 ///
 /// Each particle's force is `L + U` plus its wall contacts and gravity,
 /// where `L` sums its contacts with lower-id partners and `U` those with
@@ -74,15 +75,20 @@ pub struct PairResults {
 /// the bits do not depend on ranks, threads or local order.
 ///
 /// Two passes. First every pair is evaluated once, by its job (see
-/// [`NeighborList`]), in canonical orientation, which gives both sides the
-/// same bits: the lower-id side adds its share to its `U` directly (its
-/// jobs run in partner-id order) and the higher-id side's share is stored
-/// in that side's share slot for the pair. Then each owned particle sums
-/// its share slots (one per lower-id entry of its row), in row order.
+/// [`crate::neighbor::PairJobs`]), in canonical orientation, which gives
+/// both sides the same bits: the lower-id side adds its share to its `U`
+/// directly (its jobs run in partner-id order) and the higher-id side's
+/// share is stored in that side's share slot for the pair. Then each owned
+/// particle sums its share slots (one per lower-id entry of its row), in
+/// row order.
+///
+/// # Panics
+/// If `wall_history` does not hold a record of the list's length per
+/// (owned particle, wall of `fp`), or the list is not of these particles.
 pub fn compute(
     p: &mut Particles,
     nl: &mut NeighborList,
-    wall_history: &mut [f64],
+    wall_history: &mut WallHistory,
     results: &mut PairResults,
     fp: &ForceParams,
 ) {
@@ -92,37 +98,33 @@ pub fn compute(
             == p.packed_image(k).to_array().map(f64::to_bits)),
         "packed images are not those of the current positions"
     );
-    let h = nl.history_len;
-    let n_jobs = nl.jobs.len();
-    if nl.active.len() != n_jobs {
-        nl.refresh_active();
-    }
-    let mut share = std::mem::take(&mut nl.share);
-    assert_eq!(
-        share.len(),
-        nl.slot_offsets[n],
-        "share slots of another list"
+    let (parts, force, torque) = p.split_loads();
+    let (jobs, history, shares) = nl.force_parts();
+    let h = history.record_len();
+    assert_eq!(jobs.offsets().len(), n + 1, "a list of other particles");
+    assert_eq!(shares.len(), jobs.slots(), "share slots of another list");
+    let wh = fp.walls.len() * h;
+    assert!(
+        wall_history.walls() == fp.walls.len()
+            && (wh == 0 || wall_history.history_len() == h && wall_history.particles() == n),
+        "wall history of other walls, laws or particles"
     );
-    let slots = ShareSlots::new(&mut share);
+    let slots = ShareSlots::new(shares.values_mut());
+    let (history, active) = history.records_and_flags_mut();
     results.upper.resize(n, Contribution::default());
     let n_blocks = n.div_ceil(BLOCK);
-    let wh = fp.walls.len() * h;
-    let mut force = std::mem::take(&mut p.force);
-    let mut torque = std::mem::take(&mut p.torque);
-    let mut history = std::mem::take(&mut nl.history);
-    let mut active = std::mem::take(&mut nl.active);
-    let parts: &Particles = p;
     let ctx = Stage {
-        p: parts,
-        nl: &*nl,
+        p: &parts,
+        jobs,
         fp,
         n_blocks,
+        h,
         wh,
         slots: &slots,
     };
     // The blocks in as many contiguous runs as there are threads. Within a
     // run, pass two of a block follows pass one of the blocks its pairs
-    // reach (`NeighborList::block_reach`) while their results are still in
+    // reach (`PairJobs::block_reach`) while their results are still in
     // cache; blocks whose pairs reach into another run wait for the end of
     // pass one everywhere. The result does not depend on the runs.
     let per_run = n_blocks
@@ -134,7 +136,7 @@ pub fn compute(
         .collect();
     // Where block `b` starts (`b` may be `n_blocks`: the end).
     let particle_at = |b: usize| ctx.block(b).0;
-    let job_at = |b: usize| nl.job_offsets[particle_at(b)];
+    let job_at = |b: usize| jobs.offsets()[particle_at(b)];
     let bounds = |f: &dyn Fn(usize) -> usize, per: usize| {
         runs.iter()
             .map(|&(s, e)| (f(e) - f(s)) * per)
@@ -142,17 +144,18 @@ pub fn compute(
     };
     let job_lens = bounds(&job_at, 1);
     let particle_lens = bounds(&particle_at, 1);
-    let waiting: Vec<usize> = split_chunks(&mut history, bounds(&job_at, h).into_iter())
+    let wall_rows = wall_history.rows_mut();
+    let waiting: Vec<usize> = split_chunks(history, bounds(&job_at, h).into_iter())
         .into_par_iter()
-        .zip(split_chunks(&mut active, job_lens.iter().copied()))
+        .zip(split_chunks(active, job_lens.iter().copied()))
         .zip(split_chunks(
             &mut results.upper,
             particle_lens.iter().copied(),
         ))
-        .zip(split_chunks(&mut force, particle_lens.iter().copied()))
-        .zip(split_chunks(&mut torque, particle_lens.iter().copied()))
+        .zip(split_chunks(force, particle_lens.iter().copied()))
+        .zip(split_chunks(torque, particle_lens.iter().copied()))
         .zip(split_chunks(
-            wall_history,
+            wall_rows,
             bounds(&particle_at, wh).into_iter(),
         ))
         .zip(runs.par_iter())
@@ -175,10 +178,10 @@ pub fn compute(
     let upper = &results.upper;
     let sizes =
         |per: usize| (0..n_blocks).map(move |b| (particle_at(b + 1) - particle_at(b)) * per);
-    let todo: Vec<_> = split_chunks(&mut force, sizes(1))
+    let todo: Vec<_> = split_chunks(force, sizes(1))
         .into_iter()
-        .zip(split_chunks(&mut torque, sizes(1)))
-        .zip(split_chunks(wall_history, sizes(wh)))
+        .zip(split_chunks(torque, sizes(1)))
+        .zip(split_chunks(wall_rows, sizes(wh)))
         .enumerate()
         .filter(|(b, _)| waiting.binary_search(b).is_ok())
         .map(|(b, ((fo, to), wrow))| (b, (fo, to, wrow)))
@@ -187,11 +190,6 @@ pub fn compute(
         let (first, _) = ctx.block(b);
         ctx.pass_two(b, &upper[first..], fo, to, wrow);
     });
-    nl.history = history;
-    nl.active = active;
-    nl.share = share;
-    p.force = force;
-    p.torque = torque;
 }
 
 #[cfg(test)]

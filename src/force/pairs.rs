@@ -11,47 +11,15 @@ use crate::neighbor::{Contribution, NO_SLOT};
 use crate::simd::isa::in_best_build;
 use crate::simd::lane::{F64x4, Lane, V3};
 use crate::simd::prefetch::prefetch_at;
-use crate::state::particles::Particles;
+use crate::state::particles::ParticleView;
 use glam::{DVec3, DVec4};
 
 /// How many candidates ahead the contact loop asks for its partner's data.
 pub(super) const PREFETCH_AHEAD: usize = 6;
 
-/// History length marking the run-time (non-specialised) variant of [`jobs_block`].
+/// History length marking the run-time (non-specialised) variant of the
+/// job filter ([`filter_jobs`]), as [`jobs_block`] runs it.
 pub(super) const DYN: usize = usize::MAX;
-
-/// How the pair stage evaluates one contact: a contact law, either looked
-/// up per pair or fixed for the whole run with its sub-models known at
-/// compile time.
-trait PairEval: Sync {
-    /// The centre distance below which the pair `ij` of particles of `p`,
-    /// with the given radii, interacts.
-    fn range(&self, p: &Particles, ij: (usize, usize), radii: (f64, f64), fp: &ForceParams) -> f64;
-
-    /// The contact `c` (within range), with history record `rec`.
-    fn eval(&self, p: &Particles, c: &Pair, rec: &mut [f64], fp: &ForceParams) -> PairForce;
-
-    /// The one law of every pair, when the contacts can go four at a time
-    /// ([`Self::four`]) through its kernel over [`F64x4`] lanes (the same
-    /// bits as [`Self::eval`]: the same kernel over `f64`).
-    #[inline(always)]
-    fn lanes(&self) -> Option<&ContactLaw> {
-        None
-    }
-
-    /// Four contacts of the law of [`Self::lanes`] (only called where it
-    /// has one).
-    #[inline(always)]
-    fn four(
-        &self,
-        _kin: &Kinematics<F64x4>,
-        _dt: f64,
-        _history: &mut [F64x4],
-        _inertia: ContactInertia<F64x4>,
-    ) -> PairForce<F64x4> {
-        unreachable!("an evaluator without lanes")
-    }
-}
 
 /// A pair in contact, in canonical order.
 struct Pair<'a> {
@@ -66,9 +34,10 @@ struct Pair<'a> {
 }
 
 /// The body of particle `k` at `image`: its position, or its periodic
-/// image, with its radius (as in [`Particles::packed`]; the same bits).
+/// image, with its radius (as in
+/// [`crate::state::particles::Particles::packed`]; the same bits).
 #[inline(always)]
-pub(super) fn body_of(p: &Particles, k: usize, image: DVec4) -> Body {
+pub(super) fn body_of(p: &ParticleView, k: usize, image: DVec4) -> Body {
     Body {
         x: image.truncate(),
         v: p.v[k],
@@ -78,15 +47,17 @@ pub(super) fn body_of(p: &Particles, k: usize, image: DVec4) -> Body {
     }
 }
 
-/// Any law table: the law looked up per pair; laws with couples or
-/// stochastic friction go out of line.
+/// Any law table, one contact at a time: the law looked up per pair; laws
+/// with couples or stochastic friction go out of line.
 struct AnyLaw;
 
-impl PairEval for AnyLaw {
+impl AnyLaw {
+    /// The centre distance below which the pair `ij` of particles of `p`,
+    /// with the given radii, interacts.
     #[inline(always)]
     fn range(
         &self,
-        p: &Particles,
+        p: &ParticleView,
         (i, j): (usize, usize),
         radii: (f64, f64),
         fp: &ForceParams,
@@ -98,8 +69,9 @@ impl PairEval for AnyLaw {
             .range(ri, rj)
     }
 
+    /// The contact `c` (within range), with history record `rec`.
     #[inline(always)]
-    fn eval(&self, p: &Particles, c: &Pair, rec: &mut [f64], fp: &ForceParams) -> PairForce {
+    fn eval(&self, p: &ParticleView, c: &Pair, rec: &mut [f64], fp: &ForceParams) -> PairForce {
         let (i, j) = c.ij;
         let law = fp.laws.get(p.material[i], p.material[j]);
         if law.is_plain() {
@@ -112,37 +84,16 @@ impl PairEval for AnyLaw {
     }
 }
 
-/// One law, without stochastic friction, for every pair: one contact at a
-/// time or four, through [`ContactLaw::evaluate_as`] specialised on the
-/// law's normal and tangential kinds `N` and `TG` and on whether it has
-/// couples `C` (see [`Kind`]; [`Kind::ANY`] where the kind is left to run time).
+/// One law, without stochastic friction, for every pair, four contacts at
+/// a time, through [`ContactLaw::evaluate_as`] over [`F64x4`] lanes,
+/// specialised on the law's normal and tangential kinds `N` and `TG` and
+/// on whether it has couples `C` (see [`Kind`]; [`Kind::ANY`] where the
+/// kind is left to run time). The kernel is the one that evaluates one
+/// contact over `f64` (`contact/lane_tests.rs` compares the two).
 struct OneLaw<'a, const N: u8, const TG: u8, const C: bool>(&'a ContactLaw);
 
-impl<const N: u8, const TG: u8, const C: bool> PairEval for OneLaw<'_, N, TG, C> {
-    #[inline(always)]
-    fn range(
-        &self,
-        _: &Particles,
-        _: (usize, usize),
-        (ri, rj): (f64, f64),
-        _: &ForceParams,
-    ) -> f64 {
-        self.0.normal.range(ri, rj)
-    }
-
-    #[inline(always)]
-    fn eval(&self, p: &Particles, c: &Pair, rec: &mut [f64], fp: &ForceParams) -> PairForce {
-        let kin = Kinematics::pair(c.bodies.0, c.bodies.1, c.d, c.r);
-        let (i, j) = c.ij;
-        self.0
-            .evaluate_as::<f64, N, TG, C>(&kin, fp.dt, rec, || pair_inertia(p, i, j))
-    }
-
-    #[inline(always)]
-    fn lanes(&self) -> Option<&ContactLaw> {
-        Some(self.0)
-    }
-
+impl<const N: u8, const TG: u8, const C: bool> OneLaw<'_, N, TG, C> {
+    /// Four contacts of the law.
     #[inline(always)]
     fn four(
         &self,
@@ -168,7 +119,7 @@ pub(super) fn pass_one(blk: &Block, out: BlockOut) {
     const SPRING: u8 = Kind::SPRING_SLIDER;
     let single = (blk.fp.laws.n == 1).then(|| &blk.fp.laws.laws[0]);
     let Some(law) = single.filter(|law| law.stochastic.is_none()) else {
-        return jobs_block::<_, DYN>(blk, &AnyLaw, out);
+        return jobs_block(blk, out);
     };
     let kinds = (
         law.normal.kind(),
@@ -177,42 +128,40 @@ pub(super) fn pass_one(blk: &Block, out: BlockOut) {
     );
     match (kinds, blk.h) {
         ((HOOKE, SPRING, false), 3) => {
-            jobs_block::<_, 3>(blk, &OneLaw::<HOOKE, SPRING, false>(law), out)
+            lanes_block::<HOOKE, SPRING, false, 3>(blk, &OneLaw(law), out)
         }
         ((HERTZ, SPRING, false), 3) => {
-            jobs_block::<_, 3>(blk, &OneLaw::<HERTZ, SPRING, false>(law), out)
+            lanes_block::<HERTZ, SPRING, false, 3>(blk, &OneLaw(law), out)
         }
-        ((HERTZ, SPRING, true), 6) => {
-            jobs_block::<_, 6>(blk, &OneLaw::<HERTZ, SPRING, true>(law), out)
-        }
-        (_, 0) => jobs_block::<_, 0>(blk, &OneLaw::<ANY, ANY, true>(law), out),
-        (_, 3) => jobs_block::<_, 3>(blk, &OneLaw::<ANY, ANY, true>(law), out),
-        (_, 6) => jobs_block::<_, 6>(blk, &OneLaw::<ANY, ANY, true>(law), out),
-        _ => jobs_block::<_, DYN>(blk, &AnyLaw, out),
+        ((HERTZ, SPRING, true), 6) => lanes_block::<HERTZ, SPRING, true, 6>(blk, &OneLaw(law), out),
+        (_, 0) => lanes_block::<ANY, ANY, true, 0>(blk, &OneLaw(law), out),
+        (_, 3) => lanes_block::<ANY, ANY, true, 3>(blk, &OneLaw(law), out),
+        (_, 6) => lanes_block::<ANY, ANY, true, 6>(blk, &OneLaw(law), out),
+        _ => jobs_block(blk, out),
     }
 }
 
-/// What [`jobs_block`] reads.
+/// What [`jobs_block`] and [`lanes_block`] read.
 pub(super) struct Block<'a> {
-    pub(super) p: &'a Particles,
+    pub(super) p: &'a ParticleView<'a>,
     /// The block's first owned particle.
     pub(super) first: usize,
     /// The block's jobs (their partners).
     pub(super) jobs: &'a [u32],
-    /// The share slots of the block's jobs ([`NeighborList::share_slot`]).
+    /// The share slots of the block's jobs ([`crate::neighbor::PairJobs::share_slots`]).
     pub(super) share_slot: &'a [u32],
     /// Whether the block particle is the lower id of each job's pair
-    /// ([`NeighborList::evaluator_lower`]).
+    /// ([`crate::neighbor::PairJobs::evaluator_lower`]).
     pub(super) evaluator_lower: &'a [bool],
     /// The evaluator of each of the block's jobs, by its place in the
-    /// block ([`NeighborList::job_owner`]).
+    /// block ([`crate::neighbor::PairJobs::owners`]).
     pub(super) job_owner: &'a [u16],
     pub(super) slots: &'a ShareSlots,
     pub(super) fp: &'a ForceParams<'a>,
     pub(super) h: usize,
 }
 
-/// What [`jobs_block`] writes: the block's slices of the per-job arrays and
+/// What [`jobs_block`] and [`lanes_block`] write: the block's slices of the per-job arrays and
 /// its particles' upper sums (and, through [`Block::slots`], the shares).
 pub(super) struct BlockOut<'a> {
     pub(super) history: &'a mut [f64],
@@ -220,43 +169,69 @@ pub(super) struct BlockOut<'a> {
     pub(super) upper: &'a mut [Contribution],
 }
 
-/// The pair jobs of a block of owned particles, with `H` history values
-/// per contact known at compile time (or [`DYN`]), in the build for the
-/// run's instruction set ([`crate::simd::isa`]).
+/// The pair jobs of a block of owned particles under any law table, one
+/// contact at a time, in the build for the run's instruction set
+/// ([`crate::simd::isa`]).
 #[inline(never)]
-fn jobs_block<E: PairEval, const H: usize>(blk: &Block, eval: &E, out: BlockOut) {
-    in_best_build!(jobs_block_avx2, || jobs_block_body::<E, H>(blk, eval, out))
+fn jobs_block(blk: &Block, out: BlockOut) {
+    in_best_build!(jobs_block_avx2, || jobs_block_body(blk, out))
+}
+
+/// The pair jobs of a block of owned particles under one law, four
+/// contacts at a time ([`OneLaw`], with `H` history values per contact),
+/// in the build for the run's instruction set ([`crate::simd::isa`]).
+#[inline(never)]
+fn lanes_block<const N: u8, const TG: u8, const C: bool, const H: usize>(
+    blk: &Block,
+    law: &OneLaw<N, TG, C>,
+    out: BlockOut,
+) {
+    in_best_build!(lanes_block_avx2, || lanes_block_body::<N, TG, C, H>(
+        blk, law, out
+    ))
+}
+
+/// The candidates of a block (see [`filter_jobs`]), after each particle's
+/// upper sum is set to zero: it builds up in place, in candidate order (by
+/// partner), with no branch on where one particle's candidates end.
+#[inline(always)]
+fn block_candidates<const H: usize>(blk: &Block, out: &mut BlockOut) -> Vec<[u32; 2]> {
+    out.upper.fill(Contribution::default());
+    // The cheap filter on the packed image positions over every job (a
+    // superset of the contacts), resetting the records of pairs that are
+    // apart; the candidates then go in job order, in a loop of their own
+    // (no hard-to-predict filter branch between two contact evaluations).
+    let mut candidates: Vec<[u32; 2]> = Vec::with_capacity(blk.jobs.len() + 4);
+    let n_block = out.upper.len();
+    filter_jobs::<H>(blk, n_block, out.history, out.active, &mut candidates);
+    candidates
+}
+
+/// The body of [`lanes_block`], inlined into each build.
+#[inline(always)]
+fn lanes_block_body<const N: u8, const TG: u8, const C: bool, const H: usize>(
+    blk: &Block,
+    law: &OneLaw<N, TG, C>,
+    mut out: BlockOut,
+) {
+    let candidates = block_candidates::<H>(blk, &mut out);
+    contacts_in_lanes::<N, TG, C, H>(blk, law, &candidates, out);
 }
 
 /// The body of [`jobs_block`], inlined into each build.
 #[inline(always)]
-fn jobs_block_body<E: PairEval, const H: usize>(blk: &Block, eval: &E, out: BlockOut) {
-    let Block { p, first, fp, .. } = *blk;
-    let h = if H == DYN { blk.h } else { H };
-    let packed = &p.packed[..];
+fn jobs_block_body(blk: &Block, mut out: BlockOut) {
+    let Block {
+        p, first, fp, h, ..
+    } = *blk;
+    let eval = AnyLaw;
+    let packed = p.packed;
+    let candidates = block_candidates::<DYN>(blk, &mut out);
     let BlockOut {
         history,
         active,
         upper,
     } = out;
-    let n_block = upper.len();
-    // Each particle's upper sum builds up in place, in candidate order (by
-    // partner), from zero: no branch on where one particle's candidates end.
-    upper.fill(Contribution::default());
-    // First the cheap filter on the packed image positions over every job
-    // (a superset of the contacts), resetting the records of pairs that are
-    // apart; then the candidates, in job order, in a loop of their own (no
-    // hard-to-predict filter branch between two contact evaluations).
-    let mut candidates: Vec<[u32; 2]> = Vec::with_capacity(blk.jobs.len() + 4);
-    filter_jobs::<H>(blk, n_block, history, active, &mut candidates);
-    if let (Some(law), false) = (eval.lanes(), H == DYN) {
-        let out = BlockOut {
-            history,
-            active,
-            upper,
-        };
-        return contacts_in_lanes::<E, H>(blk, eval, law, &candidates, out);
-    }
     for (c, &[o, j]) in candidates.iter().enumerate() {
         prefetch_candidate(blk, &candidates, c + PREFETCH_AHEAD, history, h);
         let (o, j) = (o as usize, j as usize);
@@ -315,13 +290,13 @@ fn prefetch_candidate(blk: &Block, candidates: &[[u32; 2]], c: usize, history: &
     if let Some(&[_, j]) = candidates.get(c) {
         let p = blk.p;
         let (j, q) = (j as usize, blk.jobs[j as usize] as usize);
-        prefetch_at(&p.v, q);
-        prefetch_at(&p.omega, q);
+        prefetch_at(p.v, q);
+        prefetch_at(p.omega, q);
         if q >= p.n_owned {
-            prefetch_at(&p.x, q);
-            prefetch_at(&p.shift, q);
+            prefetch_at(p.x, q);
+            prefetch_at(p.shift, q);
         }
-        prefetch_at(&p.inv_mass, q);
+        prefetch_at(p.inv_mass, q);
         prefetch_at(history, j * h);
         blk.slots.prefetch(blk.share_slot[j]);
     }
@@ -332,10 +307,11 @@ fn prefetch_candidate(blk: &Block, candidates: &[[u32; 2]], c: usize, history: &
 /// antisymmetric (a − b = −(b − a)), so the canonical `d = (x_j − x_i) +
 /// (s_j − s_i)` is exactly `±d_kq`. Owned particles' shifts are `+0` (and
 /// `s − (+0) = s`), so only a ghost's is read; an owned particle's packed
-/// image is its position itself (see [`Particles::packed`]), already in
-/// cache from the filter.
+/// image is its position itself (see
+/// [`crate::state::particles::Particles::packed`]), already in cache from
+/// the filter.
 #[inline(always)]
-fn separation_from(p: &Particles, pk: DVec4, pq: DVec4, q: usize) -> DVec3 {
+fn separation_from(p: &ParticleView, pk: DVec4, pq: DVec4, q: usize) -> DVec3 {
     let (x_q, shift_q) = if q < p.n_owned {
         (pq.truncate(), DVec3::ZERO)
     } else {
@@ -351,15 +327,15 @@ fn separation_from(p: &Particles, pk: DVec4, pq: DVec4, q: usize) -> DVec3 {
 /// time, so the bits are those of the one-contact loop of
 /// [`jobs_block_body`].
 #[inline(always)]
-fn contacts_in_lanes<E: PairEval, const H: usize>(
+fn contacts_in_lanes<const N: u8, const TG: u8, const C: bool, const H: usize>(
     blk: &Block,
-    eval: &E,
-    law: &ContactLaw,
+    eval: &OneLaw<N, TG, C>,
     candidates: &[[u32; 2]],
     out: BlockOut,
 ) {
     let Block { p, first, .. } = *blk;
-    let packed = &p.packed[..];
+    let law = eval.0;
+    let packed = p.packed;
     let BlockOut {
         history,
         active,
@@ -410,12 +386,12 @@ fn contacts_in_lanes<E: PairEval, const H: usize>(
         group.jobs[l] = (j, o, lower);
         filled += 1;
         if filled == LANES {
-            lanes_done::<E, H>(blk, eval, &mut group, LANES, (history, active, upper));
+            lanes_done::<N, TG, C, H>(blk, eval, &mut group, LANES, (history, active, upper));
             filled = 0;
         }
     }
     if filled > 0 {
-        lanes_done::<E, H>(blk, eval, &mut group, filled, (history, active, upper));
+        lanes_done::<N, TG, C, H>(blk, eval, &mut group, filled, (history, active, upper));
     }
 }
 
@@ -446,9 +422,9 @@ struct Group {
 /// are dropped) and add their results in lane order: the record, the
 /// lower-id side's upper sum and the higher-id side's share slot.
 #[inline(always)]
-fn lanes_done<E: PairEval, const H: usize>(
+fn lanes_done<const N: u8, const TG: u8, const C: bool, const H: usize>(
     blk: &Block,
-    eval: &E,
+    eval: &OneLaw<N, TG, C>,
     group: &mut Group,
     filled: usize,
     (history, active, upper): (&mut [f64], &mut [bool], &mut [Contribution]),
@@ -492,7 +468,7 @@ fn lanes_done<E: PairEval, const H: usize>(
 #[inline(never)]
 #[allow(clippy::too_many_arguments)]
 fn general_pair(
-    p: &Particles,
+    p: &ParticleView,
     law: &ContactLaw,
     (i, j): (usize, usize),
     (bi, bj): (&Body, &Body),
@@ -523,7 +499,7 @@ fn general_pair(
 
 /// The rolling/spinning inertia of the pair `(i, j)` (canonical order).
 #[inline]
-fn pair_inertia(p: &Particles, i: usize, j: usize) -> ContactInertia {
+fn pair_inertia(p: &ParticleView, i: usize, j: usize) -> ContactInertia {
     ContactInertia::pair(
         p.inv_inertia[i],
         p.inv_mass[i],

@@ -3,7 +3,7 @@
 use crate::neighbor::Contribution;
 use crate::simd::prefetch::prefetch_ptr;
 
-/// The share slots ([`NeighborList::share`]) as seen by the threads of one
+/// The share slots ([`crate::neighbor::Shares`]) as seen by the threads of one
 /// force stage. Each slot is written by exactly one job in pass one and
 /// read by pass two of the slot's particle, after that job (the wavefront
 /// in [`compute`] orders them), so no slot is ever touched by two threads

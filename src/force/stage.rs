@@ -5,9 +5,9 @@ use super::pairs::{pass_one, Block, BlockOut};
 use super::shares::ShareSlots;
 use super::walls::wall_forces;
 use super::ForceParams;
-use crate::neighbor::{Contribution, NeighborList, BLOCK};
+use crate::neighbor::{Contribution, PairJobs, BLOCK};
 use crate::simd::isa::in_best_build;
-use crate::state::particles::Particles;
+use crate::state::particles::ParticleView;
 use glam::DVec3;
 
 /// The parts of one run of blocks that the force stage writes.
@@ -22,10 +22,13 @@ pub(super) struct RunOut<'a> {
 
 /// What both passes of the force stage read.
 pub(super) struct Stage<'a> {
-    pub(super) p: &'a Particles,
-    pub(super) nl: &'a NeighborList,
+    pub(super) p: &'a ParticleView<'a>,
+    pub(super) jobs: &'a PairJobs,
     pub(super) fp: &'a ForceParams<'a>,
     pub(super) n_blocks: usize,
+    /// Values per contact-history record.
+    pub(super) h: usize,
+    /// Values per particle's wall-history row.
     pub(super) wh: usize,
     pub(super) slots: &'a ShareSlots,
 }
@@ -41,23 +44,23 @@ impl Stage<'_> {
     /// as every block its pairs reach is done; returns the blocks whose
     /// pairs reach outside `s..e` (their pass two must wait).
     pub(super) fn run_blocks(&self, s: usize, e: usize, run: &mut RunOut) -> Vec<usize> {
-        let nl = self.nl;
-        let (h, wh) = (nl.history_len, self.wh);
-        let reach = nl.block_reach;
-        let (job0, first0) = (nl.job_offsets[self.block(s).0], self.block(s).0);
+        let jobs = self.jobs;
+        let (h, wh) = (self.h, self.wh);
+        let reach = jobs.block_reach();
+        let (job0, first0) = (jobs.offsets()[self.block(s).0], self.block(s).0);
         let mut waiting = Vec::new();
         let mut next = s;
         for b in s..e {
             let (first, last) = self.block(b);
-            let block_jobs = nl.job_offsets[first]..nl.job_offsets[last];
+            let block_jobs = jobs.offsets()[first]..jobs.offsets()[last];
             let (j0, j1) = (block_jobs.start - job0, block_jobs.end - job0);
             let blk = Block {
                 p: self.p,
                 first,
-                jobs: &nl.jobs[block_jobs.clone()],
-                share_slot: &nl.share_slot[block_jobs.clone()],
-                evaluator_lower: &nl.evaluator_lower[block_jobs.clone()],
-                job_owner: &nl.job_owner[block_jobs],
+                jobs: &jobs.partners()[block_jobs.clone()],
+                share_slot: &jobs.share_slots()[block_jobs.clone()],
+                evaluator_lower: &jobs.evaluator_lower()[block_jobs.clone()],
+                job_owner: &jobs.owners()[block_jobs],
                 slots: self.slots,
                 fp: self.fp,
                 h,
@@ -125,10 +128,10 @@ impl Stage<'_> {
         to: &mut [DVec3],
         wrow: &mut [f64],
     ) {
-        let (p, nl, fp, wh) = (self.p, self.nl, self.fp, self.wh);
+        let (p, fp, h, wh) = (self.p, self.fp, self.h, self.wh);
         let (first, last) = self.block(b);
         let len = last - first;
-        let starts = &nl.slot_offsets[first..=last];
+        let starts = &self.jobs.slot_offsets()[first..=last];
         // SAFETY: the block's slots are its particles', and this block's
         // pass two is their only reader, after every writer (the caller
         // orders it after pass one of the blocks in reach).
@@ -142,7 +145,7 @@ impl Stage<'_> {
             } else {
                 if WALLS {
                     let rec = &mut wrow[o * wh..(o + 1) * wh];
-                    let (fw, tw) = wall_forces(p, first + o, rec, nl.history_len, fp);
+                    let (fw, tw) = wall_forces(p, first + o, rec, h, fp);
                     f += fw;
                     t += tw;
                 }

@@ -108,6 +108,11 @@ fn params(laws: &LawTable) -> ForceParams<'_> {
     }
 }
 
+/// The wall history of a run without walls.
+fn no_walls() -> WallHistory {
+    WallHistory::default()
+}
+
 /// Run `steps` force evaluations (positions moved a little between
 /// them, so that the history rotates); return forces, torques and history.
 fn run(laws: &LawTable, steps: usize) -> (Vec<DVec3>, Vec<DVec3>, Vec<f64>) {
@@ -116,7 +121,7 @@ fn run(laws: &LawTable, steps: usize) -> (Vec<DVec3>, Vec<DVec3>, Vec<f64>) {
     let mut results = PairResults::default();
     let fp = params(laws);
     for _ in 0..steps {
-        compute(&mut p, &mut nl, &mut [], &mut results, &fp);
+        compute(&mut p, &mut nl, &mut no_walls(), &mut results, &fp);
         assert_slots_clear_apart(&p, &nl);
         for k in 0..p.n_owned {
             if !p.frozen[k] {
@@ -126,7 +131,7 @@ fn run(laws: &LawTable, steps: usize) -> (Vec<DVec3>, Vec<DVec3>, Vec<f64>) {
         }
         p.refresh_packed();
     }
-    (p.force, p.torque, nl.history)
+    (p.force, p.torque, nl.history().values().to_vec())
 }
 
 fn bits(v: &[DVec3]) -> Vec<[u64; 3]> {
@@ -149,22 +154,22 @@ fn specialised_kernels_give_the_bits_of_the_general_path() {
 /// is inactive, with a zero record and a zero share slot: pass two sums
 /// every slot, so a share left from a contact that opened would count.
 fn assert_slots_clear_apart(p: &Particles, nl: &NeighborList) {
-    let h = nl.history_len;
+    let (jobs, history, shares) = (nl.jobs(), nl.history(), nl.shares());
     for k in 0..p.n_owned {
-        for j in nl.job_offsets[k]..nl.job_offsets[k + 1] {
-            let q = nl.jobs[j] as usize;
+        for j in jobs.evaluated_by(k) {
+            let q = jobs.partner(j);
             if (p.x[q] - p.x[k]).length() < p.radius[k] + p.radius[q] {
                 continue;
             }
-            assert!(!nl.active[j], "job {j} of an open pair is active");
-            assert!(nl.history[j * h..(j + 1) * h].iter().all(|&v| v == 0.0));
-            let slot = nl.share_slot[j];
+            assert!(!history.is_active(j), "job {j} of an open pair is active");
+            assert!(history.record(j).iter().all(|&v| v == 0.0));
+            let slot = jobs.share_slots()[j];
             if slot != NO_SLOT {
-                assert_eq!(nl.share[slot as usize], Contribution::default());
+                assert_eq!(shares.values()[slot as usize], Contribution::default());
             }
         }
     }
-    assert!(nl.share.len() == nl.slot_offsets[p.n_owned]);
+    assert!(shares.len() == jobs.slot_offsets()[p.n_owned]);
 }
 
 /// The force and torque on each particle of `p` as `L + U` (+ gravity),
@@ -191,8 +196,8 @@ fn direct_sums(p: &Particles, law: &ContactLaw, g: DVec3) -> (Vec<[DVec3; 2]>, u
             }
             contacts += 1;
             let (bi, bj) = (
-                body_of(p, i, p.packed_image(i)),
-                body_of(p, j, p.packed_image(j)),
+                body_of(&p.view(), i, p.packed_image(i)),
+                body_of(&p.view(), j, p.packed_image(j)),
             );
             let mut rec = vec![0.0; law.history_len()];
             let pf = law.evaluate_plain(&Kinematics::pair(&bi, &bj, d, r), 1e-4, &mut rec);
@@ -277,17 +282,17 @@ fn opened_contacts_leave_no_share_or_record() {
         let mut nl = NeighborList::build(&p, 0.1, laws.history_len);
         let mut results = PairResults::default();
         let fp = params(&laws);
-        compute(&mut p, &mut nl, &mut [], &mut results, &fp);
-        let touching = nl.active.iter().filter(|&&a| a).count();
+        compute(&mut p, &mut nl, &mut no_walls(), &mut results, &fp);
+        let touching = nl.history().active().iter().filter(|&&a| a).count();
         assert!(touching > 200, "{touching} contacts");
         // Spread by 5 %: the shallowest contacts open, the deepest stay.
         for x in p.x.iter_mut() {
             *x *= 1.05;
         }
         p.refresh_packed();
-        compute(&mut p, &mut nl, &mut [], &mut results, &fp);
+        compute(&mut p, &mut nl, &mut no_walls(), &mut results, &fp);
         assert_slots_clear_apart(&p, &nl);
-        let still = nl.active.iter().filter(|&&a| a).count();
+        let still = nl.history().active().iter().filter(|&&a| a).count();
         assert!(
             still > 0 && still < touching / 2,
             "{still} of {touching} stay"

@@ -4,7 +4,7 @@
 use super::pairs::body_of;
 use super::ForceParams;
 use crate::contact::{ContactInertia, Kinematics};
-use crate::state::particles::Particles;
+use crate::state::particles::ParticleView;
 use glam::DVec3;
 
 /// Reset a contact record that has opened (only writing a record that holds something).
@@ -18,7 +18,7 @@ fn clear(rec: &mut [f64]) {
 /// The wall contacts of owned particle `k`.
 #[inline]
 pub(super) fn wall_forces(
-    p: &Particles,
+    p: &ParticleView,
     k: usize,
     hist: &mut [f64],
     h: usize,

@@ -41,13 +41,13 @@ impl HistoryRows {
     /// The non-zero records of the first `n_owned` rows of `nl`; particles
     /// `nl` does not cover (inserted since it was built) get empty rows.
     pub fn from_list(nl: &NeighborList, n_owned: usize) -> Self {
-        let mut out = Self::empty(0, nl.history_len);
-        let rows = nl.offsets.len().saturating_sub(1);
+        let (rows, jobs, history) = (nl.rows(), nl.jobs(), nl.history());
+        let mut out = Self::empty(0, history.record_len());
         for p in 0..n_owned {
-            if p < rows {
-                for e in nl.offsets[p]..nl.offsets[p + 1] {
-                    if let Some(rec) = nl.held_record(nl.job_of_entry[e] as usize) {
-                        out.partner.push(nl.partner_id[e]);
+            if p < rows.owned() {
+                for e in rows.row(p) {
+                    if let Some(rec) = history.held(jobs.job_of(e)) {
+                        out.partner.push(rows.partner_id(e));
                         out.values.extend_from_slice(rec);
                     }
                 }
@@ -126,24 +126,26 @@ impl HistoryRows {
     /// is dropped: the two were out of reach, so the contact had opened and
     /// its record would have been reset anyway.
     pub fn fill_list(&self, nl: &mut NeighborList) {
-        let h = nl.history_len;
+        let h = nl.history_len();
         if h == 0 || self.len != h {
             return;
         }
-        let (offsets, ids, job_of_entry) = (&nl.offsets, &nl.partner_id, &nl.job_of_entry);
-        let job_offsets = &nl.job_offsets;
-        crate::neighbor::for_each_row_mut(&mut nl.history, job_offsets, h, |p, row| {
+        let (rows, jobs) = (&nl.rows, &nl.jobs);
+        let job_offsets = jobs.offsets();
+        // Each record written is marked active; the list is freshly built,
+        // so every other job is inactive with a zero share slot already.
+        nl.history.fill_rows(job_offsets, |p, row| {
             let (s, e) = (self.offsets[p], self.offsets[p + 1]);
             if s == e {
                 return;
             }
             let mut k = s;
-            for entry in offsets[p]..offsets[p + 1] {
-                let job = job_of_entry[entry] as usize;
-                if !(job_offsets[p]..job_offsets[p + 1]).contains(&job) {
+            for entry in rows.row(p) {
+                let job = jobs.job_of(entry);
+                if !jobs.evaluated_by(p).contains(&job) {
                     continue; // evaluated by the partner
                 }
-                let id = ids[entry];
+                let id = rows.partner_id(entry);
                 while k < e && self.partner[k] < id {
                     k += 1;
                 }
@@ -156,8 +158,6 @@ impl HistoryRows {
                 }
             }
         });
-        // The list is freshly built: its share slots are zero.
-        nl.mark_active_from_history();
     }
 }
 
@@ -182,15 +182,16 @@ impl PairRecords {
     /// `rows + g`, `rows` the list's row count) is an image of owned
     /// particle `image_source[g]`.
     pub fn from_list(nl: &NeighborList, image_source: &[u32]) -> Self {
+        let (jobs, history) = (nl.jobs(), nl.history());
         let mut out = Self {
-            len: nl.history_len,
+            len: history.record_len(),
             ..Self::default()
         };
-        let rows = nl.offsets.len().saturating_sub(1);
+        let rows = nl.rows().owned();
         for k in 0..rows {
-            for j in nl.job_offsets[k]..nl.job_offsets[k + 1] {
-                if let Some(rec) = nl.held_record(j) {
-                    let q = nl.jobs[j] as usize;
+            for j in jobs.evaluated_by(k) {
+                if let Some(rec) = history.held(j) {
+                    let q = jobs.partner(j);
                     let partner = if q < rows {
                         q as u32
                     } else {
@@ -217,11 +218,10 @@ impl PairRecords {
     /// the record, as [`HistoryRows::fill_list`] gives it; a record whose
     /// pair is no longer in the list is dropped (its contact had opened).
     pub fn fill_list(&self, nl: &mut NeighborList, perm: &[usize], ids: &[u64]) {
-        let h = nl.history_len;
+        let h = nl.history_len();
         if h == 0 || self.len != h {
             return;
         }
-        assert_eq!(nl.active.len(), nl.jobs.len(), "a freshly built list");
         let mut new_of_old = vec![u32::MAX; perm.len()];
         for (new, &old) in perm.iter().enumerate() {
             new_of_old[old] = new as u32;
@@ -231,11 +231,9 @@ impl PairRecords {
             let rec = &self.values[r * h..(r + 1) * h];
             for (x, y) in [(a, b), (b, a)] {
                 if let Some(e) = nl.entry_of(x, ids[y]) {
-                    let job = nl.job_of_entry[e] as usize;
-                    nl.history[job * h..(job + 1) * h].copy_from_slice(rec);
-                    // A record lifted is non-zero: its job is active (the
-                    // fresh list's others are inactive, with zero shares).
-                    nl.active[job] = true;
+                    // Marked active (the fresh list's other jobs are
+                    // inactive, with zero shares).
+                    nl.record_mut(e).copy_from_slice(rec);
                 }
             }
         }

@@ -56,23 +56,9 @@ fn spatial_order_sorts_by_cell_then_id() {
     }
 }
 
-/// The fields of two lists, for comparison.
+/// The parts of two lists, for comparison.
 fn fields(nl: &NeighborList) -> String {
-    format!(
-        "{:?}",
-        (
-            (&nl.offsets, &nl.partner, &nl.partner_id, &nl.job_of_entry),
-            (
-                &nl.job_offsets,
-                &nl.jobs,
-                &nl.evaluator_lower,
-                &nl.share_slot,
-                &nl.job_owner
-            ),
-            (&nl.history, nl.history_len, &nl.active, &nl.slot_offsets),
-            (&nl.share, nl.block_reach),
-        )
-    )
+    format!("{:?}", (nl.rows(), nl.jobs(), nl.history(), nl.shares()))
 }
 
 /// A list rebuilt in place, over the storage of a list of other
@@ -88,8 +74,9 @@ fn a_list_rebuilt_in_place_is_the_list_built_afresh() {
     big.refresh_packed();
     let mut list = NeighborList::build(&big, 0.3, 3);
     assert!(list.len() > NeighborList::build(&p, 0.2, 3).len());
-    list.history.fill(0.5);
-    list.active.fill(true);
+    for j in 0..list.jobs().len() {
+        list.job_record_mut(j).fill(0.5);
+    }
     list.rebuild(&p, 0.2, 3);
     assert_eq!(fields(&list), fields(&NeighborList::build(&p, 0.2, 3)));
     list.rebuild(&big, 0.3, 0);
@@ -116,20 +103,41 @@ fn permuted_spheres(perm: &[usize]) -> (Particles, Vec<u32>) {
     (p, sources)
 }
 
+/// The history of `old` (a list of [`permuted_spheres`] in their first
+/// order, whose images copy `sources`) carried into the list of the
+/// spheres reordered by `perm`, both ways: by per-particle rows (the path
+/// with migration) and by pair (a single rank's). Returns the reordered
+/// spheres and the two lists.
+fn carried(
+    old: &NeighborList,
+    sources: &[u32],
+    perm: &[usize],
+) -> (Particles, NeighborList, NeighborList) {
+    use crate::neighbor::carry::{HistoryRows, PairRecords};
+    let (q, _) = permuted_spheres(perm);
+    let mut by_rows = NeighborList::build(&q, 0.2, 3);
+    HistoryRows::from_list(old, q.n_owned)
+        .select(perm)
+        .fill_list(&mut by_rows);
+    let mut by_pairs = NeighborList::build(&q, 0.2, 3);
+    PairRecords::from_list(old, sources).fill_list(&mut by_pairs, perm, &q.id);
+    (q, by_rows, by_pairs)
+}
+
 /// The records carried through a single-rank rebuild by pair
 /// ([`PairRecords`]) fill the new list exactly as the per-particle rows
 /// ([`HistoryRows`], the path with migration) do, including pairs that
 /// meet through periodic images (evaluated on both sides).
 #[test]
 fn pair_records_fill_a_rebuilt_list_as_history_rows_do() {
-    use crate::neighbor::carry::{HistoryRows, PairRecords};
+    use crate::neighbor::carry::PairRecords;
     let identity: Vec<usize> = (0..125).collect();
     let (p, sources) = permuted_spheres(&identity);
     let mut old = NeighborList::build(&p, 0.2, 3);
     // Every third pair has a record, the same on both of its jobs.
     for k in 0..p.n_owned {
-        for e in old.offsets[k]..old.offsets[k + 1] {
-            let (a, b) = (p.id[k], old.partner_id[e]);
+        for e in old.rows().row(k) {
+            let (a, b) = (p.id[k], old.rows().partner_id(e));
             let (lo, hi) = (a.min(b), a.max(b));
             if (lo + hi) % 3 == 0 {
                 let v = lo as f64 + 0.001 * hi as f64;
@@ -137,19 +145,12 @@ fn pair_records_fill_a_rebuilt_list_as_history_rows_do() {
             }
         }
     }
-    old.refresh_active();
     let perm: Vec<usize> = (0..125).map(|k| (k * 7 + 3) % 125).collect();
-    let (q, _) = permuted_spheres(&perm);
-    let mut by_rows = NeighborList::build(&q, 0.2, 3);
-    HistoryRows::from_list(&old, 125)
-        .select(&perm)
-        .fill_list(&mut by_rows);
+    let (q, by_rows, by_pairs) = carried(&old, &sources, &perm);
     let records = PairRecords::from_list(&old, &sources);
-    let mut by_pairs = NeighborList::build(&q, 0.2, 3);
-    records.fill_list(&mut by_pairs, &perm, &q.id);
     assert_eq!(fields(&by_pairs), fields(&by_rows));
-    let ghost_jobs = (0..by_pairs.jobs.len())
-        .filter(|&j| by_pairs.active[j] && by_pairs.jobs[j] as usize >= q.n_owned)
+    let ghost_jobs = (0..by_pairs.jobs().len())
+        .filter(|&j| by_pairs.history().is_active(j) && by_pairs.jobs().partner(j) >= q.n_owned)
         .count();
     assert!(
         records.records() > 20 && ghost_jobs > 0,
@@ -178,9 +179,8 @@ fn a_contact_that_comes_to_meet_through_images_keeps_its_record_on_both_sides() 
     before.push_owned(&sphere(2, 0.9));
     before.refresh_packed();
     let mut old = NeighborList::build(&before, 0.2, 3);
-    assert_eq!(old.jobs.len(), 1);
-    old.history.copy_from_slice(&[1e-3, -2e-3, 3e-3]);
-    old.refresh_active();
+    assert_eq!(old.jobs().len(), 1);
+    old.job_record_mut(0).copy_from_slice(&[1e-3, -2e-3, 3e-3]);
     // Particle 2 crossed x = 0 and was wrapped to the far side of a box
     // of length 5.5; each particle now meets the other's image.
     let mut after = Particles::default();
@@ -196,66 +196,70 @@ fn a_contact_that_comes_to_meet_through_images_keeps_its_record_on_both_sides() 
     let mut by_pairs = NeighborList::build(&after, 0.2, 3);
     PairRecords::from_list(&old, &[]).fill_list(&mut by_pairs, &[0, 1], &after.id);
     assert_eq!(fields(&by_pairs), fields(&by_rows));
-    assert_eq!(by_pairs.jobs.len(), 2);
-    assert_eq!(by_pairs.history, [[1e-3, -2e-3, 3e-3]; 2].concat());
-    assert_eq!(by_pairs.active, [true, true]);
+    assert_eq!(by_pairs.jobs().len(), 2);
+    assert_eq!(
+        by_pairs.history().values(),
+        [[1e-3, -2e-3, 3e-3]; 2].concat()
+    );
+    assert_eq!(by_pairs.history().active(), [true, true]);
 }
 
 #[test]
 fn every_pair_has_one_job_held_by_its_evaluator() {
     let p = spheres();
     let nl = NeighborList::build(&p, 0.2, 3);
+    let (rows, jobs) = (nl.rows(), nl.jobs());
     let n = p.n_owned;
-    let evaluator_of = |j: usize| nl.job_offsets.partition_point(|&o| o <= j) - 1;
-    let mut entries_of_job = vec![0; nl.jobs.len()];
+    assert_eq!((rows.owned(), jobs.offsets().len()), (n, n + 1));
+    let evaluator_of = |j: usize| jobs.offsets().partition_point(|&o| o <= j) - 1;
+    let mut entries_of_job = vec![0; jobs.len()];
     let mut ghost_pairs = 0;
     for k in 0..n {
-        let row = &nl.partner_id[nl.offsets[k]..nl.offsets[k + 1]];
+        let row = rows.row_ids(k);
         assert!(row.windows(2).all(|w| w[0] < w[1]), "row {k} sorted");
         let lower = row.iter().filter(|&&id| id < p.id[k]).count();
-        assert_eq!(nl.slot_offsets[k + 1] - nl.slot_offsets[k], lower);
-        let own = nl.job_offsets[k]..nl.job_offsets[k + 1];
+        assert_eq!(jobs.slots_of(k).len(), lower);
+        let own = jobs.evaluated_by(k);
         let mut previous = None;
-        for e in nl.offsets[k]..nl.offsets[k + 1] {
-            let q = nl.partner[e] as usize;
-            let j = nl.job_of_entry[e] as usize;
+        for e in rows.row(k) {
+            let q = rows.partner(e);
+            let j = jobs.job_of(e);
             entries_of_job[j] += 1;
             if q >= n || p.id[k] < p.id[q] {
                 assert!(own.contains(&j), "entry {e} of {k} evaluates its pair");
-                assert_eq!(nl.evaluator_lower[j], p.id[k] < p.id[q], "job {j}");
-                assert_eq!(nl.jobs[j] as usize, q);
+                assert_eq!(jobs.evaluator_lower()[j], p.id[k] < p.id[q], "job {j}");
+                assert_eq!(jobs.partner(j), q);
+                assert_eq!(jobs.owners()[j] as usize, k % BLOCK);
                 assert!(previous < Some(j), "jobs in row order");
                 previous = Some(j);
                 ghost_pairs += (q >= n) as usize;
             } else {
                 assert_eq!(evaluator_of(j), q, "the lower id {} evaluates", p.id[q]);
-                assert_eq!(nl.jobs[j] as usize, k);
+                assert_eq!(jobs.partner(j), k);
                 assert!(nl.entry_of(q, p.id[k]).is_some(), "symmetric rows");
             }
         }
     }
     for (j, &c) in entries_of_job.iter().enumerate() {
-        let ghost = nl.jobs[j] as usize >= n;
+        let ghost = jobs.partner(j) >= n;
         assert_eq!(c, if ghost { 1 } else { 2 }, "job {j}");
     }
-    assert!(ghost_pairs > 0 && nl.jobs.len() > 100);
+    assert!(ghost_pairs > 0 && jobs.len() > 100);
     // Each job's share goes to the higher-id side's entry of the pair,
     // unless that side is a ghost; no entry takes two shares.
-    let mut taken = vec![false; nl.slot_offsets[n]];
-    for (j, &slot) in nl.share_slot.iter().enumerate() {
-        let (k, q) = (evaluator_of(j), nl.jobs[j] as usize);
+    assert_eq!(nl.shares().len(), jobs.slots());
+    let mut taken = vec![false; jobs.slots()];
+    for (j, &slot) in jobs.share_slots().iter().enumerate() {
+        let (k, q) = (evaluator_of(j), jobs.partner(j));
         let higher = if p.id[k] < p.id[q] { q } else { k };
         if higher >= n {
             assert_eq!(slot, NO_SLOT, "job {j}: the ghost's owner keeps its share");
             continue;
         }
-        let (s, s0) = (slot as usize, nl.slot_offsets[higher]);
-        assert!((s0..nl.slot_offsets[higher + 1]).contains(&s), "job {j}");
-        let e = nl.offsets[higher] + (s - s0);
-        assert_eq!(
-            nl.job_of_entry[e] as usize, j,
-            "slot of job {j} is its entry"
-        );
+        let (s, s0) = (slot as usize, jobs.slot_offsets()[higher]);
+        assert!(jobs.slots_of(higher).contains(&s), "job {j}");
+        let e = rows.row(higher).start + (s - s0);
+        assert_eq!(jobs.job_of(e), j, "slot of job {j} is its entry");
         assert!(
             !std::mem::replace(&mut taken[s], true),
             "slot {s} taken twice"
@@ -308,10 +312,10 @@ fn the_rows_hold_exactly_the_pairs_within_reach() {
             .map(|q| p.id[q])
             .collect();
         expected.sort_unstable();
-        let row = &nl.partner_id[nl.offsets[i]..nl.offsets[i + 1]];
+        let row = nl.rows().row_ids(i);
         assert_eq!(row, expected, "row of particle {i} (id {})", p.id[i]);
-        for e in nl.offsets[i]..nl.offsets[i + 1] {
-            assert_eq!(p.id[nl.partner[e] as usize], nl.partner_id[e]);
+        for e in nl.rows().row(i) {
+            assert_eq!(p.id[nl.rows().partner(e)], nl.rows().partner_id(e));
         }
         pairs += row.len();
     }
@@ -340,4 +344,66 @@ fn rows_sort_by_id_at_any_length() {
         sort_row(&mut row);
         assert_eq!(row, expected, "length {len}");
     }
+}
+
+/// The record of the pair of ids `(a, b)` in test [`records_move_with_their_particles_at_a_rebuild`]:
+/// non-zero for every third pair, the same from either side.
+fn record_of(a: u64, b: u64) -> Option<[f64; 3]> {
+    let (lo, hi) = (a.min(b), a.max(b));
+    let v = lo as f64 + 0.001 * hi as f64 + 1.0;
+    ((lo + 2 * hi) % 3 == 0).then_some([v, -v, 0.25])
+}
+
+/// Records written into a list (by entry, outside the force stage) are
+/// active; through a rebuild that reorders the particles, every record
+/// reaches the pair of the same two particles in the new list, by either
+/// way of carrying it, and only the jobs with a record are active.
+#[test]
+fn records_move_with_their_particles_at_a_rebuild() {
+    let identity: Vec<usize> = (0..125).collect();
+    let (p, sources) = permuted_spheres(&identity);
+    let mut old = NeighborList::build(&p, 0.2, 3);
+    assert!(old.history().active().iter().all(|&a| !a));
+    for k in 0..p.n_owned {
+        for e in old.rows().row(k) {
+            if let Some(rec) = record_of(p.id[k], old.rows().partner_id(e)) {
+                old.record_mut(e).copy_from_slice(&rec);
+                assert!(old.history().is_active(old.jobs().job_of(e)));
+            }
+        }
+    }
+    let perm: Vec<usize> = (0..125).map(|k| (k * 11 + 5) % 125).collect();
+    let (q, by_rows, by_pairs) = carried(&old, &sources, &perm);
+    for nl in [&by_rows, &by_pairs] {
+        let mut held = 0;
+        for k in 0..q.n_owned {
+            for e in nl.rows().row(k) {
+                let expected = record_of(q.id[k], nl.rows().partner_id(e));
+                assert_eq!(nl.record(e), expected.unwrap_or_default(), "entry {e}");
+                let j = nl.jobs().job_of(e);
+                assert_eq!(nl.history().is_active(j), expected.is_some(), "job {j}");
+                held += expected.is_some() as usize;
+            }
+        }
+        assert!(held > 50, "{held} entries with records");
+        assert!(nl
+            .shares()
+            .values()
+            .iter()
+            .all(|s| *s == Contribution::default()));
+    }
+}
+
+/// Clearing the history of a list zeroes every record and share and marks
+/// every job inactive, as in a list built afresh.
+#[test]
+fn a_cleared_history_is_that_of_a_fresh_list() {
+    let p = spheres();
+    let mut nl = NeighborList::build(&p, 0.2, 3);
+    for j in (0..nl.jobs().len()).step_by(4) {
+        nl.job_record_mut(j).copy_from_slice(&[1.0, 2.0, 3.0]);
+    }
+    assert!(nl.history().held(0).is_some());
+    nl.clear_history();
+    assert_eq!(fields(&nl), fields(&NeighborList::build(&p, 0.2, 3)));
 }

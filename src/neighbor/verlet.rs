@@ -7,6 +7,119 @@ use crate::simd::isa::in_best_build;
 use crate::state::particles::Particles;
 use glam::{DVec3, DVec4};
 use rayon::prelude::*;
+use std::ops::Range;
+
+/// The Verlet rows of a neighbour list: every owned particle's partners
+/// (owned or ghost) within `(R_p + R_q) + reach`, in compressed-row form.
+///
+/// Invariants:
+/// - one row per owned particle: [`Self::offsets`] starts at 0, never
+///   decreases, and ends at the number of entries;
+/// - each row is sorted by partner global id, strictly (no partner twice,
+///   never the particle itself), and entry `e`'s [`Self::partner_id`] is
+///   the global id of its [`Self::partner`];
+/// - a pair of owned particles is in both their rows or in neither (the cut
+///   is the same bits from either side); two frozen particles are never a
+///   pair.
+#[derive(Debug, Clone, Default)]
+pub struct VerletRows {
+    /// Row starts: the partners of owned particle `p` are `offsets[p]..offsets[p+1]`.
+    offsets: Vec<usize>,
+    /// Local index of each partner (owned or ghost).
+    partner: Vec<u32>,
+    /// Global id of each partner (the sort key and the history key).
+    partner_id: Vec<u64>,
+}
+
+impl VerletRows {
+    /// Empty rows for `n` owned particles.
+    pub(super) fn empty(n: usize) -> Self {
+        Self {
+            offsets: vec![0; n + 1],
+            ..Self::default()
+        }
+    }
+
+    /// Number of rows (the owned particles the rows were built for).
+    pub fn owned(&self) -> usize {
+        self.offsets.len().saturating_sub(1)
+    }
+
+    /// Number of entries, in all rows.
+    pub fn entries(&self) -> usize {
+        self.partner.len()
+    }
+
+    /// The entries of owned particle `p`'s row.
+    #[inline(always)]
+    pub fn row(&self, p: usize) -> Range<usize> {
+        self.offsets[p]..self.offsets[p + 1]
+    }
+
+    /// Row starts, one per owned particle and one past the last: the
+    /// entries of owned particle `p` are `offsets()[p]..offsets()[p+1]`.
+    #[inline(always)]
+    pub fn offsets(&self) -> &[usize] {
+        &self.offsets
+    }
+
+    /// The partner (local index, owned or ghost) of entry `e`.
+    #[inline(always)]
+    pub fn partner(&self, e: usize) -> usize {
+        self.partner[e] as usize
+    }
+
+    /// The global id of the partner of entry `e`.
+    #[inline(always)]
+    pub fn partner_id(&self, e: usize) -> u64 {
+        self.partner_id[e]
+    }
+
+    /// The partners (local indices) of owned particle `p`, in row order.
+    pub fn row_partners(&self, p: usize) -> &[u32] {
+        &self.partner[self.row(p)]
+    }
+
+    /// The partners' global ids of owned particle `p`, ascending.
+    pub fn row_ids(&self, p: usize) -> &[u64] {
+        &self.partner_id[self.row(p)]
+    }
+
+    /// The entry of owned particle `q`'s row whose partner has global id `id`.
+    pub fn entry_of(&self, q: usize, id: u64) -> Option<usize> {
+        let row = self.row(q);
+        let start = row.start;
+        self.partner_id[row]
+            .binary_search(&id)
+            .ok()
+            .map(|i| start + i)
+    }
+
+    /// Fill the rows of `n` owned particles from the work blocks of a
+    /// build, in block order.
+    fn fill(&mut self, n: usize, blocks: &[BlockRows]) {
+        let total: usize = blocks.iter().map(|b| b.entries.len()).sum();
+        self.offsets.clear();
+        self.offsets.reserve(n + 1);
+        self.offsets.push(0);
+        self.partner_id.clear();
+        self.partner_id.reserve(total);
+        self.partner.clear();
+        self.partner.reserve(total);
+        for rows in blocks {
+            for &c in &rows.counts {
+                self.offsets.push(self.offsets.last().unwrap() + c);
+            }
+            self.partner_id.extend(rows.entries.iter().map(|e| e.0));
+            self.partner.extend(rows.entries.iter().map(|e| e.1));
+        }
+        assert!(
+            self.entries() < u32::MAX as usize,
+            "neighbour list of {} entries exceeds the 32-bit entry index",
+            self.entries()
+        );
+    }
+}
 
 /// How many slabs the neighbour search cuts its cells into along x (see
 /// [`CellGrid::rebin`]): rows of `2 + 1/3` cell edges instead of 3, so
@@ -181,33 +294,10 @@ impl NeighborList {
             .par_iter_mut()
             .enumerate()
             .for_each(|(b, rows)| search.block(b, rows));
-        let total: usize = blocks.iter().map(|b| b.entries.len()).sum();
-        self.offsets.clear();
-        self.offsets.reserve(n + 1);
-        self.offsets.push(0);
-        self.partner_id.clear();
-        self.partner_id.reserve(total);
-        self.partner.clear();
-        self.partner.reserve(total);
-        for rows in blocks.iter() {
-            for &c in &rows.counts {
-                self.offsets.push(self.offsets.last().unwrap() + c);
-            }
-            self.partner_id.extend(rows.entries.iter().map(|e| e.0));
-            self.partner.extend(rows.entries.iter().map(|e| e.1));
-        }
-        assert!(
-            self.len() < u32::MAX as usize,
-            "neighbour list of {} entries exceeds the 32-bit entry index",
-            self.len()
-        );
-        self.assign_jobs(p, blocks);
-        self.history_len = history_len;
-        self.history.clear();
-        self.history.resize(self.jobs.len() * history_len, 0.0);
-        self.active.clear();
-        self.active.resize(self.jobs.len(), false);
-        self.clear_shares();
+        self.rows.fill(n, blocks);
+        self.jobs.assign(&self.rows, p, blocks);
+        self.history.reset(self.jobs.len(), history_len);
+        self.shares.clear(self.jobs.slots());
         self.scratch = scratch;
     }
 }

@@ -5,7 +5,8 @@
 //! particle record plus an integer image shift `s·L`, sent to whichever rank
 //! (this one included) needs it. Ghosts are created when the neighbour list
 //! is rebuilt ([`Halo::build`]) and their positions, velocities and angular
-//! velocities refreshed every step ([`Halo::update`]).
+//! velocities refreshed every step ([`Halo::update`]), which refreshes the
+//! ghosts' packed images ([`Particles::packed`]) that the copy changes.
 
 use crate::geometry::domain::Domain;
 use crate::parallel::comm::Comm;
@@ -32,7 +33,9 @@ impl Halo {
     /// within `width` of a face of another subdomain (or of its own, across
     /// a periodic boundary) is copied there with its image shift.
     /// Requires every subdomain to be at least `width` thick and every
-    /// periodic length to exceed `2 · width`. Collective.
+    /// periodic length to exceed `2 · width`. The new ghosts have no packed
+    /// images yet ([`Particles::packed`] covers at most the owned
+    /// particles): the caller refreshes them, or updates the halo. Collective.
     pub fn build(
         &mut self,
         p: &mut Particles,
@@ -136,8 +139,7 @@ impl Halo {
     /// the copy invalidates (a collective call when there are peers).
     pub fn update(&self, p: &mut Particles, comm: &dyn Comm) {
         self.copy_from_owners(p, comm);
-        let n = p.n_owned;
-        p.refresh_packed_from(n);
+        p.refresh_packed_ghosts();
     }
 
     /// The copy of [`Self::update`].

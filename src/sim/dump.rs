@@ -23,18 +23,17 @@ impl Simulation {
         let nl = &self.neighbors;
         let mut out = Vec::new();
         for k in 0..p.n_owned {
-            for e in nl.offsets[k]..nl.offsets[k + 1] {
+            for e in nl.rows().row(k) {
                 let rec = nl.record(e);
                 if rec.iter().any(|&x| x != 0.0) {
                     out.push((
                         p.id[k],
-                        HistoryPartner::Particle(nl.partner_id[e]),
+                        HistoryPartner::Particle(nl.rows().partner_id(e)),
                         rec.to_vec(),
                     ));
                 }
             }
-            let nw = self.setup.walls.len();
-            for w in 0..nw {
+            for w in 0..self.wall_history.walls() {
                 let rec = self.wall_history.record(k, w);
                 if rec.iter().any(|&x| x != 0.0) {
                     out.push((p.id[k], HistoryPartner::Wall(w as u32), rec.to_vec()));

@@ -33,8 +33,8 @@ impl Simulation {
         let p = &self.particles;
         let nl = &self.neighbors;
         let n = p.n_owned;
-        let h = nl.history_len;
-        let nw = self.setup.walls.len();
+        let h = nl.history_len();
+        let nw = self.wall_history.walls();
         let mut order: Vec<usize> = (0..n).collect();
         order.sort_unstable_by_key(|&k| p.id[k]);
         let mut s = Snapshot {
@@ -56,10 +56,10 @@ impl Simulation {
             s.x_ref.push(self.x_ref[k]);
             s.force.push(p.force[k]);
             s.torque.push(p.torque[k]);
-            for e in nl.offsets[k]..nl.offsets[k + 1] {
+            for e in nl.rows().row(k) {
                 let rec = nl.record(e);
                 if nonzero(rec) {
-                    s.pair_keys.push((p.id[k], nl.partner_id[e]));
+                    s.pair_keys.push((p.id[k], nl.rows().partner_id(e)));
                     s.pair_values.extend_from_slice(rec);
                 }
             }
@@ -155,9 +155,10 @@ impl Simulation {
         for (k, &i) in source.iter().enumerate() {
             particles.x[k] = snap.particles[i].x;
         }
+        // The ghosts' packed images come with their update, the owned
+        // particles' (moved back from x_ref) here.
         halo.update(&mut particles, comm.as_ref());
-        // The owned particles moved back from x_ref: their packed images too.
-        particles.refresh_packed();
+        particles.refresh_packed_owned();
         // Pair history: rows and records are both sorted by partner id.
         let mut first = vec![0usize; snap.particles.len() + 1];
         let mut r = 0;
@@ -170,24 +171,25 @@ impl Simulation {
         let mut problem = None;
         'rows: for (k, &i) in source.iter().enumerate() {
             let id = particles.id[k];
-            let (mut e, end) = (neighbors.offsets[k], neighbors.offsets[k + 1]);
+            let row = neighbors.rows().row(k);
+            let (mut e, end) = (row.start, row.end);
             for r in first[i]..first[i + 1] {
                 let partner = snap.pair_keys[r].1;
-                while e < end && neighbors.partner_id[e] < partner {
+                while e < end && neighbors.rows().partner_id(e) < partner {
                     e += 1;
                 }
-                if e == end || neighbors.partner_id[e] != partner {
+                if e == end || neighbors.rows().partner_id(e) != partner {
                     problem = Some(format!(
                         "the contact-history record of particles {id} and {partner} has no pair in the rebuilt neighbour list"
                     ));
                     break 'rows;
                 }
+                // Marked active, so the force stage reads it.
                 neighbors
                     .record_mut(e)
                     .copy_from_slice(&snap.pair_values[r * h..(r + 1) * h]);
             }
         }
-        neighbors.refresh_active();
         // Every rank must agree to go on (a refusal on one rank stops them all).
         let mut refused = [problem.is_some() as u64];
         comm.max_u64s(&mut refused);

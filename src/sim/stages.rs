@@ -128,7 +128,7 @@ impl Simulation {
         force::compute(
             &mut self.particles,
             &mut self.neighbors,
-            self.wall_history.rows_mut(),
+            &mut self.wall_history,
             &mut self.pair_results,
             &fp,
         );
@@ -240,6 +240,7 @@ impl Simulation {
             Carried::Rows(rows) => rows.select(&perm).fill_list(&mut self.neighbors),
             Carried::Pairs(pairs) => pairs.fill_list(&mut self.neighbors, &perm, &p.id),
         }
+        // The owned particles were wrapped and sorted, the ghosts are new.
         p.refresh_packed();
         self.x_ref = p.x[..p.n_owned].to_vec();
         Ok(())

@@ -64,7 +64,12 @@ pub struct Particles {
     /// as `(x_j − x_i) + (shift_j − shift_i)` so every rank gets the same bits.
     pub shift: Vec<DVec3>,
     /// Image position `x + shift` and radius of every entry, packed for the
-    /// neighbour-candidate test of the force loop (refreshed by [`Self::refresh_packed`]).
+    /// neighbour-candidate test of the force loop. Whoever moves entries
+    /// refreshes theirs: the first half step the owned particles' as it
+    /// moves them, a halo update the ghosts' ([`Self::refresh_packed_ghosts`]),
+    /// a rebuild or a restart the owned particles' it wraps, sorts or puts
+    /// back ([`Self::refresh_packed_owned`]). Dropping the ghosts drops
+    /// theirs, so new ghosts have none until refreshed.
     /// Contact decisions use the exact canonical separation, for which an
     /// owned particle's image is exactly its `x` (its shift is zero, and
     /// `x` is stored as it is, with the sign of a zero coordinate).
@@ -77,7 +82,89 @@ pub struct Particles {
     pub n_owned: usize,
 }
 
+/// The particles as the force stage reads them, every array but the force
+/// and torque, which it writes beside them ([`Particles::split_loads`]).
+/// The fields are those of [`Particles`], borrowed.
+#[derive(Debug, Clone, Copy)]
+pub struct ParticleView<'a> {
+    /// Global ids.
+    pub id: &'a [u64],
+    /// Positions.
+    pub x: &'a [DVec3],
+    /// Velocities.
+    pub v: &'a [DVec3],
+    /// Angular velocities.
+    pub omega: &'a [DVec3],
+    /// Radii.
+    pub radius: &'a [f64],
+    /// Masses.
+    pub mass: &'a [f64],
+    /// Inverse masses.
+    pub inv_mass: &'a [f64],
+    /// Inverse moments of inertia.
+    pub inv_inertia: &'a [f64],
+    /// Material indices.
+    pub material: &'a [u32],
+    /// Frozen flags.
+    pub frozen: &'a [bool],
+    /// Periodic image shifts.
+    pub shift: &'a [DVec3],
+    /// Packed image positions and radii.
+    pub packed: &'a [DVec4],
+    /// Number of owned particles.
+    pub n_owned: usize,
+}
+
+impl ParticleView<'_> {
+    /// [`Particles::packed_image`].
+    #[inline(always)]
+    pub fn packed_image(&self, k: usize) -> DVec4 {
+        packed_image(self.x, self.shift, self.radius, self.n_owned, k)
+    }
+}
+
+/// The image `x + shift` of entry `k` (an owned particle's `x` itself) and
+/// its radius.
+#[inline(always)]
+fn packed_image(x: &[DVec3], shift: &[DVec3], radius: &[f64], n_owned: usize, k: usize) -> DVec4 {
+    let image = if k < n_owned { x[k] } else { x[k] + shift[k] };
+    image.extend(radius[k])
+}
+
+/// The [`ParticleView`] of the particles `$p` (a place expression, so that
+/// its fields are borrowed one by one, apart from the force and torque).
+macro_rules! view_of {
+    ($p:expr) => {
+        ParticleView {
+            id: &$p.id,
+            x: &$p.x,
+            v: &$p.v,
+            omega: &$p.omega,
+            radius: &$p.radius,
+            mass: &$p.mass,
+            inv_mass: &$p.inv_mass,
+            inv_inertia: &$p.inv_inertia,
+            material: &$p.material,
+            frozen: &$p.frozen,
+            shift: &$p.shift,
+            packed: &$p.packed,
+            n_owned: $p.n_owned,
+        }
+    };
+}
+
 impl Particles {
+    /// Every array but the force and torque, borrowed.
+    pub fn view(&self) -> ParticleView<'_> {
+        view_of!(self)
+    }
+
+    /// The particles to read ([`Self::view`]) beside their force and
+    /// torque (of the owned particles) to write.
+    pub fn split_loads(&mut self) -> (ParticleView<'_>, &mut [DVec3], &mut [DVec3]) {
+        (view_of!(self), &mut self.force, &mut self.torque)
+    }
+
     /// Number of entries, owned and ghost.
     pub fn len(&self) -> usize {
         self.id.len()
@@ -137,9 +224,10 @@ impl Particles {
         }
     }
 
-    /// Drop every ghost entry.
+    /// Drop every ghost entry (and its packed image).
     pub fn truncate_ghosts(&mut self) {
         let n = self.n_owned;
+        self.packed.truncate(n);
         self.id.truncate(n);
         self.x.truncate(n);
         self.v.truncate(n);
@@ -179,16 +267,26 @@ impl Particles {
 
     /// Recompute [`Self::packed`] from positions, shifts and radii.
     pub fn refresh_packed(&mut self) {
-        self.refresh_packed_from(0);
+        self.refresh_packed_of(0..self.len());
     }
 
-    /// Recompute [`Self::packed`] of the entries from `start` on (the
-    /// ghosts, from `n_owned`, after a halo update: the first half step
-    /// refreshes the owned particles' as it moves them).
-    pub fn refresh_packed_from(&mut self, start: usize) {
-        let n = self.len();
-        self.packed.resize(n, DVec4::ZERO);
-        for k in start..n {
+    /// Recompute [`Self::packed`] of the owned particles (after moving or
+    /// reordering them other than by the first half step, which refreshes
+    /// them itself).
+    pub fn refresh_packed_owned(&mut self) {
+        self.refresh_packed_of(0..self.n_owned);
+    }
+
+    /// Recompute [`Self::packed`] of the ghosts (after a halo update).
+    pub fn refresh_packed_ghosts(&mut self) {
+        self.refresh_packed_of(self.n_owned..self.len());
+    }
+
+    /// Recompute [`Self::packed`] of the entries `range`, with room for
+    /// every entry.
+    fn refresh_packed_of(&mut self, range: std::ops::Range<usize>) {
+        self.packed.resize(self.len(), DVec4::ZERO);
+        for k in range {
             self.packed[k] = self.packed_image(k);
         }
     }
@@ -196,12 +294,7 @@ impl Particles {
     /// What [`Self::packed`] holds for entry `k` at the current positions:
     /// its image `x + shift` (an owned particle's `x` itself) and radius.
     pub fn packed_image(&self, k: usize) -> DVec4 {
-        let image = if k < self.n_owned {
-            self.x[k]
-        } else {
-            self.x[k] + self.shift[k]
-        };
-        image.extend(self.radius[k])
+        packed_image(&self.x, &self.shift, &self.radius, self.n_owned, k)
     }
 
     /// Largest radius among all entries (0 if empty).
