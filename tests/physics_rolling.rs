@@ -15,6 +15,7 @@ mod common;
 
 use common::*;
 use glam::DVec3;
+use gravel::contact::{RollingModel, SpinningModel};
 use gravel::sim::{HistoryPartner, Simulation};
 use std::f64::consts::PI;
 
@@ -826,12 +827,15 @@ fn rolling_and_spinning_per_material_pair() {
     assert!(s.laws.get(g, g).spinning.is_none());
     for (a, b) in [(g, st), (st, g)] {
         let law = s.laws.get(a, b);
-        let r = law.rolling.expect("pair rolling");
+        let Some(RollingModel::TypeC(r)) = law.rolling else {
+            panic!("pair rolling: {:?}", law.rolling)
+        };
         assert_eq!(
             (r.friction, r.stiffness_factor, r.rolling_radius),
             (0.2, 1.5, Some(0.004))
         );
-        assert_eq!(law.spinning.expect("pair spinning").friction, 0.3);
+        let SpinningModel::Edem(sp) = law.spinning.expect("pair spinning");
+        assert_eq!(sp.friction, 0.3);
         assert_eq!(law.history_len(), 6);
     }
     assert_eq!(s.laws.get(g, g).history_len(), 3);
