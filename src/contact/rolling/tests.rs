@@ -515,10 +515,10 @@ proptest! {
     ) {
         let q = DQuat::from_axis_angle(unit(axis), angle);
         let mut h1 = h.to_array();
-        let m1 = rolling_torque(&p.into(), &inp, &mut h1);
+        let m1 = rolling_torque(&p, &inp, &mut h1);
         let rotated = RollingInput { n: (q * DVec3::from(inp.n)).into(), omega_rel: (q * DVec3::from(inp.omega_rel)).into(), ..inp };
         let mut h2 = (q * h).to_array();
-        let m2 = rolling_torque(&p.into(), &rotated, &mut h2);
+        let m2 = rolling_torque(&p, &rotated, &mut h2);
         let hs = DVec3::from_array(h1).length().max(h.length());
         prop_assert!((q * m1 - m2).length() <= 1e-12 * (m1.length() + hs) + 1e-300,
             "torque {} vs {}", q * m1, m2);
@@ -537,7 +537,7 @@ proptest! {
         for (k, w) in omegas.iter().enumerate() {
             let f_n = forces[k % forces.len()];
             let step = RollingInput { omega_rel: (*w).into(), normal_force: f_n, ..inp };
-            rolling_torque(&p.into(), &step, &mut hist);
+            rolling_torque(&p, &step, &mut hist);
             let limit = sd(p).friction * sd(p).rolling_radius(inp.r_eff) * f_n;
             let len = DVec3::from_array(hist).length();
             prop_assert!(len <= limit * (1.0 + 1e-12), "|M^k| = {len} > M^m = {limit}");
