@@ -244,6 +244,7 @@ bad_cases! {
     // contact.toml
     unknown_normal_model => "unknown_model" + run;
     unknown_tangential_model => "unknown_tangential_model";
+    model_none_takes_no_setting => "none_with_a_setting";
     restitution_above_one => "restitution_out_of_range";
     restitution_zero_in_pair_override => "restitution_pair_zero";
     unknown_material_in_pair_override => "pair_unknown_material";

@@ -16,6 +16,7 @@
 use super::Kind;
 use crate::error::Result;
 pub use crate::key::Key;
+use serde::Deserialize;
 
 /// What every contact model provides besides its kernel.
 pub trait Model: Copy {
@@ -108,6 +109,12 @@ impl Elastic for Solid {
     }
 }
 
+/// The table of `model = "none"`, which takes no other key (a struct, not
+/// a unit variant, so that serde refuses a key beside the tag).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NoKeys {}
+
 /// [`Model::KIND`] of a model value (for the registries' dispatch).
 #[inline(always)]
 pub const fn kind_of<M: Model>(_: &M) -> u8 {
@@ -140,7 +147,7 @@ pub fn swap_history_of<M: Model>(_: &M, history: &mut [f64]) {
 ///   one arm per model, `m` the model inside.
 ///
 /// A slot whose table may be `model = "none"` says so after the spec enum:
-/// `or None` gives the spec a `None` variant (the default), and
+/// `or None` gives the spec a `None(NoKeys)` variant (the default), and
 /// `from_spec` then returns `Option<Model>`; with `unit None => Zst` as
 /// well, the model enum has the unit variant `None`, dispatched as the
 /// zero-sized model `Zst`, and `from_spec` maps the table to it.
@@ -168,14 +175,14 @@ macro_rules! registry {
         #[derive(Debug, Clone, serde::Deserialize)]
         #[serde(tag = "model", deny_unknown_fields)]
         pub enum $Spec {
-            $($(#[$none_meta])* #[serde(rename = "none")] $SpecNone,)?
+            $($(#[$none_meta])* #[serde(rename = "none")] $SpecNone($crate::contact::model::NoKeys),)?
             $($(#[$vmeta])* #[serde(rename = $name)] $V(<$T as $crate::contact::model::Model>::Spec),)+
         }
 
         $(
             impl Default for $Spec {
                 fn default() -> Self {
-                    Self::$SpecNone
+                    Self::$SpecNone($crate::contact::model::NoKeys {})
                 }
             }
         )?
@@ -289,7 +296,7 @@ macro_rules! registry {
         ) -> $crate::error::Result<Option<Self>> {
             use $crate::contact::model::Model;
             Ok(match spec {
-                $Spec::$SpecNone => None,
+                $Spec::$SpecNone(_) => None,
                 $($Spec::$V(s) => Some(Self::$V(<$T>::from_spec(s, key, materials)?)),)+
             })
         }
@@ -304,7 +311,7 @@ macro_rules! registry {
         ) -> $crate::error::Result<Self> {
             use $crate::contact::model::Model;
             Ok(match spec {
-                $Spec::$SpecNone => Self::$Unit,
+                $Spec::$SpecNone(_) => Self::$Unit,
                 $($Spec::$V(s) => Self::$V(<$T>::from_spec(s, key, materials)?),)+
             })
         }
