@@ -83,7 +83,7 @@ impl Epsd {
 
     /// Its spring-dashpot: `λ = 2.25`, `R_r = R*`.
     #[inline(always)]
-    pub fn spring_dashpot(&self) -> SpringDashpot {
+    fn as_spring_dashpot(&self) -> SpringDashpot {
         SpringDashpot {
             friction: self.friction,
             damping: self.damping,
@@ -126,6 +126,10 @@ impl Model for Epsd {
 impl RollingLaw for Epsd {
     #[inline(always)]
     fn couple<T: Lane>(&self, inp: &RollingInput<T>, history: &mut [T]) -> V3<T> {
-        self.spring_dashpot().couple(inp, history)
+        self.as_spring_dashpot().couple(inp, history)
+    }
+
+    fn spring_dashpot(&self) -> Option<SpringDashpot> {
+        Some(self.as_spring_dashpot())
     }
 }

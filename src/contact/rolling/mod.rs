@@ -55,6 +55,11 @@ pub trait RollingLaw: Model {
     /// `history` starts with the model's [`Model::HISTORY_LEN`] values
     /// and is updated.
     fn couple<T: Lane>(&self, inp: &RollingInput<T>, history: &mut [T]) -> V3<T>;
+
+    /// The model's EPSD spring-dashpot, if it is one (default: not).
+    fn spring_dashpot(&self) -> Option<SpringDashpot> {
+        None
+    }
 }
 
 registry! {
@@ -82,10 +87,7 @@ impl RollingModel {
 
     /// The EPSD spring-dashpot of an EPSD model (`None` for another kind).
     pub fn spring_dashpot(&self) -> Option<SpringDashpot> {
-        match self {
-            RollingModel::Epsd(m) => Some(m.spring_dashpot()),
-            RollingModel::TypeC(m) => Some(m.spring_dashpot()),
-        }
+        each_rolling!(self, m => RollingLaw::spring_dashpot(m))
     }
 }
 

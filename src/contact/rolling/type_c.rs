@@ -65,7 +65,7 @@ pub struct Spec {
 impl TypeC {
     /// Its spring-dashpot: no torsion, `f = 0`.
     #[inline(always)]
-    pub fn spring_dashpot(&self) -> SpringDashpot {
+    fn as_spring_dashpot(&self) -> SpringDashpot {
         SpringDashpot {
             friction: self.friction,
             damping: self.damping,
@@ -109,6 +109,10 @@ impl Model for TypeC {
 impl RollingLaw for TypeC {
     #[inline(always)]
     fn couple<T: Lane>(&self, inp: &RollingInput<T>, history: &mut [T]) -> V3<T> {
-        self.spring_dashpot().couple(inp, history)
+        self.as_spring_dashpot().couple(inp, history)
+    }
+
+    fn spring_dashpot(&self) -> Option<SpringDashpot> {
+        Some(self.as_spring_dashpot())
     }
 }
