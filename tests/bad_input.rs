@@ -260,6 +260,7 @@ bad_cases! {
     rolling_unknown_setting_names_the_line => "rolling_unknown_setting";
     rolling_type_c_needs_stiffness_factor => "rolling_type_c_without_stiffness_factor";
     rolling_type_c_negative_rolling_radius => "rolling_type_c_negative_radius";
+    rolling_cdt_takes_no_damping => "rolling_cdt_has_no_damping";
     // spinning.toml
     spinning_needs_an_overlap_normal_model => "spinning_with_wca";
     spinning_negative_friction_in_pair_override => "spinning_pair_negative_friction";

@@ -3,9 +3,9 @@
 //!
 //! A law is a normal model (Hooke with either damping law, Hertz; with or
 //! without `no_tension`), a tangential model (none, dashpot_slider,
-//! spring_slider with a linear or a Mindlin stiffness), optionally epsd or
-//! Type C rolling resistance (with torsion and mobilised damping) and EDEM
-//! spinning friction, built as `src/config/laws.rs` builds them. A contact
+//! spring_slider with a linear or a Mindlin stiffness), optionally epsd
+//! (with torsion and mobilised damping), Type C or cdt rolling resistance
+//! and EDEM spinning friction, built as `src/config/laws.rs` builds them. A contact
 //! is two overlapping spheres (radii 0.5–2 mm, glass density, one of them
 //! possibly frozen) with random velocities, spins, time step and history:
 //! a fresh contact, or springs loaded up to twice their Coulomb limits (so
@@ -22,7 +22,8 @@
 //!   each 3-vector of the history) rotates every output (force, torques,
 //!   new history).
 //! - **Coulomb.** After the step the tangential part of the force is at most
-//!   `μ |F_n|`, and the rolling spring at most `μ_r R_r |F_n|`.
+//!   `μ |F_n|`, the rolling spring at most `μ_r R_r |F_n|`, and the cdt
+//!   couple at most `μ_r R* |F_n|`.
 //! - **Swapping i and j changes nothing physical.** Evaluated with the
 //!   bodies swapped (`d → −d`) and the history swapped as each model says
 //!   it reads the other way round ([`ContactLaw::swap_history`]: the
@@ -39,7 +40,7 @@
 
 use glam::{DQuat, DVec3};
 use gravel::contact::normal::{damping_ratio_from_restitution, Hertz, Hooke, HookeDamping};
-use gravel::contact::rolling::{Epsd, TypeC};
+use gravel::contact::rolling::{Cdt, Epsd, TypeC};
 use gravel::contact::spinning::{disk_radius_pair, Edem, SPIN_SAFETY};
 use gravel::contact::tangential::{DashpotSlider, SpringSlider, TangentialStiffness};
 use gravel::contact::{
@@ -146,6 +147,7 @@ fn rolling() -> impl Strategy<Value = Option<RollingModel>> {
                     .into(),
                 )
             }),
+        (0.0..0.5f64).prop_map(|mu| Some(Cdt { friction: mu }.into())),
     ]
 }
 
@@ -444,6 +446,9 @@ fn scales(law: &ContactLaw, c: &Contact, k: &Kinematics, before: &[f64]) -> Scal
         rolling = old.last().map_or(0.0, |m| m.length()) + k_r * w * c.dt + limit;
         couple += rolling + rp.damping_coefficient(k_r, inertia.rolling) * w;
     }
+    if let Some(RollingModel::Cdt(cdt)) = law.rolling {
+        couple += cdt.friction * k.r_eff * n_abs;
+    }
     if let Some(SpinningModel::Edem(sp)) = &law.spinning {
         let disk = disk_radius_pair(c.bi.radius, c.bj.radius, k.r);
         couple += 2.0 / 3.0 * sp.friction * n_abs * disk
@@ -568,6 +573,11 @@ proptest! {
                 * rp.rolling_radius(k.r_eff)
                 * law.normal.force(&k).total.abs();
             prop_assert!(spring <= limit * (1.0 + TOL), "|M^k| = {spring:e} > {limit:e}");
+        }
+        if let (Some(RollingModel::Cdt(cdt)), None) = (law.rolling, law.spinning) {
+            let couple = couple_i(&pf, &k).length();
+            let limit = cdt.friction * k.r_eff * law.normal.force(&k).total.abs();
+            prop_assert!(couple <= limit * (1.0 + TOL) + TOL * s.torque, "|M_r| = {couple:e} > {limit:e}");
         }
     }
 

@@ -1,4 +1,4 @@
-//! Validation of the rolling-resistance (epsd, type_c) and spinning-friction
+//! Validation of the rolling-resistance (epsd, type_c, cdt) and spinning-friction
 //! (edem) couples through the whole engine, against the analytic values of
 //! physics.md ("Rolling resistance", "Spinning friction", "Validation
 //! targets"). Sources: Ai, Chen, Rotter & Ooi, Powder Technol. 206 (2011)
@@ -199,6 +199,31 @@ fn rolling_ball_stops_at_v0_over_mu_r_g() {
             assert!(rel(a, a_exp).abs() < 1e-2, "{name}, μ = {mu}: a = {a}");
         }
         assert_eq!(epsd, type_c, "type_c with λ = 2.25 must reproduce epsd");
+    }
+}
+
+/// physics.md validation target "cdt: ball rolling on a plane with v₀":
+/// the constant directional torque removes the angular momentum about the
+/// contact point, `m v₀ R`, at the rate `μ_r R m g` from the first step the
+/// ball turns (it has no spring to load), so the ball stops at
+/// `t = v₀/(μ_r g)` with the rolling deceleration `(5/7) μ_r g`, whatever
+/// the sliding friction (Ai et al. 2011, model type A). Tolerance 1e-4 on
+/// both: without a spring to load this is the rigid-plastic limit itself,
+/// and the stop is found to the step (`Δt/t = 2e-5`).
+#[test]
+fn cdt_ball_stops_at_v0_over_mu_r_g() {
+    let t_exp = V0 / (MU_R * G);
+    let a_exp = 5.0 / 7.0 * MU_R * G;
+    for mu in [0.2, 0.6] {
+        let (t, a) = launch("{ model = \"cdt\", friction = 0.1 }", mu);
+        eprintln!(
+            "cdt, μ = {mu}: stops at t = {t:.6} s (expected {t_exp:.6}, {:+.2e}); \
+             rolling deceleration {a:.6} m/s² (expected {a_exp:.6}, {:+.2e})",
+            rel(t, t_exp),
+            rel(a, a_exp)
+        );
+        assert!(rel(t, t_exp).abs() < 1e-4, "cdt, μ = {mu}: t = {t}");
+        assert!(rel(a, a_exp).abs() < 1e-4, "cdt, μ = {mu}: a = {a}");
     }
 }
 

@@ -3,7 +3,7 @@
 
 use super::kinematics::PairBodies;
 use super::normal::{Hertz, Hooke, HookeDamping, Wca};
-use super::rolling::{Epsd, TypeC};
+use super::rolling::{Cdt, Epsd, TypeC};
 use super::spinning::Edem;
 use super::tangential::{DashpotSlider, SpringSlider, TangentialStiffness};
 use super::*;
@@ -192,6 +192,11 @@ fn laws() -> Vec<ContactLaw> {
         ContactLaw {
             rolling: Some(Epsd::new(0.0, 0.3).into()),
             ..plain(hertz(false), spring(0.5, mindlin, 0.0))
+        },
+        ContactLaw {
+            rolling: Some(Cdt { friction: 0.2 }.into()),
+            spinning: Some(spin),
+            ..plain(hooke(rate, true), spring(0.5, linear(2.0 / 7.0), 0.3))
         },
     ]
 }

@@ -37,9 +37,11 @@
 //! (twisting) part, which the projection would destroy; it is then kept
 //! unrotated, as in LIGGGHTS.
 
+pub mod cdt;
 pub mod epsd;
 pub mod type_c;
 
+pub use cdt::Cdt;
 pub use epsd::Epsd;
 pub use type_c::TypeC;
 
@@ -76,6 +78,8 @@ registry! {
     Epsd(Epsd) = "epsd",
     /// Altair EDEM "Type C Rolling Friction" ([`type_c`]).
     TypeC(TypeC) = "type_c",
+    /// Constant directional torque, no history ([`cdt`]).
+    Cdt(Cdt) = "cdt",
 }
 
 impl RollingModel {
