@@ -23,6 +23,8 @@ pub mod rolling;
 pub mod spinning;
 pub mod stochastic;
 pub mod tangential;
+#[cfg(test)]
+mod test_support;
 
 pub use kinematics::{Body, Kinematics};
 pub use normal::{NormalForce, NormalModel, NormalSpec};

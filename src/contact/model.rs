@@ -271,7 +271,15 @@ macro_rules! registry {
         }
     };
 
-    (@from_spec $Model:ident $Spec:ident [] [] $($V:ident($T:ty))+) => {
+    // A slot whose every table gives a model: `from_spec` returns the model
+    // (`model = "none"`, if the slot has it, gives the unit variant).
+    (@from_spec $Model:ident $Spec:ident [] [] $($rest:tt)+) => {
+        $crate::contact::model::registry!(@to_model $Spec [] $($rest)+);
+    };
+    (@from_spec $Model:ident $Spec:ident [$SpecNone:ident] [$Unit:ident] $($rest:tt)+) => {
+        $crate::contact::model::registry!(@to_model $Spec [$SpecNone => $Unit] $($rest)+);
+    };
+    (@to_model $Spec:ident [$($SpecNone:ident => $Unit:ident)?] $($V:ident($T:ty))+) => {
         /// The model of one material pair from its TOML table; errors
         /// name `key` (the table's key path) and what is allowed.
         pub fn from_spec(
@@ -279,12 +287,14 @@ macro_rules! registry {
             key: &$crate::key::Key,
             materials: &$crate::contact::model::PairMaterials,
         ) -> $crate::error::Result<Self> {
-            use $crate::contact::model::Model;
             Ok(match spec {
-                $($Spec::$V(s) => Self::$V(<$T>::from_spec(s, key, materials)?),)+
+                $($Spec::$SpecNone(_) => Self::$Unit,)?
+                $($Spec::$V(s) => Self::$V(<$T as $crate::contact::model::Model>::from_spec(s, key, materials)?),)+
             })
         }
     };
+    // A slot whose table may be `model = "none"` with no model for it:
+    // `from_spec` returns `None` for that table.
     (@from_spec $Model:ident $Spec:ident [$SpecNone:ident] [] $($V:ident($T:ty))+) => {
         /// The model of one material pair from its TOML table (`None` for
         /// `model = "none"`); errors name `key` (the table's key path) and
@@ -294,25 +304,9 @@ macro_rules! registry {
             key: &$crate::key::Key,
             materials: &$crate::contact::model::PairMaterials,
         ) -> $crate::error::Result<Option<Self>> {
-            use $crate::contact::model::Model;
             Ok(match spec {
                 $Spec::$SpecNone(_) => None,
-                $($Spec::$V(s) => Some(Self::$V(<$T>::from_spec(s, key, materials)?)),)+
-            })
-        }
-    };
-    (@from_spec $Model:ident $Spec:ident [$SpecNone:ident] [$Unit:ident] $($V:ident($T:ty))+) => {
-        /// The model of one material pair from its TOML table; errors
-        /// name `key` (the table's key path) and what is allowed.
-        pub fn from_spec(
-            spec: &$Spec,
-            key: &$crate::key::Key,
-            materials: &$crate::contact::model::PairMaterials,
-        ) -> $crate::error::Result<Self> {
-            use $crate::contact::model::Model;
-            Ok(match spec {
-                $Spec::$SpecNone(_) => Self::$Unit,
-                $($Spec::$V(s) => Self::$V(<$T>::from_spec(s, key, materials)?),)+
+                $($Spec::$V(s) => Some(Self::$V(<$T as $crate::contact::model::Model>::from_spec(s, key, materials)?)),)+
             })
         }
     };

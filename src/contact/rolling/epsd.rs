@@ -1,9 +1,8 @@
 //! Aspherix / LIGGGHTS `rolling_friction epsd`.
 
-use super::{damping_ratio, negate, RollingInput, RollingLaw, SpringDashpot, NEEDS_STIFFNESS};
-use crate::contact::model::{Key, Model, PairMaterials};
+use super::{damping_ratio, Parameterisation, SpringDashpot};
+use crate::contact::model::Key;
 use crate::error::Result;
-use crate::simd::lane::{Lane, V3};
 use serde::Deserialize;
 
 /// Aspherix / LIGGGHTS `rolling_friction epsd` (Aspherix documentation,
@@ -80,6 +79,21 @@ impl Epsd {
             mobilised_damping_factor: 0.0,
         }
     }
+}
+
+impl Parameterisation for Epsd {
+    type Spec = Spec;
+
+    fn from_table(s: &Spec, key: &Key) -> Result<Self> {
+        Ok(Epsd {
+            friction: key.field("friction").non_negative(s.friction)?,
+            damping: damping_ratio(key, s.damping)?,
+            torsion_torque: s.torsion_torque,
+            mobilised_damping_factor: key
+                .field("mobilised_damping_factor")
+                .unit_interval(s.mobilised_damping_factor)?,
+        })
+    }
 
     /// Its spring-dashpot: `λ = 2.25`, `R_r = R*`.
     #[inline(always)]
@@ -92,44 +106,5 @@ impl Epsd {
             torsion_torque: self.torsion_torque,
             mobilised_damping_factor: self.mobilised_damping_factor,
         }
-    }
-}
-
-impl Model for Epsd {
-    type Spec = Spec;
-    const HISTORY_LEN: usize = 3;
-
-    fn from_spec(s: &Spec, key: &Key, _: &PairMaterials) -> Result<Self> {
-        Ok(Epsd {
-            friction: key.field("friction").non_negative(s.friction)?,
-            damping: damping_ratio(key, s.damping)?,
-            torsion_torque: s.torsion_torque,
-            mobilised_damping_factor: key
-                .field("mobilised_damping_factor")
-                .unit_interval(s.mobilised_damping_factor)?,
-        })
-    }
-
-    fn reads_r_eff(&self) -> bool {
-        true
-    }
-
-    fn needs_stiffness(&self) -> Option<&'static str> {
-        Some(NEEDS_STIFFNESS)
-    }
-
-    fn swap_history(history: &mut [f64]) {
-        negate(&mut history[..3]);
-    }
-}
-
-impl RollingLaw for Epsd {
-    #[inline(always)]
-    fn couple<T: Lane>(&self, inp: &RollingInput<T>, history: &mut [T]) -> V3<T> {
-        self.as_spring_dashpot().couple(inp, history)
-    }
-
-    fn spring_dashpot(&self) -> Option<SpringDashpot> {
-        Some(self.as_spring_dashpot())
     }
 }

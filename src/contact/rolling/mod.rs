@@ -46,7 +46,7 @@ pub use epsd::Epsd;
 pub use type_c::TypeC;
 
 use super::kinematics::rotate_into_plane;
-use super::model::{registry, Key, Model};
+use super::model::{registry, Key, Model, PairMaterials};
 use crate::error::Result;
 use crate::simd::lane::{Lane, V3};
 use glam::DVec3;
@@ -118,14 +118,55 @@ fn damping_ratio(key: &Key, eta: f64) -> Result<f64> {
     }
 }
 
-/// What an EPSD model needs of the normal model (its secant stiffness).
-const NEEDS_STIFFNESS: &str = "a rolling resistance model needs a normal model with a stiffness";
+/// An EPSD parameterisation ([`Epsd`], [`TypeC`]): its table, its
+/// validation and the spring-dashpot it gives. The rest of [`Model`] and
+/// [`RollingLaw`] follows for every one of them: it reads `R*`, needs the
+/// normal model's stiffness, keeps the spring torque `M^k` (3 values, which
+/// change sign with `i` and `j` exchanged, as `M^k` follows
+/// `ω_rel = ω_i − ω_j`) and its couple is [`SpringDashpot::couple`].
+pub trait Parameterisation: Copy {
+    /// Its TOML table (a serde struct that denies unknown keys).
+    type Spec;
 
-/// The spring torque `M^k` changes sign with `i` and `j` exchanged (it
-/// follows `ω_rel = ω_i − ω_j`).
-fn negate(history: &mut [f64]) {
-    for h in history {
-        *h = -*h;
+    /// The parameters of one material pair from its table; errors name
+    /// `key.field(...)` ([`Model::from_spec`] calls it).
+    fn from_table(spec: &Self::Spec, key: &Key) -> Result<Self>;
+
+    /// Its spring-dashpot.
+    fn as_spring_dashpot(&self) -> SpringDashpot;
+}
+
+impl<P: Parameterisation> Model for P {
+    type Spec = P::Spec;
+    const HISTORY_LEN: usize = 3;
+
+    fn from_spec(spec: &P::Spec, key: &Key, _: &PairMaterials) -> Result<Self> {
+        P::from_table(spec, key)
+    }
+
+    fn reads_r_eff(&self) -> bool {
+        true
+    }
+
+    fn needs_stiffness(&self) -> Option<&'static str> {
+        Some("a rolling resistance model needs a normal model with a stiffness")
+    }
+
+    fn swap_history(history: &mut [f64]) {
+        for h in &mut history[..3] {
+            *h = -*h;
+        }
+    }
+}
+
+impl<P: Parameterisation> RollingLaw for P {
+    #[inline(always)]
+    fn couple<T: Lane>(&self, inp: &RollingInput<T>, history: &mut [T]) -> V3<T> {
+        self.as_spring_dashpot().couple(inp, history)
+    }
+
+    fn spring_dashpot(&self) -> Option<SpringDashpot> {
+        Some(self.as_spring_dashpot())
     }
 }
 

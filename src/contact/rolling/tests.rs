@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::contact::model::{PairMaterials, Solid};
+use crate::contact::test_support::{unit, vclose, vec3};
 use std::path::Path;
 
 /// EDEM Type C with `μ_r`, `η_r`, `λ` and `R_r`.
@@ -29,10 +30,6 @@ use std::f64::consts::PI;
 
 fn close(a: f64, b: f64, tol: f64) -> bool {
     (a - b).abs() <= tol * (1.0 + a.abs().max(b.abs()))
-}
-
-fn vclose(a: DVec3, b: DVec3, tol: f64) -> bool {
-    (a - b).length() <= tol * (1.0 + a.length().max(b.length()))
 }
 
 /// μ_r = 0.1, R* = 0.01, k_n = 1e5 ⇒ k_r = 2.25·1e5·1e-2·1e-4 = 0.225;
@@ -432,19 +429,6 @@ fn critical_damping_at_eta_one() {
     );
     assert!(t_c < t_u && t_c < t_o);
     assert!(close(w * t_c, 5.834, 5e-3));
-}
-
-fn unit(v: DVec3) -> DVec3 {
-    let l = v.length();
-    if l < 1e-3 {
-        DVec3::Z
-    } else {
-        v / l
-    }
-}
-
-fn vec3(s: f64) -> impl Strategy<Value = DVec3> {
-    (-s..s, -s..s, -s..s).prop_map(|(x, y, z)| DVec3::new(x, y, z))
 }
 
 fn params() -> impl Strategy<Value = RollingModel> {

@@ -1,9 +1,8 @@
 //! Altair EDEM "Type C Rolling Friction".
 
-use super::{damping_ratio, negate, RollingInput, RollingLaw, SpringDashpot, NEEDS_STIFFNESS};
-use crate::contact::model::{Key, Model, PairMaterials};
+use super::{damping_ratio, Parameterisation, SpringDashpot};
+use crate::contact::model::Key;
 use crate::error::Result;
-use crate::simd::lane::{Lane, V3};
 use serde::Deserialize;
 
 /// Altair EDEM "Type C Rolling Friction" (EDEM documentation; Ai et al.,
@@ -62,26 +61,10 @@ pub struct Spec {
     pub rolling_radius: Option<f64>,
 }
 
-impl TypeC {
-    /// Its spring-dashpot: no torsion, `f = 0`.
-    #[inline(always)]
-    fn as_spring_dashpot(&self) -> SpringDashpot {
-        SpringDashpot {
-            friction: self.friction,
-            damping: self.damping,
-            stiffness_factor: self.stiffness_factor,
-            rolling_radius: self.rolling_radius,
-            torsion_torque: false,
-            mobilised_damping_factor: 0.0,
-        }
-    }
-}
-
-impl Model for TypeC {
+impl Parameterisation for TypeC {
     type Spec = Spec;
-    const HISTORY_LEN: usize = 3;
 
-    fn from_spec(s: &Spec, key: &Key, _: &PairMaterials) -> Result<Self> {
+    fn from_table(s: &Spec, key: &Key) -> Result<Self> {
         Ok(TypeC {
             friction: key.field("friction").non_negative(s.friction)?,
             damping: damping_ratio(key, s.damping)?,
@@ -93,26 +76,16 @@ impl Model for TypeC {
         })
     }
 
-    fn reads_r_eff(&self) -> bool {
-        true
-    }
-
-    fn needs_stiffness(&self) -> Option<&'static str> {
-        Some(NEEDS_STIFFNESS)
-    }
-
-    fn swap_history(history: &mut [f64]) {
-        negate(&mut history[..3]);
-    }
-}
-
-impl RollingLaw for TypeC {
+    /// Its spring-dashpot: no torsion, `f = 0`.
     #[inline(always)]
-    fn couple<T: Lane>(&self, inp: &RollingInput<T>, history: &mut [T]) -> V3<T> {
-        self.as_spring_dashpot().couple(inp, history)
-    }
-
-    fn spring_dashpot(&self) -> Option<SpringDashpot> {
-        Some(self.as_spring_dashpot())
+    fn as_spring_dashpot(&self) -> SpringDashpot {
+        SpringDashpot {
+            friction: self.friction,
+            damping: self.damping,
+            stiffness_factor: self.stiffness_factor,
+            rolling_radius: self.rolling_radius,
+            torsion_torque: false,
+            mobilised_damping_factor: 0.0,
+        }
     }
 }

@@ -101,13 +101,10 @@ mod tests {
     use super::*;
     use crate::contact::model::Solid;
     use crate::contact::spinning::{disk_radius_wall, spinning_torque};
+    use crate::contact::test_support::{unit, vclose, vec3};
     use glam::{DQuat, DVec3};
     use proptest::prelude::*;
     use std::path::Path;
-
-    fn vclose(a: DVec3, b: DVec3, tol: f64) -> bool {
-        (a - b).length() <= tol * (1.0 + a.length().max(b.length()))
-    }
 
     fn base(omega_rel: DVec3) -> SpinningInput {
         SpinningInput {
@@ -238,19 +235,6 @@ mod tests {
         );
         assert!(t_s >= t_stop - 9.0 * dt && t_s <= t_stop + 150.0 * dt);
         assert!(omega < 1e-12 * omega0 || omega == 0.0);
-    }
-
-    fn unit(v: DVec3) -> DVec3 {
-        let l = v.length();
-        if l < 1e-3 {
-            DVec3::Z
-        } else {
-            v / l
-        }
-    }
-
-    fn vec3(s: f64) -> impl Strategy<Value = DVec3> {
-        (-s..s, -s..s, -s..s).prop_map(|(x, y, z)| DVec3::new(x, y, z))
     }
 
     proptest! {
