@@ -5,6 +5,10 @@
 //! `δ = R_i + R_j − r`, and the lever arms `ℓ_i = R_i − δ/2`, `ℓ_j = R_j − δ/2`
 //! put the contact point in the middle of the overlap so that the two lever
 //! arms sum to `r` and angular momentum is conserved exactly.
+//!
+//! Also here, for the models whose history is a vector that must turn with
+//! the contact (the spring-slider's elongation, the EPSD spring torque):
+//! [`rotate_into_plane`] and [`rotate_about_normal`].
 
 use crate::math::series::small_sin_cos;
 use crate::simd::lane::{F64x4, Lane, V3};

@@ -1,13 +1,16 @@
 //! The contact law: one slot per sub-model kind, composed per material pair.
 //!
 //! Following the layout of LAMMPS' `GRANULAR` package, a [`ContactLaw`] holds
-//! one normal and one tangential sub-model (each an `enum` chosen by the
-//! config's `model = "..."`, dispatched statically by `match`), and optional
-//! rolling-resistance ([`rolling`]) and spinning-friction ([`spinning`])
-//! couples. Kinematics
-//! are computed once per pair ([`Kinematics`]); sub-models are pure functions
-//! of run-constant parameters, the kinematics, the normal model's output and
-//! their own slice of the contact's history.
+//! one normal ([`normal`]) and one tangential ([`tangential`]) sub-model, and
+//! optional rolling-resistance ([`rolling`]) and spinning-friction
+//! ([`spinning`]) couples and stochastic friction ([`stochastic`]). Each slot
+//! is a folder with one file per model; the slot's registry enum (e.g.
+//! [`NormalModel`]) is chosen by the config's `model = "..."` and dispatched
+//! statically by `match` ([`model`] says what a model file owns and how a
+//! slot lists its models). Kinematics are computed once per pair
+//! ([`Kinematics`]); sub-models are pure functions of run-constant
+//! parameters, the kinematics, the normal model's output and their own
+//! slice of the contact's history.
 //!
 //! Every pair is evaluated in its canonical orientation (`i` = lower global
 //! id) so that the two particles of a contact — on the same rank or on two —

@@ -1,5 +1,7 @@
 //! Rolling resistance models, one file each, listed in the registry
 //! [`RollingModel`]; the couple `M_r` acts `+M_r` on `i` and `−M_r` on `j`.
+//! [`cdt`] is the constant directional torque (Ai et al.'s model type A),
+//! without history.
 //!
 //! Two of them, [`epsd`] (Aspherix / LIGGGHTS `rolling_friction epsd`) and
 //! [`type_c`] (Altair EDEM "Type C Rolling Friction"), are parameterisations
