@@ -215,6 +215,29 @@ fn one(law: &ContactLaw, dt: f64, c: &Case) -> Vec<u64> {
     out.into_iter().map(f64::to_bits).collect()
 }
 
+/// A law that says it does not read `R*` ([`ContactLaw::reads_r_eff`])
+/// gives the same bits when the force stage leaves `R*` out (NaN), for
+/// every law and case.
+#[test]
+fn a_law_that_leaves_out_r_eff_does_not_read_it() {
+    let dt = 1e-4;
+    for (k, law) in laws().iter().enumerate() {
+        for (n, c) in cases().iter().enumerate() {
+            let bodies = PairBodies::of(&c.bi, &c.bj, c.d, c.d.length());
+            let kin = Kinematics::of_pair_for(&bodies, law.reads_r_eff());
+            let h = law.history_len();
+            let mut rec = c.history[..h].to_vec();
+            let pf = law.evaluate_with(&kin, dt, &mut rec, || c.inertia);
+            let mut bits: Vec<u64> = Vec::new();
+            for v in [pf.force_i, pf.torque_i, pf.torque_j] {
+                bits.extend([v.x, v.y, v.z].map(f64::to_bits));
+            }
+            bits.extend(rec.iter().map(|v| v.to_bits()));
+            assert_eq!(bits, one(law, dt, c), "law {k}, case {n}");
+        }
+    }
+}
+
 /// Four cases through the lanes: each lane's results, as [`one`] gives them.
 fn four(law: &ContactLaw, dt: f64, group: &[&Case]) -> Vec<Vec<u64>> {
     let h = law.history_len();

@@ -61,6 +61,10 @@ impl Model for Hertz {
             no_tension: s.no_tension,
         })
     }
+
+    fn reads_r_eff(&self) -> bool {
+        true
+    }
 }
 
 impl NormalLaw for Hertz {
