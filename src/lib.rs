@@ -27,6 +27,7 @@ pub mod hugealloc;
 pub mod insert;
 pub mod integrate;
 pub mod io;
+pub mod key;
 pub mod math;
 pub mod neighbor;
 pub mod parallel;

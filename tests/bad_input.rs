@@ -244,6 +244,7 @@ bad_cases! {
     // contact.toml
     unknown_normal_model => "unknown_model" + run;
     unknown_tangential_model => "unknown_tangential_model";
+    model_none_takes_no_setting => "none_with_a_setting";
     restitution_above_one => "restitution_out_of_range";
     restitution_zero_in_pair_override => "restitution_pair_zero";
     unknown_material_in_pair_override => "pair_unknown_material";
@@ -259,6 +260,7 @@ bad_cases! {
     rolling_unknown_setting_names_the_line => "rolling_unknown_setting";
     rolling_type_c_needs_stiffness_factor => "rolling_type_c_without_stiffness_factor";
     rolling_type_c_negative_rolling_radius => "rolling_type_c_negative_radius";
+    rolling_cdt_takes_no_damping => "rolling_cdt_has_no_damping";
     // spinning.toml
     spinning_needs_an_overlap_normal_model => "spinning_with_wca";
     spinning_negative_friction_in_pair_override => "spinning_pair_negative_friction";

@@ -3,9 +3,9 @@
 //!
 //! A law is a normal model (Hooke with either damping law, Hertz; with or
 //! without `no_tension`), a tangential model (none, dashpot_slider,
-//! spring_slider with a linear or a Mindlin stiffness), optionally epsd or
-//! Type C rolling resistance (with torsion and mobilised damping) and EDEM
-//! spinning friction, built as `src/config/laws.rs` builds them. A contact
+//! spring_slider with a linear or a Mindlin stiffness), optionally epsd
+//! (with torsion and mobilised damping), Type C or cdt rolling resistance
+//! and EDEM spinning friction, built as `src/config/laws.rs` builds them. A contact
 //! is two overlapping spheres (radii 0.5–2 mm, glass density, one of them
 //! possibly frozen) with random velocities, spins, time step and history:
 //! a fresh contact, or springs loaded up to twice their Coulomb limits (so
@@ -22,14 +22,14 @@
 //!   each 3-vector of the history) rotates every output (force, torques,
 //!   new history).
 //! - **Coulomb.** After the step the tangential part of the force is at most
-//!   `μ |F_n|`, and the rolling spring at most `μ_r R_r |F_n|`.
+//!   `μ |F_n|`, the rolling spring at most `μ_r R_r |F_n|`, and the cdt
+//!   couple at most `μ_r R* |F_n|`.
 //! - **Swapping i and j changes nothing physical.** Evaluated with the
-//!   bodies swapped (`d → −d`) and the history negated — both history
-//!   slots are vectors of `j` relative to `i` (the tangential spring
-//!   elongation follows `v_t`, the rolling spring torque follows
-//!   `ω_rel = ω_i − ω_j`), so they change sign with the orientation — each
-//!   body gets the same force and torque, and the new history is the
-//!   negation.
+//!   bodies swapped (`d → −d`) and the history swapped as each model says
+//!   it reads the other way round ([`ContactLaw::swap_history`]: the
+//!   tangential spring elongation follows `v_t`, the rolling spring torque
+//!   follows `ω_rel = ω_i − ω_j`, so both change sign) each body gets the
+//!   same force and torque, and the new history is the swapped new history.
 //! - **The plain path is the general one.** For laws without couples,
 //!   [`ContactLaw::evaluate_plain`] (the force stage's shortcut) gives the
 //!   same bits.
@@ -39,12 +39,13 @@
 //! outputs, which a cancellation such as `F_el + γ_n δ̇` can make far smaller.
 
 use glam::{DQuat, DVec3};
-use gravel::contact::normal::{damping_ratio_from_restitution, HookeDamping};
-use gravel::contact::spinning::{disk_radius_pair, SPIN_SAFETY};
-use gravel::contact::tangential::TangentialStiffness;
+use gravel::contact::normal::{damping_ratio_from_restitution, Hertz, Hooke, HookeDamping};
+use gravel::contact::rolling::{Cdt, Epsd, TypeC};
+use gravel::contact::spinning::{disk_radius_pair, Edem, SPIN_SAFETY};
+use gravel::contact::tangential::{DashpotSlider, SpringSlider, TangentialStiffness};
 use gravel::contact::{
     Body, ContactInertia, ContactLaw, Kinematics, NormalModel, PairContext, PairForce,
-    RollingParams, SpinningParams, TangentialModel,
+    RollingModel, SpinningModel, TangentialModel,
 };
 use gravel::rng::{PairNoise, Stream};
 use proptest::prelude::*;
@@ -71,18 +72,20 @@ fn normal_model() -> impl Strategy<Value = NormalModel> {
     ];
     prop_oneof![
         (log_uniform(2.0, 6.0), damping, any::<bool>()).prop_map(
-            |(stiffness, damping, no_tension)| NormalModel::Hooke {
+            |(stiffness, damping, no_tension)| Hooke {
                 stiffness,
                 damping,
                 no_tension,
             }
+            .into()
         ),
         (log_uniform(6.0, 10.0), 0.05..=1.0f64, any::<bool>()).prop_map(
-            |(e_star, e, no_tension)| NormalModel::Hertz {
+            |(e_star, e, no_tension)| Hertz {
                 e_star,
                 beta: damping_ratio_from_restitution(e),
                 no_tension,
             }
+            .into()
         ),
     ]
 }
@@ -95,63 +98,71 @@ fn tangential_model() -> impl Strategy<Value = TangentialModel> {
     ];
     prop_oneof![
         Just(TangentialModel::None),
-        (friction.clone(), 0.0..10.0f64).prop_map(|(friction, damping)| {
-            TangentialModel::DashpotSlider { friction, damping }
-        }),
+        (friction.clone(), 0.0..10.0f64).prop_map(|(friction, damping)| DashpotSlider {
+            friction,
+            damping
+        }
+        .into()),
         (friction, stiffness, 0.0..1.0f64).prop_map(|(friction, stiffness, damping_ratio)| {
-            TangentialModel::SpringSlider {
+            SpringSlider {
                 friction,
                 stiffness,
                 damping_ratio,
             }
+            .into()
         }),
     ]
 }
 
-fn rolling() -> impl Strategy<Value = Option<RollingParams>> {
+fn rolling() -> impl Strategy<Value = Option<RollingModel>> {
     prop_oneof![
         Just(None),
         (0.0..0.5f64, 0.0..=1.0f64, any::<bool>(), 0.0..=1.0f64).prop_map(
             |(mu, eta, torsion, f)| {
-                let mut p = RollingParams::epsd(mu, eta);
-                p.torsion_torque = torsion;
-                p.mobilised_damping_factor = f;
-                Some(p)
+                Some(
+                    Epsd {
+                        friction: mu,
+                        damping: eta,
+                        torsion_torque: torsion,
+                        mobilised_damping_factor: f,
+                    }
+                    .into(),
+                )
             }
         ),
         (
             0.0..0.5f64,
             0.0..=1.0f64,
-            any::<bool>(),
             0.5..4.0f64,
             prop::option::of(1e-4..2e-3f64)
         )
-            .prop_map(|(mu, eta, torsion, lambda, rr)| {
-                let mut p = RollingParams::type_c(mu, eta, lambda, rr);
-                p.torsion_torque = torsion;
-                Some(p)
+            .prop_map(|(mu, eta, lambda, rr)| {
+                Some(
+                    TypeC {
+                        friction: mu,
+                        damping: eta,
+                        stiffness_factor: lambda,
+                        rolling_radius: rr,
+                    }
+                    .into(),
+                )
             }),
+        (0.0..0.5f64).prop_map(|mu| Some(Cdt { friction: mu }.into())),
     ]
 }
 
-fn spinning() -> impl Strategy<Value = Option<SpinningParams>> {
-    prop::option::of((0.0..1.0f64).prop_map(|friction| SpinningParams { friction }))
+fn spinning() -> impl Strategy<Value = Option<SpinningModel>> {
+    prop::option::of((0.0..1.0f64).prop_map(|friction| Edem { friction }.into()))
 }
 
 fn law() -> impl Strategy<Value = ContactLaw> {
     (normal_model(), tangential_model(), rolling(), spinning()).prop_map(
-        |(normal, tangential, rolling, spinning)| {
-            let law = ContactLaw {
-                normal,
-                tangential,
-                stochastic: None,
-                rolling,
-                spinning,
-            };
-            if let Some(r) = &law.rolling {
-                r.validate().expect("a valid rolling law");
-            }
-            law
+        |(normal, tangential, rolling, spinning)| ContactLaw {
+            normal,
+            tangential,
+            stochastic: None,
+            rolling,
+            spinning,
         },
     )
 }
@@ -274,11 +285,11 @@ fn history(law: &ContactLaw, c: &Contact, k: &Kinematics) -> Vec<f64> {
     }
     let normal = law.normal.force(k);
     let mut at = 0;
-    if let TangentialModel::SpringSlider {
+    if let TangentialModel::SpringSlider(SpringSlider {
         friction,
         stiffness,
         ..
-    } = law.tangential
+    }) = law.tangential
     {
         let k_t = match stiffness {
             TangentialStiffness::Linear { ratio } => ratio * normal.stiffness,
@@ -288,9 +299,8 @@ fn history(law: &ContactLaw, c: &Contact, k: &Kinematics) -> Vec<f64> {
         h[..3].copy_from_slice(&(c.units[0] * slip).to_array());
         at = 3;
     }
-    if let Some(rp) = &law.rolling {
-        let limit =
-            rp.friction.max(0.05) * rp.effective_rolling_radius(k.r_eff) * normal.total.abs();
+    if let Some(rp) = law.rolling.and_then(|r| r.spring_dashpot()) {
+        let limit = rp.friction.max(0.05) * rp.rolling_radius(k.r_eff) * normal.total.abs();
         h[at..at + 3].copy_from_slice(&(c.units[1] * limit).to_array());
     }
     h
@@ -401,14 +411,14 @@ fn scales(law: &ContactLaw, c: &Contact, k: &Kinematics, before: &[f64]) -> Scal
     let mut spring = 0.0;
     match law.tangential {
         TangentialModel::None => {}
-        TangentialModel::DashpotSlider { friction, damping } => {
+        TangentialModel::DashpotSlider(DashpotSlider { friction, damping }) => {
             force += damping * v + friction * n_abs;
         }
-        TangentialModel::SpringSlider {
+        TangentialModel::SpringSlider(SpringSlider {
             friction,
             stiffness,
             damping_ratio,
-        } => {
+        }) => {
             let k_t = match stiffness {
                 TangentialStiffness::Linear { ratio } => ratio * normal.stiffness,
                 TangentialStiffness::Mindlin { g_star } => {
@@ -430,13 +440,16 @@ fn scales(law: &ContactLaw, c: &Contact, k: &Kinematics, before: &[f64]) -> Scal
         c.bj.radius,
     );
     let (mut couple, mut rolling) = (0.0, 0.0);
-    if let Some(rp) = &law.rolling {
+    if let Some(rp) = law.rolling.and_then(|r| r.spring_dashpot()) {
         let k_r = rp.stiffness(normal.stiffness, k.r_eff);
-        let limit = rp.friction * rp.effective_rolling_radius(k.r_eff) * n_abs;
+        let limit = rp.friction * rp.rolling_radius(k.r_eff) * n_abs;
         rolling = old.last().map_or(0.0, |m| m.length()) + k_r * w * c.dt + limit;
         couple += rolling + rp.damping_coefficient(k_r, inertia.rolling) * w;
     }
-    if let Some(sp) = &law.spinning {
+    if let Some(RollingModel::Cdt(cdt)) = law.rolling {
+        couple += cdt.friction * k.r_eff * n_abs;
+    }
+    if let Some(SpinningModel::Edem(sp)) = &law.spinning {
         let disk = disk_radius_pair(c.bi.radius, c.bj.radius, k.r);
         couple += 2.0 / 3.0 * sp.friction * n_abs * disk
             + SPIN_SAFETY * w * inertia.min / c.dt
@@ -456,7 +469,7 @@ fn history_scales(law: &ContactLaw, s: &Scales) -> Vec<f64> {
     if law.tangential.history_len() > 0 {
         out.push(s.spring);
     }
-    if law.rolling.is_some() {
+    if law.rolling.is_some_and(|r| r.history_len() > 0) {
         out.push(s.rolling);
     }
     out
@@ -549,31 +562,35 @@ proptest! {
         let s = scales(&law, &c, &k, &before);
         let f_n = pf.force_i.dot(DVec3::from(k.n));
         let f_t = (pf.force_i - f_n * DVec3::from(k.n)).length();
-        let mu = match law.tangential {
-            TangentialModel::None => 0.0,
-            TangentialModel::DashpotSlider { friction, .. }
-            | TangentialModel::SpringSlider { friction, .. } => friction,
-        };
+        let mu = law.tangential.friction();
         prop_assert!(
             f_t <= mu * f_n.abs() + TOL * s.force,
             "|F_t| = {f_t:e} > μ |F_n| = {:e}", mu * f_n.abs()
         );
-        if let Some(rp) = &law.rolling {
+        if let Some(rp) = law.rolling.and_then(|r| r.spring_dashpot()) {
             let spring = blocks(&after).last().copied().unwrap().length();
             let limit = rp.friction
-                * rp.effective_rolling_radius(k.r_eff)
+                * rp.rolling_radius(k.r_eff)
                 * law.normal.force(&k).total.abs();
             prop_assert!(spring <= limit * (1.0 + TOL), "|M^k| = {spring:e} > {limit:e}");
+        }
+        if let (Some(RollingModel::Cdt(cdt)), None) = (law.rolling, law.spinning) {
+            let couple = couple_i(&pf, &k).length();
+            let limit = cdt.friction * k.r_eff * law.normal.force(&k).total.abs();
+            prop_assert!(couple <= limit * (1.0 + TOL) + TOL * s.torque, "|M_r| = {couple:e} > {limit:e}");
         }
     }
 
     /// Evaluating the contact the other way round (`j` as the first body,
-    /// `d → −d`, the history negated) gives each body the same force and
-    /// torque, and the negated new history.
+    /// `d → −d`, the history swapped by the models' own rule) gives each
+    /// body the same force and torque, and the swapped new history.
     #[test]
     fn swapping_i_and_j_changes_nothing_physical(law in law(), c in contact()) {
         let (pf, k, before, after) = evaluate_contact(&law, &c);
-        let mut swapped = map_blocks(&before, |v| -v);
+        let mut swapped = before.clone();
+        law.swap_history(&mut swapped);
+        let mut expected = after.clone();
+        law.swap_history(&mut expected);
         let (ps, _) = evaluate(
             &law,
             (&c.bj, c.inv_inertia[1]),
@@ -586,8 +603,8 @@ proptest! {
         prop_assert!(close(ps.force_i, -pf.force_i, s.force), "force on j {} vs {}", ps.force_i, -pf.force_i);
         prop_assert!(close(ps.torque_i, pf.torque_j, s.torque), "torque on j {} vs {}", ps.torque_i, pf.torque_j);
         prop_assert!(close(ps.torque_j, pf.torque_i, s.torque), "torque on i {} vs {}", ps.torque_j, pf.torque_i);
-        for ((new, old), scale) in blocks(&swapped).into_iter().zip(blocks(&after)).zip(history_scales(&law, &s)) {
-            prop_assert!(close(new, -old, scale), "history {new} vs {}", -old);
+        for ((new, old), scale) in blocks(&swapped).into_iter().zip(blocks(&expected)).zip(history_scales(&law, &s)) {
+            prop_assert!(close(new, old, scale), "history {new} vs {old}");
         }
     }
 
@@ -621,7 +638,7 @@ fn the_random_contacts_cover_the_regimes() {
         let (pf, k, before, after) = evaluate_contact(&law, &c);
         frozen += usize::from(c.bi.inv_mass == 0.0 || c.bj.inv_mass == 0.0);
         let f_n = pf.force_i.dot(DVec3::from(k.n)).abs();
-        if let TangentialModel::SpringSlider { friction, .. } = law.tangential {
+        if let TangentialModel::SpringSlider(SpringSlider { friction, .. }) = law.tangential {
             if !c.fresh && friction > 0.1 && f_n > 0.0 {
                 let f_t =
                     (pf.force_i - pf.force_i.dot(DVec3::from(k.n)) * DVec3::from(k.n)).length();
@@ -632,10 +649,8 @@ fn the_random_contacts_cover_the_regimes() {
                 }
             }
         }
-        if let Some(rp) = &law.rolling {
-            let limit = rp.friction
-                * rp.effective_rolling_radius(k.r_eff)
-                * law.normal.force(&k).total.abs();
+        if let Some(rp) = law.rolling.and_then(|r| r.spring_dashpot()) {
+            let limit = rp.friction * rp.rolling_radius(k.r_eff) * law.normal.force(&k).total.abs();
             let spring = blocks(&after).last().copied().unwrap().length();
             if !c.fresh && limit > 0.0 {
                 if spring >= limit * (1.0 - 1e-9) {

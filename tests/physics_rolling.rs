@@ -1,4 +1,4 @@
-//! Validation of the rolling-resistance (epsd, type_c) and spinning-friction
+//! Validation of the rolling-resistance (epsd, type_c, cdt) and spinning-friction
 //! (edem) couples through the whole engine, against the analytic values of
 //! physics.md ("Rolling resistance", "Spinning friction", "Validation
 //! targets"). Sources: Ai, Chen, Rotter & Ooi, Powder Technol. 206 (2011)
@@ -15,6 +15,7 @@ mod common;
 
 use common::*;
 use glam::DVec3;
+use gravel::contact::{RollingModel, SpinningModel};
 use gravel::sim::{HistoryPartner, Simulation};
 use std::f64::consts::PI;
 
@@ -198,6 +199,31 @@ fn rolling_ball_stops_at_v0_over_mu_r_g() {
             assert!(rel(a, a_exp).abs() < 1e-2, "{name}, μ = {mu}: a = {a}");
         }
         assert_eq!(epsd, type_c, "type_c with λ = 2.25 must reproduce epsd");
+    }
+}
+
+/// physics.md validation target "cdt: ball rolling on a plane with v₀":
+/// the constant directional torque removes the angular momentum about the
+/// contact point, `m v₀ R`, at the rate `μ_r R m g` from the first step the
+/// ball turns (it has no spring to load), so the ball stops at
+/// `t = v₀/(μ_r g)` with the rolling deceleration `(5/7) μ_r g`, whatever
+/// the sliding friction (Ai et al. 2011, model type A). Tolerance 1e-4 on
+/// both: without a spring to load this is the rigid-plastic limit itself,
+/// and the stop is found to the step (`Δt/t = 2e-5`).
+#[test]
+fn cdt_ball_stops_at_v0_over_mu_r_g() {
+    let t_exp = V0 / (MU_R * G);
+    let a_exp = 5.0 / 7.0 * MU_R * G;
+    for mu in [0.2, 0.6] {
+        let (t, a) = launch("{ model = \"cdt\", friction = 0.1 }", mu);
+        eprintln!(
+            "cdt, μ = {mu}: stops at t = {t:.6} s (expected {t_exp:.6}, {:+.2e}); \
+             rolling deceleration {a:.6} m/s² (expected {a_exp:.6}, {:+.2e})",
+            rel(t, t_exp),
+            rel(a, a_exp)
+        );
+        assert!(rel(t, t_exp).abs() < 1e-4, "cdt, μ = {mu}: t = {t}");
+        assert!(rel(a, a_exp).abs() < 1e-4, "cdt, μ = {mu}: a = {a}");
     }
 }
 
@@ -826,12 +852,15 @@ fn rolling_and_spinning_per_material_pair() {
     assert!(s.laws.get(g, g).spinning.is_none());
     for (a, b) in [(g, st), (st, g)] {
         let law = s.laws.get(a, b);
-        let r = law.rolling.expect("pair rolling");
+        let Some(RollingModel::TypeC(r)) = law.rolling else {
+            panic!("pair rolling: {:?}", law.rolling)
+        };
         assert_eq!(
             (r.friction, r.stiffness_factor, r.rolling_radius),
             (0.2, 1.5, Some(0.004))
         );
-        assert_eq!(law.spinning.expect("pair spinning").friction, 0.3);
+        let SpinningModel::Edem(sp) = law.spinning.expect("pair spinning");
+        assert_eq!(sp.friction, 0.3);
         assert_eq!(law.history_len(), 6);
     }
     assert_eq!(s.laws.get(g, g).history_len(), 3);

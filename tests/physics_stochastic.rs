@@ -17,9 +17,10 @@ mod common;
 use common::*;
 use glam::DVec3;
 use gravel::config::Setup;
-use gravel::contact::stochastic::FrictionLaw;
+use gravel::contact::normal::Wca;
+use gravel::contact::stochastic::Coulomb;
 use gravel::contact::{
-    Body, ContactLaw, Kinematics, NormalModel, PairContext, StochasticFriction, TangentialModel,
+    Body, ContactLaw, Kinematics, NormalModel, PairContext, StochasticModel, TangentialModel,
 };
 use gravel::parallel::comm::SerialComm;
 use gravel::rng::{PairNoise, Stream};
@@ -166,15 +167,15 @@ fn newton_third_law_is_bitwise_with_noise() {
 #[test]
 fn pair_noise_does_not_depend_on_evaluation_order() {
     let law = ContactLaw {
-        normal: NormalModel::Wca {
+        normal: NormalModel::Wca(Wca {
             epsilon: 1.0,
             sigma: 1.0,
-        },
-        tangential: TangentialModel::None,
-        stochastic: Some(StochasticFriction {
-            law: FrictionLaw::Coulomb { kappa: 0.4 },
-            kt: 1.5,
         }),
+        tangential: TangentialModel::None,
+        stochastic: Some(StochasticModel::Coulomb(Coulomb {
+            kappa: 0.4,
+            kt: 1.5,
+        })),
         rolling: None,
         spinning: None,
     };
@@ -389,7 +390,7 @@ fn colloid_config_heats_to_kt() {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("configs/colloid.toml");
     let setup = Setup::from_file(&path).unwrap_or_else(|e| panic!("{e}"));
     let kt = match setup.laws.get(0, 0).stochastic {
-        Some(s) => s.kt,
+        Some(s) => s.kt(),
         None => panic!("configs/colloid.toml has no stochastic friction"),
     };
     assert_eq!(setup.laws.get(0, 0).tangential, TangentialModel::None);

@@ -3,6 +3,7 @@
 
 use super::setup::Material;
 use crate::error::{GravelError, Result};
+use crate::key::Key;
 use glam::DVec3;
 use std::path::Path;
 
@@ -14,19 +15,16 @@ impl Ctx<'_> {
     pub(super) fn err(&self, msg: impl Into<String>) -> GravelError {
         GravelError::config(self.file, msg)
     }
+    /// The key `path` of this file, which model validation reads (see
+    /// [`crate::key`]).
+    pub(super) fn key(&self, path: impl Into<String>) -> Key<'_> {
+        Key::new(self.file, path)
+    }
     pub(super) fn positive(&self, key: &str, v: f64) -> Result<f64> {
-        if v.is_finite() && v > 0.0 {
-            Ok(v)
-        } else {
-            Err(self.err(format!("{key}: must be a positive number, got {v}")))
-        }
+        self.key(key).positive(v)
     }
     pub(super) fn non_negative(&self, key: &str, v: f64) -> Result<f64> {
-        if v.is_finite() && v >= 0.0 {
-            Ok(v)
-        } else {
-            Err(self.err(format!("{key}: must be zero or positive, got {v}")))
-        }
+        self.key(key).non_negative(v)
     }
     pub(super) fn material(&self, key: &str, name: &str, mats: &[Material]) -> Result<u32> {
         mats.iter()

@@ -6,6 +6,10 @@
 
 use serde::Deserialize;
 
+/// The contact slots' tables: each model's own `Spec`, gathered by its
+/// slot's registry (see [`crate::contact::model`]).
+pub use crate::contact::{NormalSpec, RollingSpec, SpinningSpec, StochasticSpec, TangentialSpec};
+
 /// A whole config file.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -150,168 +154,6 @@ pub struct PairOverride {
     pub rolling: Option<RollingSpec>,
     /// Spinning friction model for this pair.
     pub spinning: Option<SpinningSpec>,
-}
-
-/// Normal force models, chosen by `model = "..."`.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(tag = "model", rename_all = "snake_case", deny_unknown_fields)]
-pub enum NormalSpec {
-    /// Linear spring-dashpot.
-    Hooke {
-        /// Spring constant k_n (N/m).
-        stiffness: f64,
-        /// Coefficient of restitution (gives γ_n = 2β sqrt(k_n m*)).
-        restitution: Option<f64>,
-        /// γ_n / m* (1/s), as LAMMPS writes it.
-        damping_rate: Option<f64>,
-        /// Clamp the total normal force at zero (no attraction).
-        #[serde(default)]
-        no_tension: bool,
-    },
-    /// Hertz with restitution-based damping, from the materials' E and ν.
-    Hertz {
-        /// Coefficient of restitution.
-        restitution: f64,
-        /// Clamp the total normal force at zero (no attraction).
-        #[serde(default)]
-        no_tension: bool,
-    },
-    /// Weeks–Chandler–Andersen repulsion (colloids).
-    Wca {
-        /// Energy scale ε.
-        epsilon: f64,
-        /// Length scale σ.
-        sigma: f64,
-    },
-}
-
-/// Tangential force models, chosen by `model = "..."`.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(tag = "model", rename_all = "snake_case", deny_unknown_fields)]
-pub enum TangentialSpec {
-    /// No tangential force.
-    #[default]
-    None,
-    /// DEMLab dashpot-slider (no history).
-    DashpotSlider {
-        /// Coulomb friction coefficient μ.
-        friction: f64,
-        /// Dashpot coefficient η_t (N s/m).
-        damping: f64,
-    },
-    /// Cundall–Strack spring-slider with history.
-    SpringSlider {
-        /// Coulomb friction coefficient μ.
-        friction: f64,
-        /// Linear tangential stiffness k_t = ratio · k_n.
-        stiffness_ratio: Option<f64>,
-        /// Mindlin stiffness k_t = 8 G* sqrt(R* δ) (needs E and ν).
-        #[serde(default)]
-        mindlin: bool,
-        /// Tangential damping γ_t = ratio · γ_n (default 0).
-        #[serde(default)]
-        damping_ratio: f64,
-    },
-}
-
-/// Markovian stochastic friction laws (Hofmann et al. 2025, as HOOMD-blue's
-/// `FrictionalPair` ships them), chosen by `model = "..."`; see
-/// [`crate::contact::stochastic`]. `kT` is the temperature, an energy
-/// (k_B = 1 in the config's units); `kT = 0` gives deterministic friction.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(tag = "model", rename_all = "snake_case", deny_unknown_fields)]
-pub enum StochasticSpec {
-    /// No stochastic friction.
-    #[default]
-    None,
-    /// `f(u) = γ w u`.
-    Linear {
-        /// γ: force per unit load and unit slip speed (s/m).
-        gamma: f64,
-        /// Temperature kT (energy).
-        #[serde(rename = "kT")]
-        kt: f64,
-    },
-    /// `f(u) = κ w`.
-    Coulomb {
-        /// κ: the friction coefficient.
-        kappa: f64,
-        /// Temperature kT (energy).
-        #[serde(rename = "kT")]
-        kt: f64,
-    },
-    /// `f(u) = min(γ u, κ w)`.
-    CoulombNewton {
-        /// γ: viscous coefficient below the crossover (N s/m).
-        gamma: f64,
-        /// κ: the friction coefficient above the crossover.
-        kappa: f64,
-        /// Temperature kT (energy).
-        #[serde(rename = "kT")]
-        kt: f64,
-    },
-}
-
-/// Rolling resistance models, chosen by `model = "..."` (physics.md,
-/// "Rolling resistance"; formulas in [`crate::contact::rolling`]).
-///
-/// Both are the elasto-plastic spring-dashpot of Ai, Chen, Rotter & Ooi,
-/// Powder Technol. 206 (2011) 269: a rotational spring
-/// `M^k ← M^k − k_r ω_r Δt` capped at `μ_r R_r |F_n|`, plus a dashpot
-/// `−C_r ω_r`, `C_r = η_r · 2 sqrt(I_r k_r)`, applied `+M` on the lower-id
-/// body and `−M` on the other. Unlike LIGGGHTS, gravel turns the stored
-/// `M^k` into the current tangent plane every step (keeping its length), so
-/// the law is objective; with `torsion_torque` it is kept as is.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(tag = "model", rename_all = "snake_case", deny_unknown_fields)]
-pub enum RollingSpec {
-    /// No rolling resistance.
-    #[default]
-    None,
-    /// Aspherix/LIGGGHTS `rolling_friction epsd`: `k_r = 2.25 k_n μ_r² R*²`,
-    /// `R_r = R*`, `k_n` the normal model's secant stiffness.
-    Epsd {
-        /// Rolling friction coefficient μ_r.
-        friction: f64,
-        /// Damping ratio η_r (fraction of critical), in [0, 1].
-        damping: f64,
-        /// Twisting also loads the spring and dashpot (default false).
-        #[serde(default)]
-        torsion_torque: bool,
-        /// Factor f on the dashpot once fully mobilised, in [0, 1] (default 0).
-        #[serde(default)]
-        mobilised_damping_factor: f64,
-    },
-    /// Altair EDEM "Type C Rolling Friction": `k_r = λ k_n μ_r² R_r²`, the
-    /// dashpot only below the limit.
-    TypeC {
-        /// Rolling friction coefficient μ_r.
-        friction: f64,
-        /// Damping ratio η_r (fraction of critical), in [0, 1].
-        damping: f64,
-        /// Stiffness factor λ (2.25 reproduces epsd).
-        stiffness_factor: f64,
-        /// Equivalent rolling radius R_r (m); default R*.
-        rolling_radius: Option<f64>,
-    },
-}
-
-/// Spinning friction models, chosen by `model = "..."` (physics.md,
-/// "Spinning friction"; formulas in [`crate::contact::spinning`]).
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(tag = "model", rename_all = "snake_case", deny_unknown_fields)]
-pub enum SpinningSpec {
-    /// No spinning friction.
-    #[default]
-    None,
-    /// Altair EDEM "Spinning Friction": the couple
-    /// `−min((2/3) μ_s |F_n| R_disk, 0.125 |ω_rel,n| min(I)/Δt) ω̂_rel,n`
-    /// with `R_disk` the radius of the overlap's intersection circle, plus
-    /// the rocking damping `−γ_n 4 R_disk² ω_rel,t`.
-    Edem {
-        /// Spinning friction coefficient μ_s.
-        friction: f64,
-    },
 }
 
 /// A radius: a number, or `{ min, max }` drawn uniformly in radius.

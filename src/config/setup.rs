@@ -7,13 +7,14 @@ use super::laws::law_table;
 use super::particles::{check_overlaps, particles};
 use super::schema::*;
 use super::walls::walls;
-use crate::contact::normal::HookeDamping;
+use crate::contact::model::Elastic;
 use crate::contact::{ContactLaw, NormalModel};
 use crate::error::{GravelError, Result};
 use crate::geometry::domain::Domain;
 use crate::geometry::walls::Wall;
 use crate::insert::PourSource;
 use crate::integrate::timestep::TimeScales;
+use crate::key::Key;
 use crate::state::particles::ParticleRecord;
 use crate::state::snapshot::{Compat, Fnv};
 use glam::DVec3;
@@ -338,13 +339,15 @@ pub(super) fn materials(cx: &Ctx, cfg: &[MaterialConfig]) -> Result<Vec<Material
     Ok(out)
 }
 
-pub(super) fn elastic(cx: &Ctx, key: &str, m: &Material) -> Result<(f64, f64)> {
-    match (m.youngs_modulus, m.poisson_ratio) {
-        (Some(e), Some(nu)) => Ok((e, nu)),
-        _ => Err(cx.err(format!(
-            "{key}: needs `youngs_modulus` and `poisson_ratio` of material `{}`",
-            m.name
-        ))),
+impl Elastic for Material {
+    fn elastic(&self, key: &Key) -> Result<(f64, f64)> {
+        match (self.youngs_modulus, self.poisson_ratio) {
+            (Some(e), Some(nu)) => Ok((e, nu)),
+            _ => Err(key.err(format!(
+                "needs `youngs_modulus` and `poisson_ratio` of material `{}`",
+                self.name
+            ))),
+        }
     }
 }
 
@@ -393,25 +396,15 @@ pub(super) fn time_scales(
         }
         for b in 0..n {
             let ts = match laws.get(a as u32, b as u32).normal {
-                NormalModel::Hertz { .. } => {
-                    match (mats[a].youngs_modulus, mats[a].poisson_ratio) {
-                        (Some(e), Some(nu)) => TimeScales::rayleigh(r, mats[a].density, e, nu),
-                        _ => continue,
-                    }
-                }
-                NormalModel::Hooke {
-                    stiffness, damping, ..
-                } => {
+                NormalModel::Hertz(_) => match (mats[a].youngs_modulus, mats[a].poisson_ratio) {
+                    (Some(e), Some(nu)) => TimeScales::rayleigh(r, mats[a].density, e, nu),
+                    _ => continue,
+                },
+                NormalModel::Hooke(h) => {
                     let m_eff = 0.5 * m;
-                    let gamma = match damping {
-                        HookeDamping::Restitution { beta } => {
-                            2.0 * beta * (stiffness * m_eff).sqrt()
-                        }
-                        HookeDamping::Rate { rate } => rate * m_eff,
-                    };
-                    TimeScales::hooke(stiffness, gamma, m_eff)
+                    TimeScales::hooke(h.stiffness, h.gamma(m_eff), m_eff)
                 }
-                NormalModel::Wca { epsilon, sigma } => TimeScales::wca(sigma, epsilon, m),
+                NormalModel::Wca(w) => TimeScales::wca(w.sigma, w.epsilon, m),
             };
             best = Some(match best {
                 Some(b) => b.min(ts),

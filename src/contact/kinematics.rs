@@ -5,7 +5,12 @@
 //! `δ = R_i + R_j − r`, and the lever arms `ℓ_i = R_i − δ/2`, `ℓ_j = R_j − δ/2`
 //! put the contact point in the middle of the overlap so that the two lever
 //! arms sum to `r` and angular momentum is conserved exactly.
+//!
+//! Also here, for the models whose history is a vector that must turn with
+//! the contact (the spring-slider's elongation, the EPSD spring torque):
+//! [`rotate_into_plane`] and [`rotate_about_normal`].
 
+use crate::math::series::small_sin_cos;
 use crate::simd::lane::{F64x4, Lane, V3};
 use glam::DVec3;
 
@@ -26,8 +31,9 @@ pub struct Body {
 
 /// Relative kinematics of one contact (see the module docs for the
 /// notation), in lanes: `Kinematics<f64>` for one contact,
-/// `Kinematics<F64x4>` for four.
-#[derive(Debug, Clone, Copy, PartialEq)]
+/// `Kinematics<F64x4>` for four. The default is all zeros (for examples
+/// and tests that set the fields a model reads).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct Kinematics<T: Lane = f64> {
     /// Unit normal from `i` to `j`.
     pub n: V3<T>,
@@ -176,5 +182,43 @@ impl Kinematics {
             r_eff: bi.radius,
             m_eff: 1.0 / bi.inv_mass,
         }
+    }
+}
+/// Rotate `v` (in the plane normal to the unit vector `n`) by `angle` about
+/// `n`: the part of a rigid rotation that twists the contact, which the
+/// projection alone cannot follow.
+#[inline(always)]
+pub fn rotate_about_normal<T: Lane>(v: V3<T>, n: V3<T>, angle: T) -> V3<T> {
+    let (s, c) = small_sin_cos(angle);
+    let turned = v.scale(c) + n.cross(v).scale(s);
+    V3::select(angle.eq(T::splat(0.0)), v, turned)
+}
+
+/// Project `v` onto the plane normal to the unit vector `n` and rescale it to
+/// its old length (objective history update; a vector already in the plane is
+/// returned unchanged up to rounding; a zero vector stays zero, and one
+/// along `n` becomes zero).
+#[inline(always)]
+pub fn rotate_into_plane<T: Lane>(v: V3<T>, n: V3<T>) -> V3<T> {
+    let zero = T::splat(0.0);
+    let old2 = v.length_squared();
+    let p = v - n.scale(v.dot(n));
+    let new2 = p.length_squared();
+    let rescaled = p.scale((old2 / new2).sqrt());
+    let in_plane = V3::select(new2.eq(zero), V3::zero(), rescaled);
+    V3::select(old2.eq(zero), v, in_plane)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rotation_into_plane_keeps_length() {
+        let v = DVec3::new(1.0, 2.0, 0.5);
+        let n = DVec3::new(0.0, 0.0, 1.0);
+        let p: DVec3 = rotate_into_plane(v.into(), n.into()).into();
+        assert!(p.dot(n).abs() < 1e-15);
+        assert!((p.length() - v.length()).abs() < 1e-14);
     }
 }

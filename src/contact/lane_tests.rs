@@ -2,8 +2,10 @@
 //! time: every law, every case in every lane, the same bits.
 
 use super::kinematics::PairBodies;
-use super::normal::HookeDamping;
-use super::tangential::TangentialStiffness;
+use super::normal::{Hertz, Hooke, HookeDamping, Wca};
+use super::rolling::{Cdt, Epsd, TypeC};
+use super::spinning::Edem;
+use super::tangential::{DashpotSlider, SpringSlider, TangentialStiffness};
 use super::*;
 use crate::rng::{particle_uniforms, Stream};
 use crate::simd::lane::F64x4;
@@ -106,31 +108,38 @@ fn laws() -> Vec<ContactLaw> {
         rolling: None,
         spinning: None,
     };
-    let hooke = |damping, no_tension| NormalModel::Hooke {
-        stiffness: 2.0e5,
-        damping,
-        no_tension,
+    let hooke = |damping, no_tension| {
+        NormalModel::from(Hooke {
+            stiffness: 2.0e5,
+            damping,
+            no_tension,
+        })
     };
-    let hertz = |no_tension| NormalModel::Hertz {
-        e_star: 3.0e6,
-        beta: 0.3,
-        no_tension,
+    let hertz = |no_tension| {
+        NormalModel::from(Hertz {
+            e_star: 3.0e6,
+            beta: 0.3,
+            no_tension,
+        })
     };
-    let spring = |friction, stiffness, damping_ratio| TangentialModel::SpringSlider {
-        friction,
-        stiffness,
-        damping_ratio,
+    let spring = |friction, stiffness, damping_ratio| {
+        TangentialModel::from(SpringSlider {
+            friction,
+            stiffness,
+            damping_ratio,
+        })
     };
     let linear = |ratio| TangentialStiffness::Linear { ratio };
     let mindlin = TangentialStiffness::Mindlin { g_star: 1.2e6 };
     let rate = HookeDamping::Rate { rate: 50.0 };
-    let epsd = RollingParams::epsd(0.1, 0.3);
-    let epsd_torsion = RollingParams {
+    let epsd = Epsd::new(0.1, 0.3);
+    let epsd_torsion = RollingModel::from(Epsd {
         torsion_torque: true,
         mobilised_damping_factor: 0.4,
         ..epsd
-    };
-    let spin = SpinningParams { friction: 0.5 };
+    });
+    let epsd = RollingModel::from(epsd);
+    let spin = SpinningModel::from(Edem { friction: 0.5 });
     vec![
         plain(hooke(rate, false), spring(0.5, linear(2.0 / 7.0), 0.0)),
         plain(
@@ -144,16 +153,18 @@ fn laws() -> Vec<ContactLaw> {
         plain(hertz(false), spring(0.5, mindlin, 0.0)),
         plain(
             hertz(true),
-            TangentialModel::DashpotSlider {
+            DashpotSlider {
                 friction: 0.4,
                 damping: 30.0,
-            },
+            }
+            .into(),
         ),
         plain(
-            NormalModel::Wca {
+            Wca {
                 epsilon: 1.0,
                 sigma: 1.0,
-            },
+            }
+            .into(),
             TangentialModel::None,
         ),
         ContactLaw {
@@ -167,12 +178,25 @@ fn laws() -> Vec<ContactLaw> {
             ..plain(hertz(false), spring(0.5, mindlin, 1.0))
         },
         ContactLaw {
-            rolling: Some(RollingParams::type_c(0.2, 0.5, 1.5, Some(0.4))),
+            rolling: Some(
+                TypeC {
+                    friction: 0.2,
+                    damping: 0.5,
+                    stiffness_factor: 1.5,
+                    rolling_radius: Some(0.4),
+                }
+                .into(),
+            ),
             ..plain(hertz(true), spring(0.3, linear(0.3), 0.0))
         },
         ContactLaw {
-            rolling: Some(RollingParams::epsd(0.0, 0.3)),
+            rolling: Some(Epsd::new(0.0, 0.3).into()),
             ..plain(hertz(false), spring(0.5, mindlin, 0.0))
+        },
+        ContactLaw {
+            rolling: Some(Cdt { friction: 0.2 }.into()),
+            spinning: Some(spin),
+            ..plain(hooke(rate, true), spring(0.5, linear(2.0 / 7.0), 0.3))
         },
     ]
 }
@@ -189,6 +213,29 @@ fn one(law: &ContactLaw, dt: f64, c: &Case) -> Vec<u64> {
     }
     out.extend(rec);
     out.into_iter().map(f64::to_bits).collect()
+}
+
+/// A law that says it does not read `R*` ([`ContactLaw::reads_r_eff`])
+/// gives the same bits when the force stage leaves `R*` out (NaN), for
+/// every law and case.
+#[test]
+fn a_law_that_leaves_out_r_eff_does_not_read_it() {
+    let dt = 1e-4;
+    for (k, law) in laws().iter().enumerate() {
+        for (n, c) in cases().iter().enumerate() {
+            let bodies = PairBodies::of(&c.bi, &c.bj, c.d, c.d.length());
+            let kin = Kinematics::of_pair_for(&bodies, law.reads_r_eff());
+            let h = law.history_len();
+            let mut rec = c.history[..h].to_vec();
+            let pf = law.evaluate_with(&kin, dt, &mut rec, || c.inertia);
+            let mut bits: Vec<u64> = Vec::new();
+            for v in [pf.force_i, pf.torque_i, pf.torque_j] {
+                bits.extend([v.x, v.y, v.z].map(f64::to_bits));
+            }
+            bits.extend(rec.iter().map(|v| v.to_bits()));
+            assert_eq!(bits, one(law, dt, c), "law {k}, case {n}");
+        }
+    }
 }
 
 /// Four cases through the lanes: each lane's results, as [`one`] gives them.
@@ -248,16 +295,12 @@ fn each_lane_gives_the_bits_of_the_one_contact_path() {
         for case in &cases {
             let expected = one(law, dt, case);
             let uncapped = match law.tangential {
-                TangentialModel::SpringSlider {
-                    stiffness,
-                    damping_ratio,
-                    ..
-                } => ContactLaw {
-                    tangential: TangentialModel::SpringSlider {
+                TangentialModel::SpringSlider(s) => ContactLaw {
+                    tangential: SpringSlider {
                         friction: f64::MAX,
-                        stiffness,
-                        damping_ratio,
-                    },
+                        ..s
+                    }
+                    .into(),
                     ..*law
                 },
                 _ => continue,

@@ -1,13 +1,16 @@
 //! The contact law: one slot per sub-model kind, composed per material pair.
 //!
 //! Following the layout of LAMMPS' `GRANULAR` package, a [`ContactLaw`] holds
-//! one normal and one tangential sub-model (each an `enum` chosen by the
-//! config's `model = "..."`, dispatched statically by `match`), and optional
-//! rolling-resistance ([`rolling`]) and spinning-friction ([`spinning`])
-//! couples. Kinematics
-//! are computed once per pair ([`Kinematics`]); sub-models are pure functions
-//! of run-constant parameters, the kinematics, the normal model's output and
-//! their own slice of the contact's history.
+//! one normal ([`normal`]) and one tangential ([`tangential`]) sub-model, and
+//! optional rolling-resistance ([`rolling`]) and spinning-friction
+//! ([`spinning`]) couples and stochastic friction ([`stochastic`]). Each slot
+//! is a folder with one file per model; the slot's registry enum (e.g.
+//! [`NormalModel`]) is chosen by the config's `model = "..."` and dispatched
+//! statically by `match` ([`model`] says what a model file owns and how a
+//! slot lists its models). Kinematics are computed once per pair
+//! ([`Kinematics`]); sub-models are pure functions of run-constant
+//! parameters, the kinematics, the normal model's output and their own
+//! slice of the contact's history.
 //!
 //! Every pair is evaluated in its canonical orientation (`i` = lower global
 //! id) so that the two particles of a contact — on the same rank or on two —
@@ -17,18 +20,21 @@
 pub mod kinematics;
 #[cfg(test)]
 mod lane_tests;
+pub mod model;
 pub mod normal;
 pub mod rolling;
 pub mod spinning;
 pub mod stochastic;
 pub mod tangential;
+#[cfg(test)]
+mod test_support;
 
 pub use kinematics::{Body, Kinematics};
-pub use normal::{NormalForce, NormalModel};
-pub use rolling::RollingParams;
-pub use spinning::SpinningParams;
-pub use stochastic::StochasticFriction;
-pub use tangential::TangentialModel;
+pub use normal::{NormalForce, NormalModel, NormalSpec};
+pub use rolling::{RollingModel, RollingSpec};
+pub use spinning::{SpinningModel, SpinningSpec};
+pub use stochastic::{StochasticModel, StochasticSpec};
+pub use tangential::{TangentialModel, TangentialSpec};
 
 use crate::rng::PairNoise;
 use crate::simd::lane::{Lane, V3};
@@ -73,11 +79,11 @@ pub struct ContactLaw {
     pub tangential: TangentialModel,
     /// Markovian stochastic friction of particle–particle contacts, if any
     /// (then `tangential` is `None`: the config refuses both).
-    pub stochastic: Option<StochasticFriction>,
+    pub stochastic: Option<StochasticModel>,
     /// Rolling resistance (`None`: model "none").
-    pub rolling: Option<RollingParams>,
+    pub rolling: Option<RollingModel>,
     /// Spinning friction (`None`: model "none").
-    pub spinning: Option<SpinningParams>,
+    pub spinning: Option<SpinningModel>,
 }
 
 /// What the stochastic friction of a particle–particle contact needs beyond
@@ -183,34 +189,32 @@ impl<T: Lane> PairForce<T> {
 impl ContactLaw {
     /// History values per contact this law needs.
     ///
-    /// Layout: the tangential model's values first, then the rolling spring
-    /// torque `M^k` ([`RollingParams::HISTORY_LEN`] values) when rolling
-    /// resistance is on. Spinning friction keeps none.
+    /// Layout: the tangential model's values first, then the rolling
+    /// model's (e.g. the EPSD spring torque `M^k`). Normal, spinning and
+    /// stochastic models keep none.
     pub fn history_len(&self) -> usize {
-        self.tangential.history_len() + self.rolling_history_len()
+        self.tangential.history_len() + self.rolling.map_or(0, |r| r.history_len())
     }
 
-    #[inline]
-    fn rolling_history_len(&self) -> usize {
-        if self.rolling.is_some() {
-            RollingParams::HISTORY_LEN
-        } else {
-            0
+    /// Turn a contact's record (its [`Self::history_len`] values) into what
+    /// it holds for the same contact with `i` and `j` exchanged, slot by
+    /// slot ([`model::Model::swap_history`]).
+    pub fn swap_history(&self, history: &mut [f64]) {
+        let t_len = self.tangential.history_len();
+        self.tangential.swap_history(&mut history[..t_len]);
+        if let Some(r) = &self.rolling {
+            r.swap_history(&mut history[t_len..]);
         }
     }
 
     /// Whether the law reads the effective radius `R*` of a contact: Hertz,
-    /// a Mindlin spring, and rolling resistance do.
+    /// a Mindlin spring, and rolling resistance do
+    /// ([`model::Model::reads_r_eff`]).
     pub fn reads_r_eff(&self) -> bool {
-        matches!(self.normal, NormalModel::Hertz { .. })
-            || matches!(
-                self.tangential,
-                TangentialModel::SpringSlider {
-                    stiffness: tangential::TangentialStiffness::Mindlin { .. },
-                    ..
-                }
-            )
-            || self.rolling.is_some()
+        self.normal.reads_r_eff()
+            || self.tangential.reads_r_eff()
+            || self.rolling.is_some_and(|r| r.reads_r_eff())
+            || self.spinning.is_some_and(|s| s.reads_r_eff())
     }
 
     /// Whether the law has a couple (rolling or spinning) that needs the
@@ -334,11 +338,7 @@ impl ContactLaw {
                 inertia_r: inertia.rolling,
                 dt,
             };
-            couple = couple
-                + rp.couple(
-                    &input,
-                    &mut history[t_len..t_len + RollingParams::HISTORY_LEN],
-                );
+            couple = couple + rp.couple(&input, &mut history[t_len..]);
         }
         if let Some(sp) = &self.spinning {
             let half_delta = T::splat(0.5) * k.delta;
@@ -400,16 +400,57 @@ impl ContactLaw {
                 inertia_j: 1.0 / ctx.inv_inertia_j,
                 w,
             };
-            let normals = if s.kt > 0.0 {
+            let normals = if s.kt() > 0.0 {
                 ctx.noise.pair_normals(ctx.step, ctx.id_i, ctx.id_j)
             } else {
                 [0.0; 6]
             };
-            let out = stochastic_pair(&s.law, s.kt, dt, &input, &normals);
+            let out = stochastic_pair(s, dt, &input, &normals);
             pf.force_i = pf.force_i + out.force_i.into();
             pf.torque_i = pf.torque_i + out.torque_i.into();
             pf.torque_j = pf.torque_j + out.torque_j.into();
         }
         pf
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::rolling::Epsd;
+    use super::tangential::{SpringSlider, TangentialStiffness};
+    use super::*;
+
+    /// A record holds the tangential spring elongation, then the rolling
+    /// spring torque: vectors of `j` relative to `i`, which both change
+    /// sign when `i` and `j` are exchanged.
+    #[test]
+    fn swapping_negates_both_springs() {
+        let law = ContactLaw {
+            normal: normal::Hooke {
+                stiffness: 1.0,
+                damping: normal::HookeDamping::Rate { rate: 0.0 },
+                no_tension: false,
+            }
+            .into(),
+            tangential: SpringSlider {
+                friction: 0.5,
+                stiffness: TangentialStiffness::Linear { ratio: 1.0 },
+                damping_ratio: 0.0,
+            }
+            .into(),
+            stochastic: None,
+            rolling: Some(Epsd::new(0.1, 0.3).into()),
+            spinning: None,
+        };
+        let mut h = [1.0, -2.0, 3.0, 0.5, 0.0, -0.25];
+        law.swap_history(&mut h);
+        assert_eq!(h, [-1.0, 2.0, -3.0, -0.5, -0.0, 0.25]);
+        let plain = ContactLaw {
+            tangential: TangentialModel::None,
+            ..law
+        };
+        let mut h = [0.5, 0.0, -0.25];
+        plain.swap_history(&mut h);
+        assert_eq!(h, [-0.5, -0.0, 0.25]);
     }
 }

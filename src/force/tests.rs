@@ -2,8 +2,8 @@
 //! general path, the id-ordered sums, the filter packing, and opened contacts.
 
 use super::*;
-use crate::contact::normal::HookeDamping;
-use crate::contact::tangential::TangentialStiffness;
+use crate::contact::normal::{Hooke, HookeDamping};
+use crate::contact::tangential::{SpringSlider, TangentialStiffness};
 use crate::contact::ContactLaw;
 use crate::contact::Kinematics;
 use crate::contact::{NormalModel, TangentialModel};
@@ -62,7 +62,7 @@ fn cluster() -> Particles {
 
 fn hooke_spring(restitution: bool) -> ContactLaw {
     ContactLaw {
-        normal: NormalModel::Hooke {
+        normal: NormalModel::Hooke(Hooke {
             stiffness: 2e5,
             damping: if restitution {
                 HookeDamping::Restitution { beta: 0.2 }
@@ -70,12 +70,12 @@ fn hooke_spring(restitution: bool) -> ContactLaw {
                 HookeDamping::Rate { rate: 50.0 }
             },
             no_tension: false,
-        },
-        tangential: TangentialModel::SpringSlider {
+        }),
+        tangential: TangentialModel::SpringSlider(SpringSlider {
             friction: 0.5,
             stiffness: TangentialStiffness::Linear { ratio: 2.0 / 7.0 },
             damping_ratio: 0.3,
-        },
+        }),
         stochastic: None,
         rolling: None,
         spinning: None,

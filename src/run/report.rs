@@ -39,12 +39,12 @@ pub fn check_report(s: &Setup, decomp: &Decomposition) -> String {
             continue;
         }
         let normal = match l.normal {
-            NormalModel::Hooke { stiffness, .. } => format!("hooke k_n = {stiffness:e}"),
-            NormalModel::Hertz { e_star, beta, .. } => {
-                format!("hertz E* = {e_star:e}, beta = {beta:.6}")
+            NormalModel::Hooke(h) => format!("hooke k_n = {:e}", h.stiffness),
+            NormalModel::Hertz(h) => {
+                format!("hertz E* = {:e}, beta = {:.6}", h.e_star, h.beta)
             }
-            NormalModel::Wca { epsilon, sigma } => {
-                format!("wca epsilon = {epsilon}, sigma = {sigma}")
+            NormalModel::Wca(w) => {
+                format!("wca epsilon = {}, sigma = {}", w.epsilon, w.sigma)
             }
         };
         let _ = writeln!(
@@ -55,8 +55,7 @@ pub fn check_report(s: &Setup, decomp: &Decomposition) -> String {
         if let Some(st) = &l.stochastic {
             let _ = writeln!(
                 o,
-                "  stochastic friction {:?}, kT = {} (particle–particle contacts)",
-                st.law, st.kt
+                "  stochastic friction {st:?} (particle–particle contacts)"
             );
         }
         if let Some(r) = &l.rolling {

@@ -1,13 +1,16 @@
-//! Rolling resistance: the elasto-plastic spring-dashpot (EPSD) couple of
-//! Ai, Chen, Rotter & Ooi, "Assessment of rolling resistance models in
-//! discrete element simulations", Powder Technol. 206 (2011) 269–282
-//! (their model type C).
+//! Rolling resistance models, one file each, listed in the registry
+//! [`RollingModel`]; the couple `M_r` acts `+M_r` on `i` and `−M_r` on `j`.
+//! [`cdt`] is the constant directional torque (Ai et al.'s model type A),
+//! without history.
 //!
-//! Two parameterisations of the same law are offered, see [`RollingModel`]:
-//! Aspherix / LIGGGHTS `rolling_friction epsd` and Altair EDEM "Type C
-//! Rolling Friction". Both are a rotational spring `M^k` (kept in the
-//! contact's history, 3 values) capped at a full-mobilisation torque `M^m`,
-//! plus a rotational dashpot `M^d`:
+//! Two of them, [`epsd`] (Aspherix / LIGGGHTS `rolling_friction epsd`) and
+//! [`type_c`] (Altair EDEM "Type C Rolling Friction"), are parameterisations
+//! of one law, the elasto-plastic spring-dashpot (EPSD) couple of Ai, Chen,
+//! Rotter & Ooi, "Assessment of rolling resistance models in discrete
+//! element simulations", Powder Technol. 206 (2011) 269–282 (their model
+//! type C), computed here once ([`SpringDashpot`]): a rotational spring
+//! `M^k` (kept in the contact's history, 3 values) capped at a
+//! full-mobilisation torque `M^m`, plus a rotational dashpot `M^d`:
 //!
 //! ```text
 //! ω_r   = ω_rel − (ω_rel·n) n          (ω_r = ω_rel when torsion_torque)
@@ -36,214 +39,166 @@
 //! (twisting) part, which the projection would destroy; it is then kept
 //! unrotated, as in LIGGGHTS.
 
-use super::tangential::rotate_into_plane;
+pub mod cdt;
+pub mod epsd;
+pub mod type_c;
+
+pub use cdt::Cdt;
+pub use epsd::Epsd;
+pub use type_c::TypeC;
+
+use super::kinematics::rotate_into_plane;
+use super::model::{registry, Key, Model, PairMaterials};
+use crate::error::Result;
 use crate::simd::lane::{Lane, V3};
 use glam::DVec3;
 
-/// Which published parameterisation of the EPSD rolling law is used.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RollingModel {
-    /// Aspherix / LIGGGHTS `rolling_friction epsd` (Aspherix documentation,
-    /// "rolling_friction model epsd"; Ai et al. 2011):
-    /// `k_r = 2.25 k_n μ_r² R*²`, `M^m = μ_r R* |F_n|`, optional
-    /// `torsionTorque` and `rollFrictionFactor` (`f`, default 0) settings.
-    /// The stiffness factor is fixed at
-    /// [`RollingParams::EPSD_STIFFNESS_FACTOR`] and `R_r = R*`.
-    Epsd,
-    /// Altair EDEM "Type C Rolling Friction" (EDEM documentation; Ai et al.
-    /// 2011): `k_r = λ k_n μ_r² R_r²`, `|M^k| ≤ μ_r R_r |F_n|`, with a user
-    /// stiffness factor `λ` and equivalent rolling radius `R_r` (default
-    /// `R*`). The viscous torque acts only below the limit (`f = 0`).
-    TypeC,
+/// The kernel of a rolling model, besides what every [`Model`] provides.
+pub trait RollingLaw: Model {
+    /// The couple on `i` of a contact (or of a group, one per lane);
+    /// `history` starts with the model's [`Model::HISTORY_LEN`] values
+    /// and is updated.
+    fn couple<T: Lane>(&self, inp: &RollingInput<T>, history: &mut [T]) -> V3<T>;
+
+    /// The model's EPSD spring-dashpot, if it is one (default: not).
+    fn spring_dashpot(&self) -> Option<SpringDashpot> {
+        None
+    }
 }
 
-/// Run-constant parameters of the rolling-resistance couple for one
-/// material pair.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct RollingParams {
-    /// Which parameterisation (fixes `λ`, `R_r` and `f` where the source does).
-    pub model: RollingModel,
-    /// Coefficient of rolling friction `μ_r` (dimensionless, ≥ 0).
-    pub friction: f64,
-    /// Rolling viscous damping ratio `η_r`: the fraction of the critical
-    /// damping `2 sqrt(I_r k_r)` of the rolling mode, in
-    /// `[0, RollingParams::MAX_DAMPING]`.
-    pub damping: f64,
-    /// When `true`, relative rotation about the normal (twisting) also loads
-    /// the spring and the dashpot (Aspherix `torsionTorque on`).
-    pub torsion_torque: bool,
-    /// Factor `f ∈ [0, 1]` on the viscous torque once the spring is fully
-    /// mobilised (Aspherix `rollFrictionFactor`, default 0). Type C uses 0
-    /// whatever is set here, and [`RollingParams::validate`] rejects another
-    /// value.
-    pub mobilised_damping_factor: f64,
-    /// Stiffness factor `λ > 0` in `k_r = λ k_n μ_r² R_r²`. Epsd uses
-    /// [`RollingParams::EPSD_STIFFNESS_FACTOR`] (2.25) whatever is set here,
-    /// and [`RollingParams::validate`] rejects another value.
-    pub stiffness_factor: f64,
-    /// Equivalent rolling radius `R_r` (Type C); `None` means the contact's
-    /// effective radius `R*`. Epsd always uses `R*` and
-    /// [`RollingParams::validate`] rejects `Some`.
-    pub rolling_radius: Option<f64>,
+registry! {
+    /// A rolling resistance model with its run-constant parameters for one
+    /// material pair.
+    pub enum RollingModel;
+    /// Rolling resistance models, chosen by `model = "..."` (physics.md,
+    /// "Rolling resistance"; default none).
+    pub enum RollingSpec or
+        /// No rolling resistance.
+        None;
+    each: each_rolling, $;
+    /// Aspherix/LIGGGHTS `rolling_friction epsd` ([`epsd`]).
+    Epsd(Epsd) = "epsd",
+    /// Altair EDEM "Type C Rolling Friction" ([`type_c`]).
+    TypeC(TypeC) = "type_c",
+    /// Constant directional torque, no history ([`cdt`]).
+    Cdt(Cdt) = "cdt",
 }
 
-impl RollingParams {
-    /// Number of history values per contact: the spring torque `M^k`.
-    pub const HISTORY_LEN: usize = 3;
-
-    /// The stiffness factor of Aspherix/LIGGGHTS `epsd`:
-    /// `k_r = 2.25 k_n μ_r² R*²`.
-    pub const EPSD_STIFFNESS_FACTOR: f64 = 2.25;
-
-    /// Largest accepted damping ratio `η_r`.
-    ///
-    /// `η_r` is a fraction of the critical damping of the rolling mode, so
-    /// `η_r = 1` is critical damping, the fastest return to rest without
-    /// overshoot; a larger value only slows that return (over-damping) and,
-    /// the dashpot being explicit, tightens the time-step stability bound,
-    /// roughly `η_r ω_r Δt · I_r (1/I_i + 1/I_j) < 1` with
-    /// `ω_r = sqrt(k_r/I_r)`. Ai et al. (2011) and the EDEM and Aspherix
-    /// documentation treat it as a ratio of critical damping, so values
-    /// above 1 are refused as a likely input error.
-    pub const MAX_DAMPING: f64 = 1.0;
-
-    /// Aspherix/LIGGGHTS `epsd` with rolling friction `μ_r` and damping ratio
-    /// `η_r`; `torsionTorque off`, `rollFrictionFactor 0` (the defaults).
-    pub fn epsd(friction: f64, damping: f64) -> Self {
-        Self {
-            model: RollingModel::Epsd,
-            friction,
-            damping,
-            torsion_torque: false,
-            mobilised_damping_factor: 0.0,
-            stiffness_factor: Self::EPSD_STIFFNESS_FACTOR,
-            rolling_radius: None,
-        }
-    }
-
-    /// EDEM Type C with rolling friction `μ_r`, damping ratio `η_r`,
-    /// stiffness factor `λ` (2.25 reproduces `epsd`) and equivalent rolling
-    /// radius `R_r` (`None`: `R*`).
-    pub fn type_c(
-        friction: f64,
-        damping: f64,
-        stiffness_factor: f64,
-        rolling_radius: Option<f64>,
-    ) -> Self {
-        Self {
-            model: RollingModel::TypeC,
-            friction,
-            damping,
-            torsion_torque: false,
-            mobilised_damping_factor: 0.0,
-            stiffness_factor,
-            rolling_radius,
-        }
-    }
-
-    /// Check the parameters; the error names the offending one.
-    ///
-    /// Accepted: `μ_r` finite and ≥ 0; `η_r ∈ [0, MAX_DAMPING]`;
-    /// `f ∈ [0, 1]` (and `f = 0` for Type C, whose source has no such
-    /// factor); `λ` finite and > 0 (and exactly 2.25 for Epsd); `R_r`
-    /// finite and > 0 when given (and not given for Epsd, which uses `R*`).
-    pub fn validate(&self) -> Result<(), String> {
-        let name = match self.model {
-            RollingModel::Epsd => "epsd",
-            RollingModel::TypeC => "type_c",
-        };
-        if !self.friction.is_finite() || self.friction < 0.0 {
-            return Err(format!(
-                "rolling friction ({name}): friction (μ_r) must be finite and ≥ 0, got {}",
-                self.friction
-            ));
-        }
-        if !(0.0..=Self::MAX_DAMPING).contains(&self.damping) {
-            return Err(format!(
-                "rolling friction ({name}): damping (η_r, a ratio of critical damping) must lie \
-                 in [0, {}], got {}",
-                Self::MAX_DAMPING,
-                self.damping
-            ));
-        }
-        if !(0.0..=1.0).contains(&self.mobilised_damping_factor) {
-            return Err(format!(
-                "rolling friction ({name}): mobilised_damping_factor (f) must lie in [0, 1], \
-                 got {}",
-                self.mobilised_damping_factor
-            ));
-        }
-        if !self.stiffness_factor.is_finite() || self.stiffness_factor <= 0.0 {
-            return Err(format!(
-                "rolling friction ({name}): stiffness_factor (λ) must be finite and > 0, got {}",
-                self.stiffness_factor
-            ));
-        }
-        if let Some(r) = self.rolling_radius {
-            if !r.is_finite() || r <= 0.0 {
-                return Err(format!(
-                    "rolling friction ({name}): rolling_radius (R_r) must be finite and > 0, \
-                     got {r}"
-                ));
-            }
-        }
-        match self.model {
-            RollingModel::Epsd => {
-                if self.stiffness_factor != Self::EPSD_STIFFNESS_FACTOR {
-                    return Err(format!(
-                        "rolling friction (epsd): stiffness_factor is fixed at {} by the model, \
-                         got {}; use type_c for another value",
-                        Self::EPSD_STIFFNESS_FACTOR,
-                        self.stiffness_factor
-                    ));
-                }
-                if self.rolling_radius.is_some() {
-                    return Err(
-                        "rolling friction (epsd): rolling_radius cannot be set, the model \
-                                uses the effective radius R*; use type_c for another radius"
-                            .to_string(),
-                    );
-                }
-            }
-            RollingModel::TypeC => {
-                if self.mobilised_damping_factor != 0.0 {
-                    return Err(format!(
-                        "rolling friction (type_c): mobilised_damping_factor must be 0 (Type C \
-                         has no viscous torque at full mobilisation), got {}; use epsd for \
-                         another value",
-                        self.mobilised_damping_factor
-                    ));
-                }
-            }
-        }
-        Ok(())
-    }
-
-    /// The stiffness factor `λ` the model uses (2.25 for Epsd).
-    #[inline]
-    pub fn effective_stiffness_factor(&self) -> f64 {
-        match self.model {
-            RollingModel::Epsd => Self::EPSD_STIFFNESS_FACTOR,
-            RollingModel::TypeC => self.stiffness_factor,
-        }
-    }
-
-    /// The mobilised damping factor `f` the model uses (0 for Type C).
-    #[inline]
-    pub fn effective_mobilised_damping_factor(&self) -> f64 {
-        match self.model {
-            RollingModel::Epsd => self.mobilised_damping_factor,
-            RollingModel::TypeC => 0.0,
-        }
-    }
-
-    /// The rolling radius `R_r` at a contact of effective radius `r_eff`
-    /// (`R*` for Epsd, `rolling_radius` or `R*` for Type C), per lane.
+impl RollingModel {
+    /// The couple on `i` of contacts in lanes ([`RollingLaw::couple`]).
     #[inline(always)]
-    pub fn effective_rolling_radius<T: Lane>(&self, r_eff: T) -> T {
-        match (self.model, self.rolling_radius) {
-            (RollingModel::TypeC, Some(r_r)) => T::splat(r_r),
-            _ => r_eff,
+    pub fn couple<T: Lane>(&self, inp: &RollingInput<T>, history: &mut [T]) -> V3<T> {
+        each_rolling!(self, m => m.couple(inp, history))
+    }
+
+    /// The EPSD spring-dashpot of an EPSD model (`None` for another kind).
+    pub fn spring_dashpot(&self) -> Option<SpringDashpot> {
+        each_rolling!(self, m => RollingLaw::spring_dashpot(m))
+    }
+}
+
+/// Largest accepted damping ratio `η_r` of the EPSD models.
+///
+/// `η_r` is a fraction of the critical damping of the rolling mode, so
+/// `η_r = 1` is critical damping, the fastest return to rest without
+/// overshoot; a larger value only slows that return (over-damping) and,
+/// the dashpot being explicit, tightens the time-step stability bound,
+/// roughly `η_r ω_r Δt · I_r (1/I_i + 1/I_j) < 1` with
+/// `ω_r = sqrt(k_r/I_r)`. Ai et al. (2011) and the EDEM and Aspherix
+/// documentation treat it as a ratio of critical damping, so values
+/// above 1 are refused as a likely input error.
+pub const MAX_DAMPING: f64 = 1.0;
+
+/// The EPSD damping ratio `key.damping = η_r`, in `[0, MAX_DAMPING]`.
+fn damping_ratio(key: &Key, eta: f64) -> Result<f64> {
+    if (0.0..=MAX_DAMPING).contains(&eta) {
+        Ok(eta)
+    } else {
+        Err(key.field("damping").err(format!(
+            "must lie in [0, {MAX_DAMPING}] (η_r, a ratio of critical damping), got {eta}"
+        )))
+    }
+}
+
+/// An EPSD parameterisation ([`Epsd`], [`TypeC`]): its table, its
+/// validation and the spring-dashpot it gives. The rest of [`Model`] and
+/// [`RollingLaw`] follows for every one of them: it reads `R*`, needs the
+/// normal model's stiffness, keeps the spring torque `M^k` (3 values, which
+/// change sign with `i` and `j` exchanged, as `M^k` follows
+/// `ω_rel = ω_i − ω_j`) and its couple is [`SpringDashpot::couple`].
+pub trait Parameterisation: Copy {
+    /// Its TOML table (a serde struct that denies unknown keys).
+    type Spec;
+
+    /// The parameters of one material pair from its table; errors name
+    /// `key.field(...)` ([`Model::from_spec`] calls it).
+    fn from_table(spec: &Self::Spec, key: &Key) -> Result<Self>;
+
+    /// Its spring-dashpot.
+    fn as_spring_dashpot(&self) -> SpringDashpot;
+}
+
+impl<P: Parameterisation> Model for P {
+    type Spec = P::Spec;
+    const HISTORY_LEN: usize = 3;
+
+    fn from_spec(spec: &P::Spec, key: &Key, _: &PairMaterials) -> Result<Self> {
+        P::from_table(spec, key)
+    }
+
+    fn reads_r_eff(&self) -> bool {
+        true
+    }
+
+    fn needs_stiffness(&self) -> Option<&'static str> {
+        Some("a rolling resistance model needs a normal model with a stiffness")
+    }
+
+    fn swap_history(history: &mut [f64]) {
+        for h in &mut history[..3] {
+            *h = -*h;
+        }
+    }
+}
+
+impl<P: Parameterisation> RollingLaw for P {
+    #[inline(always)]
+    fn couple<T: Lane>(&self, inp: &RollingInput<T>, history: &mut [T]) -> V3<T> {
+        self.as_spring_dashpot().couple(inp, history)
+    }
+
+    fn spring_dashpot(&self) -> Option<SpringDashpot> {
+        Some(self.as_spring_dashpot())
+    }
+}
+
+/// The EPSD couple's parameters, as both parameterisations give them.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SpringDashpot {
+    /// Coefficient of rolling friction `μ_r` (≥ 0).
+    pub friction: f64,
+    /// Damping ratio `η_r`, a fraction of the critical damping
+    /// `2 sqrt(I_r k_r)` of the rolling mode, in `[0, MAX_DAMPING]`.
+    pub damping: f64,
+    /// Stiffness factor `λ > 0` in `k_r = λ k_n μ_r² R_r²`.
+    pub stiffness_factor: f64,
+    /// Equivalent rolling radius `R_r`; `None` means the contact's `R*`.
+    pub rolling_radius: Option<f64>,
+    /// Relative rotation about the normal (twisting) also loads the spring
+    /// and the dashpot.
+    pub torsion_torque: bool,
+    /// Factor `f ∈ [0, 1]` on the dashpot once the spring is fully mobilised.
+    pub mobilised_damping_factor: f64,
+}
+
+impl SpringDashpot {
+    /// The rolling radius `R_r` at a contact of effective radius `r_eff`
+    /// (`rolling_radius`, or `R*`), per lane.
+    #[inline(always)]
+    pub fn rolling_radius<T: Lane>(&self, r_eff: T) -> T {
+        match self.rolling_radius {
+            Some(r_r) => T::splat(r_r),
+            None => r_eff,
         }
     }
 
@@ -251,9 +206,9 @@ impl RollingParams {
     /// normal stiffness `k_n` and effective radius `r_eff`, per lane.
     #[inline(always)]
     pub fn stiffness<T: Lane>(&self, k_n: T, r_eff: T) -> T {
-        let r_r = self.effective_rolling_radius(r_eff);
+        let r_r = self.rolling_radius(r_eff);
         let mu_r = T::splat(self.friction) * r_r;
-        T::splat(self.effective_stiffness_factor()) * k_n * mu_r * mu_r
+        T::splat(self.stiffness_factor) * k_n * mu_r * mu_r
     }
 
     /// Rotational dashpot coefficient `C_r = η_r · 2 sqrt(I_r k_r)` \[N m s/rad\], per lane.
@@ -262,8 +217,27 @@ impl RollingParams {
         T::splat(self.damping * 2.0) * (inertia_r * k_r).sqrt()
     }
 
-    /// The rolling-resistance couple on `i` of contacts in lanes (the body
-    /// of [`rolling_torque`], which see); `history` is `M^k` (3 values).
+    /// The EPSD couple `M_r = M^k + M^d` on `i` of contacts in lanes, see
+    /// the [module documentation](self).
+    ///
+    /// `history` is the contact's spring torque `M^k` \[N m\] (zero when the
+    /// contact forms); it is updated in place. Each call:
+    ///
+    /// 1. `ω_r = ω_rel − (ω_rel·n) n` (or `ω_rel` with `torsion_torque`);
+    /// 2. the stored `M^k` is projected onto the current tangent plane and
+    ///    rescaled to its previous length (skipped with `torsion_torque`; a
+    ///    stored torque exactly along `n` is dropped); gravel does this for
+    ///    objectivity, LIGGGHTS does not;
+    /// 3. `M^k ← M^k − k_r ω_r Δt`, `k_r = λ k_n μ_r² R_r²`;
+    /// 4. if `|M^k| > M^m = μ_r R_r |F_n|`, `M^k` is scaled to length `M^m`
+    ///    (fully mobilised);
+    /// 5. `M^d = −C_r ω_r` below the limit, `−f C_r ω_r` when fully mobilised,
+    ///    `C_r = η_r · 2 sqrt(I_r k_r)`.
+    ///
+    /// Degenerate cases: `μ_r = 0` returns zero and clears the history;
+    /// `|F_n| = 0` (e.g. a touching or tensile-clamped contact) has `M^m = 0`,
+    /// so any spring torque is released (history zero) and only the mobilised
+    /// dashpot `−f C_r ω_r` can act.
     #[inline(always)]
     pub fn couple<T: Lane>(&self, inp: &RollingInput<T>, history: &mut [T]) -> V3<T> {
         if self.friction == 0.0 {
@@ -276,7 +250,7 @@ impl RollingParams {
         } else {
             inp.omega_rel - n.scale(inp.omega_rel.dot(n))
         };
-        let r_r = self.effective_rolling_radius(inp.r_eff);
+        let r_r = self.rolling_radius(inp.r_eff);
         let k_r = self.stiffness(inp.k_n, inp.r_eff);
         let limit = T::splat(self.friction) * r_r * inp.normal_force.abs();
         let stored = V3::new(history[0], history[1], history[2]);
@@ -292,7 +266,7 @@ impl RollingParams {
         let spring = V3::select(mobilised, spring.scale(limit / len2.sqrt()), spring);
         (history[0], history[1], history[2]) = (spring.x, spring.y, spring.z);
         let c_r = self.damping_coefficient(k_r, inp.inertia_r);
-        let f = T::splat(self.effective_mobilised_damping_factor());
+        let f = T::splat(self.mobilised_damping_factor);
         let factor = T::select(mobilised, f, T::splat(1.0));
         spring - omega_r.scale(factor * c_r)
     }
@@ -350,37 +324,19 @@ pub struct RollingInput<T: Lane = f64> {
     pub dt: f64,
 }
 
-/// Rolling-resistance couple `M_r` on `i` (`j` receives `−M_r`) of the EPSD
-/// law (Ai et al., Powder Technol. 206 (2011) 269; Aspherix `epsd`; EDEM
-/// Type C): `M_r = M^k + M^d`, see the [module documentation](self).
-///
-/// `history` is the contact's spring torque `M^k` \[N m\] (zero when the
-/// contact forms); it is updated in place. Each call:
-///
-/// 1. `ω_r = ω_rel − (ω_rel·n) n` (or `ω_rel` with `torsion_torque`);
-/// 2. the stored `M^k` is projected onto the current tangent plane and
-///    rescaled to its previous length (skipped with `torsion_torque`; a
-///    stored torque exactly along `n` is dropped); gravel does this for
-///    objectivity, LIGGGHTS does not;
-/// 3. `M^k ← M^k − k_r ω_r Δt`, `k_r = λ k_n μ_r² R_r²`;
-/// 4. if `|M^k| > M^m = μ_r R_r |F_n|`, `M^k` is scaled to length `M^m`
-///    (fully mobilised);
-/// 5. `M^d = −C_r ω_r` below the limit, `−f C_r ω_r` when fully mobilised,
-///    `C_r = η_r · 2 sqrt(I_r k_r)`.
-///
-/// Degenerate cases: `μ_r = 0` returns zero and clears the history;
-/// `|F_n| = 0` (e.g. a touching or tensile-clamped contact) has `M^m = 0`,
-/// so any spring torque is released (history zero) and only the mobilised
-/// dashpot `−f C_r ω_r` can act.
+/// The rolling couple `M_r` on `i` (`j` receives `−M_r`) of one contact,
+/// for any rolling model; `history` is the model's slice of the contact's
+/// record (for the EPSD models the spring torque `M^k` \[N m\], zero when
+/// the contact forms), updated in place.
 #[inline]
-pub fn rolling_torque(p: &RollingParams, inp: &RollingInput, history: &mut [f64; 3]) -> DVec3 {
+pub fn rolling_torque(m: &RollingModel, inp: &RollingInput, history: &mut [f64]) -> DVec3 {
     debug_assert!(
         (inp.n.length_squared() - 1.0).abs() < 1e-9,
         "rolling_torque: n is not a unit vector: {:?}",
         inp.n
     );
     debug_assert!(inp.dt >= 0.0, "rolling_torque: negative time step");
-    p.couple(inp, history).into()
+    m.couple(inp, history).into()
 }
 
 #[cfg(test)]

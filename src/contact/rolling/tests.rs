@@ -1,16 +1,35 @@
-//! Tests of the EPSD rolling-resistance couple.
+//! Tests of the EPSD rolling-resistance couple (models epsd and type_c).
 
 use super::*;
+use crate::contact::model::{PairMaterials, Solid};
+use crate::contact::test_support::{unit, vclose, vec3};
+use std::path::Path;
+
+/// EDEM Type C with `μ_r`, `η_r`, `λ` and `R_r`.
+fn type_c(
+    friction: f64,
+    damping: f64,
+    stiffness_factor: f64,
+    rolling_radius: Option<f64>,
+) -> TypeC {
+    TypeC {
+        friction,
+        damping,
+        stiffness_factor,
+        rolling_radius,
+    }
+}
+
+/// The spring-dashpot of an EPSD model.
+fn sd(m: impl Into<RollingModel>) -> SpringDashpot {
+    m.into().spring_dashpot().expect("an EPSD model")
+}
 use glam::DQuat;
 use proptest::prelude::*;
 use std::f64::consts::PI;
 
 fn close(a: f64, b: f64, tol: f64) -> bool {
     (a - b).abs() <= tol * (1.0 + a.abs().max(b.abs()))
-}
-
-fn vclose(a: DVec3, b: DVec3, tol: f64) -> bool {
-    (a - b).length() <= tol * (1.0 + a.length().max(b.length()))
 }
 
 /// μ_r = 0.1, R* = 0.01, k_n = 1e5 ⇒ k_r = 2.25·1e5·1e-2·1e-4 = 0.225;
@@ -52,15 +71,14 @@ fn pair_and_wall_inertia() {
 
 #[test]
 fn single_step_by_hand_below_the_limit() {
-    let p = RollingParams::epsd(0.1, 0.3);
-    p.validate().unwrap();
+    let p = Epsd::new(0.1, 0.3);
     // ω_rel has a twisting part 5 (removed) and a rolling part 2 along x.
     let inp = base_input(DVec3::new(2.0, 0.0, 5.0));
     // Stored torque tilted out of the plane: projected to x, length kept.
     let mut h = [1e-3, 0.0, 5e-4];
-    let m = rolling_torque(&p, &inp, &mut h);
+    let m = rolling_torque(&p.into(), &inp, &mut h);
     let k_r: f64 = 0.225;
-    assert!(close(p.stiffness(inp.k_n, inp.r_eff), k_r, 1e-15));
+    assert!(close(sd(p).stiffness(inp.k_n, inp.r_eff), k_r, 1e-15));
     let spring_x = 1.25e-6_f64.sqrt() - k_r * 2.0 * 1e-4;
     let c_r = 0.3 * 2.0 * (1e-6 * k_r).sqrt();
     assert!(close(h[0], spring_x, 1e-14) && h[1] == 0.0 && h[2] == 0.0);
@@ -73,13 +91,12 @@ fn single_step_by_hand_below_the_limit() {
 #[test]
 fn single_step_by_hand_type_c_with_rolling_radius() {
     // λ = 1.5, R_r = 0.02 ⇒ k_r = 1.5·1e5·0.01·4e-4 = 0.6; M^m = 0.02.
-    let p = RollingParams::type_c(0.1, 0.5, 1.5, Some(0.02));
-    p.validate().unwrap();
+    let p = type_c(0.1, 0.5, 1.5, Some(0.02));
     let inp = base_input(DVec3::new(0.0, -3.0, 0.0));
     let mut h = [0.0; 3];
-    let m = rolling_torque(&p, &inp, &mut h);
+    let m = rolling_torque(&p.into(), &inp, &mut h);
     let k_r: f64 = 0.6;
-    assert!(close(p.stiffness(inp.k_n, inp.r_eff), k_r, 1e-15));
+    assert!(close(sd(p).stiffness(inp.k_n, inp.r_eff), k_r, 1e-15));
     let spring = DVec3::new(0.0, k_r * 3.0 * 1e-4, 0.0);
     let c_r = 0.5 * 2.0 * (1e-6 * k_r).sqrt();
     assert!(vclose(DVec3::from_array(h), spring, 1e-14));
@@ -93,35 +110,33 @@ fn fully_mobilised_damping_factor() {
     let k_r: f64 = 0.225;
     let c_r = 0.3 * 2.0 * (1e-6 * k_r).sqrt();
 
-    let mut p = RollingParams::epsd(0.1, 0.3);
+    let mut p = Epsd::new(0.1, 0.3);
     let mut h = [0.0; 3];
-    let m = rolling_torque(&p, &inp, &mut h);
+    let m = rolling_torque(&p.into(), &inp, &mut h);
     // f = 0: only the capped spring, no damping torque.
     assert!(vclose(m, DVec3::new(0.0, -0.01, 0.0), 1e-15), "{m}");
     assert!(vclose(DVec3::from_array(h), m, 0.0));
 
     p.mobilised_damping_factor = 0.5;
-    p.validate().unwrap();
     let mut h = [0.0; 3];
-    let m = rolling_torque(&p, &inp, &mut h);
+    let m = rolling_torque(&p.into(), &inp, &mut h);
     let damping_part = m - DVec3::from_array(h);
     let expected = -0.5 * c_r * DVec3::from(inp.omega_rel);
     assert!(vclose(damping_part, expected, 1e-14), "{damping_part}");
     assert!(close(h[1], -0.01, 1e-15));
 
-    // Type C forces f = 0 whatever the field says (and validate refuses it).
-    let mut q = RollingParams::type_c(0.1, 0.3, 2.25, None);
-    q.mobilised_damping_factor = 0.5;
-    assert!(q.validate().is_err());
+    // Type C has no damping once mobilised (f = 0).
+    let q = type_c(0.1, 0.3, 2.25, None);
+    assert_eq!(sd(q).mobilised_damping_factor, 0.0);
     let mut h = [0.0; 3];
-    let m = rolling_torque(&q, &inp, &mut h);
+    let m = rolling_torque(&q.into(), &inp, &mut h);
     assert!(vclose(m, DVec3::new(0.0, -0.01, 0.0), 1e-15), "{m}");
 }
 
 #[test]
 fn type_c_with_2_25_reproduces_epsd() {
-    let a = RollingParams::epsd(0.3, 0.2);
-    let b = RollingParams::type_c(0.3, 0.2, 2.25, None);
+    let a = Epsd::new(0.3, 0.2);
+    let b = type_c(0.3, 0.2, 2.25, None);
     let inp = RollingInput {
         n: DVec3::new(0.6, 0.0, 0.8).into(),
         omega_rel: DVec3::new(3.0, -7.0, 1.0).into(),
@@ -129,8 +144,8 @@ fn type_c_with_2_25_reproduces_epsd() {
     };
     let (mut ha, mut hb) = ([1e-4, 2e-4, -0.75e-4], [1e-4, 2e-4, -0.75e-4]);
     for _ in 0..50 {
-        let ma = rolling_torque(&a, &inp, &mut ha);
-        let mb = rolling_torque(&b, &inp, &mut hb);
+        let ma = rolling_torque(&a.into(), &inp, &mut ha);
+        let mb = rolling_torque(&b.into(), &inp, &mut hb);
         assert_eq!(ma, mb);
         assert_eq!(ha, hb);
     }
@@ -138,34 +153,33 @@ fn type_c_with_2_25_reproduces_epsd() {
 
 #[test]
 fn zero_friction_gives_zero_torque_and_clears_history() {
-    let p = RollingParams::epsd(0.0, 0.3);
-    p.validate().unwrap();
+    let p = Epsd::new(0.0, 0.3);
     let mut h = [1.0, 2.0, 3.0];
-    let m = rolling_torque(&p, &base_input(DVec3::new(1.0, 2.0, 3.0)), &mut h);
+    let m = rolling_torque(&p.into(), &base_input(DVec3::new(1.0, 2.0, 3.0)), &mut h);
     assert_eq!(m, DVec3::ZERO);
     assert_eq!(h, [0.0; 3]);
 }
 
 #[test]
 fn zero_normal_force_releases_the_spring() {
-    let mut p = RollingParams::epsd(0.1, 0.3);
+    let mut p = Epsd::new(0.1, 0.3);
     let inp = RollingInput {
         normal_force: 0.0,
         ..base_input(DVec3::new(1.0, 0.0, 0.0))
     };
     let mut h = [1e-3, 0.0, 0.0];
-    let m = rolling_torque(&p, &inp, &mut h);
+    let m = rolling_torque(&p.into(), &inp, &mut h);
     assert_eq!(h, [0.0; 3]);
     assert_eq!(m, DVec3::ZERO); // f = 0
     p.mobilised_damping_factor = 1.0;
     let mut h = [1e-3, 0.0, 0.0];
-    let m = rolling_torque(&p, &inp, &mut h);
-    let c_r = p.damping_coefficient(0.225, 1e-6);
+    let m = rolling_torque(&p.into(), &inp, &mut h);
+    let c_r = sd(p).damping_coefficient(0.225, 1e-6);
     assert!(vclose(m, -c_r * DVec3::from(inp.omega_rel), 1e-15));
     // At rest with no force and no history nothing happens (not "mobilised").
     let mut h = [0.0; 3];
     let m = rolling_torque(
-        &p,
+        &p.into(),
         &RollingInput {
             omega_rel: DVec3::ZERO.into(),
             ..inp
@@ -177,16 +191,16 @@ fn zero_normal_force_releases_the_spring() {
 
 #[test]
 fn torsion_only_loads_the_spring_when_enabled() {
-    let mut p = RollingParams::epsd(0.1, 0.3);
+    let mut p = Epsd::new(0.1, 0.3);
     let twist = DVec3::new(0.0, 0.0, 4.0); // ω_rel ∥ n
     let mut h = [0.0; 3];
-    let m = rolling_torque(&p, &base_input(twist), &mut h);
+    let m = rolling_torque(&p.into(), &base_input(twist), &mut h);
     assert_eq!(m, DVec3::ZERO);
     assert_eq!(h, [0.0; 3]);
 
     p.torsion_torque = true;
     let mut h = [0.0; 3];
-    let m = rolling_torque(&p, &base_input(twist), &mut h);
+    let m = rolling_torque(&p.into(), &base_input(twist), &mut h);
     let k_r: f64 = 0.225;
     let c_r = 0.3 * 2.0 * (1e-6 * k_r).sqrt();
     let spring = -k_r * 1e-4 * twist;
@@ -197,7 +211,7 @@ fn torsion_only_loads_the_spring_when_enabled() {
 
 #[test]
 fn stored_torque_follows_a_turning_normal() {
-    let p = RollingParams::epsd(0.1, 0.3);
+    let p = Epsd::new(0.1, 0.3);
     let mut h = [5e-3, 0.0, 0.0];
     for k in 1..=90 {
         let a = (k as f64).to_radians();
@@ -206,7 +220,7 @@ fn stored_torque_follows_a_turning_normal() {
             n: n.into(),
             ..base_input(DVec3::ZERO)
         };
-        let m = rolling_torque(&p, &inp, &mut h);
+        let m = rolling_torque(&p.into(), &inp, &mut h);
         assert!(m.dot(n).abs() < 1e-15, "stays tangential");
         assert!(close(m.length(), 5e-3, 1e-13), "keeps its length");
     }
@@ -219,31 +233,73 @@ fn stored_torque_follows_a_turning_normal() {
 }
 
 #[test]
-fn validate_messages() {
-    assert!(RollingParams::epsd(0.1, 0.3).validate().is_ok());
-    assert!(RollingParams::type_c(0.1, 1.0, 4.0, Some(1e-3))
-        .validate()
-        .is_ok());
-    let err = |p: RollingParams| p.validate().unwrap_err();
-    assert!(err(RollingParams::epsd(-0.1, 0.3)).contains("friction (μ_r)"));
-    assert!(err(RollingParams::epsd(f64::NAN, 0.3)).contains("friction (μ_r)"));
-    assert!(err(RollingParams::epsd(0.1, -0.1)).contains("damping (η_r"));
-    assert!(err(RollingParams::epsd(0.1, 1.5)).contains("damping (η_r"));
-    assert!(err(RollingParams::epsd(0.1, f64::NAN)).contains("damping (η_r"));
-    let mut p = RollingParams::epsd(0.1, 0.3);
-    p.mobilised_damping_factor = 1.2;
-    assert!(err(p).contains("mobilised_damping_factor (f)"));
-    p.mobilised_damping_factor = -0.1;
-    assert!(err(p).contains("mobilised_damping_factor (f)"));
-    assert!(err(RollingParams::type_c(0.1, 0.3, 0.0, None)).contains("stiffness_factor (λ)"));
-    assert!(err(RollingParams::type_c(0.1, 0.3, -1.0, None)).contains("stiffness_factor (λ)"));
-    assert!(err(RollingParams::type_c(0.1, 0.3, 2.0, Some(0.0))).contains("rolling_radius"));
-    let mut p = RollingParams::epsd(0.1, 0.3);
-    p.stiffness_factor = 3.0;
-    assert!(err(p).contains("fixed at 2.25"));
-    let mut p = RollingParams::epsd(0.1, 0.3);
-    p.rolling_radius = Some(0.01);
-    assert!(err(p).contains("R*"));
+fn from_spec_messages() {
+    let none = Solid(None);
+    let mats = PairMaterials([&none, &none]);
+    let key = Key::new(Path::new("a.toml"), "contact.rolling");
+    let epsd = |friction, damping, f| {
+        let spec = epsd::Spec {
+            friction,
+            damping,
+            torsion_torque: false,
+            mobilised_damping_factor: f,
+        };
+        Epsd::from_spec(&spec, &key, &mats).map_err(|e| e.to_string())
+    };
+    let type_c = |stiffness_factor, rolling_radius| {
+        let spec = type_c::Spec {
+            friction: 0.1,
+            damping: 0.3,
+            stiffness_factor,
+            rolling_radius,
+        };
+        TypeC::from_spec(&spec, &key, &mats).map_err(|e| e.to_string())
+    };
+    assert_eq!(epsd(0.1, 0.3, 0.0).unwrap(), Epsd::new(0.1, 0.3));
+    assert_eq!(
+        type_c(4.0, Some(1e-3)).unwrap(),
+        self::type_c(0.1, 0.3, 4.0, Some(1e-3))
+    );
+    let says = |r: std::result::Result<_, String>, what: &str| {
+        let e = r.map(|_: Epsd| ()).unwrap_err();
+        assert!(
+            e.starts_with("a.toml: contact.rolling.") && e.contains(what),
+            "{e}"
+        );
+    };
+    says(epsd(-0.1, 0.3, 0.0), "friction: must be zero or positive");
+    says(
+        epsd(f64::NAN, 0.3, 0.0),
+        "friction: must be zero or positive",
+    );
+    for eta in [-0.1, 1.5, f64::NAN] {
+        says(epsd(0.1, eta, 0.0), "damping: must lie in [0, 1]");
+    }
+    for f in [1.2, -0.1] {
+        says(
+            epsd(0.1, 0.3, f),
+            "mobilised_damping_factor: must lie in [0, 1]",
+        );
+    }
+    let says = |r: std::result::Result<TypeC, String>, what: &str| {
+        let e = r.unwrap_err();
+        assert!(
+            e.starts_with("a.toml: contact.rolling.") && e.contains(what),
+            "{e}"
+        );
+    };
+    says(
+        type_c(0.0, None),
+        "stiffness_factor: must be a positive number",
+    );
+    says(
+        type_c(-1.0, None),
+        "stiffness_factor: must be a positive number",
+    );
+    says(
+        type_c(2.0, Some(0.0)),
+        "rolling_radius: must be a positive number",
+    );
 }
 
 /// Single body (moment `I_r`) rocking on a fixed wall about x. The torque
@@ -251,7 +307,7 @@ fn validate_messages() {
 /// by the new torque: symplectic Euler. Returns the angle θ = −M^k/k_r
 /// at every step (θ is the spring's angle, as the history stores
 /// `M^k = −k_r θ`).
-fn rock(p: &RollingParams, theta0: f64, omega0: f64, steps: usize, dt: f64) -> Vec<f64> {
+fn rock(p: &RollingModel, theta0: f64, omega0: f64, steps: usize, dt: f64) -> Vec<f64> {
     let base = RollingInput {
         n: DVec3::Z.into(),
         omega_rel: DVec3::ZERO.into(),
@@ -261,8 +317,8 @@ fn rock(p: &RollingParams, theta0: f64, omega0: f64, steps: usize, dt: f64) -> V
         inertia_r: 1e-5,
         dt,
     };
-    let k_r = p.stiffness(base.k_n, base.r_eff);
-    let limit = p.friction * base.r_eff * base.normal_force;
+    let k_r = sd(*p).stiffness(base.k_n, base.r_eff);
+    let limit = sd(*p).friction * base.r_eff * base.normal_force;
     let mut h = [-k_r * theta0, 0.0, 0.0];
     let mut omega = omega0;
     let mut theta = Vec::with_capacity(steps);
@@ -282,11 +338,11 @@ fn rock(p: &RollingParams, theta0: f64, omega0: f64, steps: usize, dt: f64) -> V
 #[test]
 fn undamped_rocking_period() {
     // k_r = 2.25·1e6·0.2²·0.01² = 9 N m/rad, I_r = 1e-5 ⇒ T = 2π sqrt(I_r/k_r).
-    let p = RollingParams::epsd(0.2, 0.0);
+    let p = Epsd::new(0.2, 0.0);
     let k_r: f64 = 9.0;
     let period = 2.0 * PI * (1e-5 / k_r).sqrt();
     let dt = period / 2000.0;
-    let theta = rock(&p, 0.0, 1.0, 20_500, dt);
+    let theta = rock(&p.into(), 0.0, 1.0, 20_500, dt);
     // Upward zero crossings, linearly interpolated.
     let crossings: Vec<f64> = theta
         .windows(2)
@@ -321,7 +377,7 @@ fn critical_damping_at_eta_one() {
     let dt = 2.0 * PI / w / 2000.0;
     let steps = 20_000; // ≈ 10 periods
     let theta0 = 1e-3;
-    let run = |eta: f64| rock(&RollingParams::epsd(0.2, eta), theta0, 0.0, steps, dt);
+    let run = |eta: f64| rock(&Epsd::new(0.2, eta).into(), theta0, 0.0, steps, dt);
 
     let crit = run(1.0);
     let under = run(0.5);
@@ -375,20 +431,7 @@ fn critical_damping_at_eta_one() {
     assert!(close(w * t_c, 5.834, 5e-3));
 }
 
-fn unit(v: DVec3) -> DVec3 {
-    let l = v.length();
-    if l < 1e-3 {
-        DVec3::Z
-    } else {
-        v / l
-    }
-}
-
-fn vec3(s: f64) -> impl Strategy<Value = DVec3> {
-    (-s..s, -s..s, -s..s).prop_map(|(x, y, z)| DVec3::new(x, y, z))
-}
-
-fn params() -> impl Strategy<Value = RollingParams> {
+fn params() -> impl Strategy<Value = RollingModel> {
     (
         prop::bool::ANY,
         0.0..1.0f64,
@@ -399,16 +442,16 @@ fn params() -> impl Strategy<Value = RollingParams> {
         prop::option::of(1e-3..1e-1f64),
     )
         .prop_map(|(epsd, mu, eta, torsion, f, lambda, rr)| {
-            let mut p = if epsd {
-                RollingParams::epsd(mu, eta)
-            } else {
-                RollingParams::type_c(mu, eta, lambda, rr)
-            };
-            p.torsion_torque = torsion;
             if epsd {
-                p.mobilised_damping_factor = f;
+                Epsd {
+                    torsion_torque: torsion,
+                    mobilised_damping_factor: f,
+                    ..Epsd::new(mu, eta)
+                }
+                .into()
+            } else {
+                type_c(mu, eta, lambda, rr).into()
             }
-            p
         })
 }
 
@@ -479,7 +522,7 @@ proptest! {
             let f_n = forces[k % forces.len()];
             let step = RollingInput { omega_rel: (*w).into(), normal_force: f_n, ..inp };
             rolling_torque(&p, &step, &mut hist);
-            let limit = p.friction * p.effective_rolling_radius(inp.r_eff) * f_n;
+            let limit = sd(p).friction * sd(p).rolling_radius(inp.r_eff) * f_n;
             let len = DVec3::from_array(hist).length();
             prop_assert!(len <= limit * (1.0 + 1e-12), "|M^k| = {len} > M^m = {limit}");
         }
