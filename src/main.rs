@@ -81,7 +81,9 @@ fn main() -> ExitCode {
     };
     let (comm, session) = transport();
     let (rank, size) = (comm.rank(), comm.size());
-    match dispatch(cli.command, comm) {
+    let launched = gravel::parallel::launcher::check_environment(size, cfg!(feature = "mpi"))
+        .map_err(|m| GravelError::config(std::path::Path::new("environment"), m));
+    match launched.and_then(|()| dispatch(cli.command, comm)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             // Config errors are the same on every rank: rank 0 speaks for all.

@@ -380,6 +380,42 @@ fn non_finite_state_fails_the_run() {
     assert_eq!(failed_step(&stderr), 3, "{stderr}");
 }
 
+/// A launcher's rank count that the job does not have (a serial gravel
+/// under `mpirun -np 2`, or an MPI gravel under another MPI's launcher,
+/// which starts singletons) is refused with exit 2 before anything is
+/// written, naming the variable and what to do. MVAPICH2's variable stands
+/// for the launcher: the MPI library of the MPI build ignores it.
+#[test]
+fn a_launcher_count_the_job_does_not_have_is_refused() {
+    let (dir, config) = setup(&small_config());
+    let out_dir = dir.path().join("out");
+    let out = gravel_command()
+        .args([OsStr::new("run"), config.as_os_str(), OsStr::new("--out")])
+        .arg(&out_dir)
+        .env("MV2_COMM_WORLD_SIZE", "2")
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains("MV2_COMM_WORLD_SIZE=2"), "{stderr}");
+    let advice = if cfg!(feature = "mpi") {
+        "another MPI library"
+    } else {
+        "--features mpi"
+    };
+    assert!(stderr.contains(advice), "{stderr}");
+    assert!(!out_dir.exists(), "output written before the refusal");
+    // One rank announced is a one-rank job: accepted.
+    let one = gravel_command()
+        .args([OsStr::new("check"), config.as_os_str()])
+        .env("MV2_COMM_WORLD_SIZE", "1")
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(one.status.success(), "{}", describe(&one));
+}
+
 #[test]
 fn info_on_a_missing_file() {
     let dir = tempfile::tempdir().unwrap();
