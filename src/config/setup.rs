@@ -286,7 +286,7 @@ pub(super) fn build(path: &Path, text: &str, cfg: Config) -> Result<Setup> {
         (None, Some(t)) => {
             let t = cx.positive("run.time", t)?;
             let ratio = t / dt;
-            if !(ratio <= limits::MAX_STEPS as f64) {
+            if !ratio.is_finite() || ratio > limits::MAX_STEPS as f64 {
                 return Err(cx.err(format!(
                     "run.time = {t:e}: with dt = {dt:e} s it takes {ratio:e} steps, more than the {} (2^53) a run may take",
                     limits::MAX_STEPS
