@@ -4,7 +4,7 @@
 //! The cases live in `tests/bad/`, grouped by subsystem (`run.toml`,
 //! `domain.toml`, `particles.toml`, `csv.toml`, `contact.toml`,
 //! `rolling.toml`, `spinning.toml`, `stochastic.toml`, `walls.toml`,
-//! `output.toml`), in the style of lumol's `tests/interactions/bad/*.toml`:
+//! `output.toml`, `parallel.toml`), in the style of lumol's `tests/interactions/bad/*.toml`:
 //!
 //! ```text
 //! +++ unknown_key
@@ -226,6 +226,12 @@ bad_cases! {
     dt_neither_number_nor_auto => "dt_word";
     dt_above_stable_limit => "dt_too_large" + run;
     dt_above_stable_limit_overdamped_hooke => "dt_too_large_overdamped_hooke";
+    zero_steps => "steps_zero" + run;
+    zero_time => "time_zero";
+    steps_beyond_two_to_the_53 => "steps_too_many";
+    time_over_dt_beyond_two_to_the_53 => "time_steps_overflow" + run;
+    // parallel.toml
+    threads_beyond_the_bound => "threads_too_many" + run;
     // domain.toml
     periodic_box_too_small_for_interaction_range => "periodic_too_small" + run;
     // particles.toml
@@ -237,6 +243,10 @@ bad_cases! {
     particle_outside_domain => "outside_domain" + run;
     region_outside_domain => "region_outside_domain";
     random_block_cannot_place_count => "random_too_many";
+    random_count_beyond_memory => "random_count_beyond_memory" + run;
+    lattice_beyond_memory => "lattice_beyond_memory" + run;
+    pour_beyond_memory => "pour_beyond_memory";
+    denormal_density_gives_zero_mass => "denormal_density_zero_mass" + run;
     // csv.toml
     csv_wrong_column_count_names_the_line => "csv_column_count" + run;
     csv_not_a_number_names_line_and_column => "csv_not_a_number";
@@ -251,6 +261,7 @@ bad_cases! {
     hertz_without_youngs_modulus => "hertz_without_youngs_modulus";
     mindlin_without_youngs_modulus => "mindlin_without_youngs_modulus";
     spring_slider_without_stiffness_ratio_or_mindlin => "spring_slider_without_stiffness";
+    hooke_collision_time_of_zero => "hooke_collision_time_zero";
     // rolling.toml
     unknown_rolling_model => "unknown_rolling_model";
     rolling_needs_a_normal_stiffness => "rolling_with_wca" + run;
@@ -300,6 +311,19 @@ fn every_case_is_tested() {
             path.display()
         );
     }
+}
+
+/// `count = 1e12` is refused by the memory estimate before any particle is
+/// generated: at once, not after a hang while memory grows.
+#[test]
+fn absurd_count_is_refused_at_once() {
+    let start = std::time::Instant::now();
+    assert_rejected("random_count_beyond_memory", "check");
+    let took = start.elapsed();
+    assert!(
+        took < std::time::Duration::from_secs(3),
+        "refusing count = 1e12 took {took:?}"
+    );
 }
 
 /// `#^ {line}` becomes the number of the line above it in the written

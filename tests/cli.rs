@@ -485,6 +485,28 @@ fn bad_arguments_exit_2() {
     );
 }
 
+/// `--steps` and `--threads` out of their documented bounds are refused
+/// with exit 2, naming the flag and its value, before anything is written.
+#[test]
+fn flags_out_of_bounds_exit_2() {
+    let (dir, config) = setup(&small_config());
+    let cases: [(&[&str], &str); 3] = [
+        (&["--steps", "0"], "--steps 0: a run needs at least 1 step"),
+        (&["--steps", "9007199254740993"], "--steps 9007199254740993"),
+        (
+            &["--threads", "100000"],
+            "--threads 100000: at most 1024 threads",
+        ),
+    ];
+    for (args, expect) in cases {
+        let (out, out_dir) = run(dir.path(), &config, args);
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", describe(&out));
+        assert!(stderr.contains(expect), "{args:?}: {stderr}");
+        assert!(!out_dir.exists(), "{args:?}: a refused run wrote output");
+    }
+}
+
 #[test]
 fn restart_from_a_missing_checkpoint_is_refused_with_exit_2() {
     let (dir, config) = setup(&small_config());
@@ -586,11 +608,12 @@ fn auto_dt_is_finite_for_an_overdamped_hooke_contact() {
 }
 
 /// A box with one big sphere (from `big`, a `list` or `file` block) and a
-/// `random` block of 40 small ones around it, `steps = 0`.
+/// `random` block of 40 small ones around it, `steps = 1` (the thermo row of
+/// step 0 is the initial state).
 fn big_and_random(big: Table, seed: u64) -> String {
     Config::new("mixed")
         .run("dt", 1e-5)
-        .run("steps", 0)
+        .run("steps", 1)
         .run("seed", seed)
         .domain([0.0; 3], [0.01; 3])
         .material(glass())
@@ -600,7 +623,7 @@ fn big_and_random(big: Table, seed: u64) -> String {
         .text()
 }
 
-/// Run `body` for 0 steps and return the thermo row of step 0 (`contacts`, `max_overlap`).
+/// Run `body` for one step and return the thermo row of step 0 (`contacts`, `max_overlap`).
 fn initial_contacts(dir: &Path, body: &str) -> (f64, f64) {
     let config = dir.join("config.toml");
     std::fs::write(&config, body).unwrap();

@@ -4,6 +4,7 @@
 
 mod context;
 mod laws;
+pub mod limits;
 mod particles;
 pub mod schema;
 mod setup;

@@ -2,6 +2,7 @@
 //! inside the box and free of overlaps.
 
 use super::context::Ctx;
+use super::limits::{usable, MemoryBudget};
 use super::schema::*;
 use super::setup::Material;
 use super::walls::region;
@@ -41,6 +42,7 @@ pub(super) fn particles(
     mats: &[Material],
     domain: &Domain,
     seed: u64,
+    budget: &mut MemoryBudget,
 ) -> Result<Inserted> {
     // Ids: those of files are kept; generated ids follow the largest id of any file.
     let mut records: Vec<ParticleRecord> = Vec::new();
@@ -77,6 +79,14 @@ pub(super) fn particles(
                 if spacing < 2.0 * r {
                     return Err(cx.err(format!("{key}.spacing: {spacing} is less than the diameter {}; spheres would overlap", 2.0 * r)));
                 }
+                let sites: f64 = insert::lattice_shape(lo, hi, r, spacing).iter().product();
+                budget.add_capped(cx, &key, *count, sites, || {
+                    format!(
+                        "{key}.region = {{ lo = {:?}, hi = {:?} }} with spacing {spacing} ({sites:.3e} sites)",
+                        lo.to_array(),
+                        hi.to_array()
+                    )
+                })?;
                 let pts = insert::lattice_positions(lo, hi, r, spacing, *count);
                 if pts.is_empty() {
                     return Err(cx.err(format!(
@@ -101,6 +111,7 @@ pub(super) fn particles(
                 let m = cx.material(&format!("{key}.material"), material, mats)?;
                 let rr = radius_range(cx, &key, radius)?;
                 let (lo, hi) = region(cx, &key, reg, domain)?;
+                budget.add(cx, &format!("{key}.count = {count}"), *count as f64)?;
                 let mut rng = insert::stream(seed, k as u64, u64::MAX);
                 let placed = insert::random_spheres(&mut rng, lo, hi, rr, *count, &mut placer);
                 if (placed.len() as u64) < *count {
@@ -130,13 +141,28 @@ pub(super) fn particles(
                 if interval == &Some(0) {
                     return Err(cx.err(format!("{key}.interval: must be at least 1 step")));
                 }
+                let rate = cx.positive(&format!("{key}.rate"), *rate)?;
+                let until = cx.non_negative(&format!("{key}.until"), *until)?;
+                let owed = (rate * until).floor();
+                budget.add_capped(cx, &key, *count, owed, || {
+                    format!("{key}.rate = {rate:e} (with until = {until} s)")
+                })?;
+                let density = mats[m as usize].density;
+                for r in [rr.min, rr.max] {
+                    check_body(cx, r, ParticleRecord::sphere_mass(r, density), || {
+                        format!(
+                            "material[{m}].density = {density:e} (`{}`, poured by {key})",
+                            mats[m as usize].name
+                        )
+                    })?;
+                }
                 pours.push(PourSource {
                     block: k as u64,
                     material: m,
-                    density: mats[m as usize].density,
+                    density,
                     radius: rr,
-                    rate: cx.positive(&format!("{key}.rate"), *rate)?,
-                    until: cx.non_negative(&format!("{key}.until"), *until)?,
+                    rate,
+                    until,
                     count: *count,
                     lo,
                     hi,
@@ -156,6 +182,7 @@ pub(super) fn particles(
             } => {
                 let m = cx.material(&format!("{key}.material"), material, mats)?;
                 let n = position.len();
+                budget.add(cx, &format!("{key}.position ({n} entries)"), n as f64)?;
                 let radii: Vec<f64> = match radius {
                     ListRadius::One(r) => vec![*r; n],
                     ListRadius::Each(v) => v.clone(),
@@ -202,13 +229,30 @@ pub(super) fn particles(
                 })?;
                 let recs = insert::parse_csv(&text, m)
                     .map_err(|e| cx.err(format!("{key}.path: `{}` {e}", full.display())))?;
+                budget.add(
+                    cx,
+                    &format!("{key}.path = \"{path}\" ({} particles)", recs.len()),
+                    recs.len() as f64,
+                )?;
                 for r in &recs {
+                    check_body(cx, r.radius, r.mass, || {
+                        format!("{key}.path: `{}`, particle id {}", full.display(), r.id)
+                    })?;
                     placer.add(r.x, r.radius);
                 }
                 records.extend(recs);
                 continue;
             }
         };
+        for p in &block {
+            check_body(cx, p.radius, p.mass, || {
+                let mat = &mats[p.material as usize];
+                format!(
+                    "material[{}].density = {:e} (`{}`, used by {key})",
+                    p.material, mat.density, mat.name
+                )
+            })?;
+        }
         pending.push((k, block));
     }
     let mut seen = std::collections::HashSet::with_capacity(records.len());
@@ -233,6 +277,24 @@ pub(super) fn particles(
         check_inside(cx, r, domain)?;
     }
     Ok((all, pours, next_id))
+}
+
+/// Refuse a particle of radius `r` whose mass `mass` or moment of inertia
+/// `0.4 m r²` is not a finite positive (normal) number, naming `source`,
+/// the input that gave it.
+fn check_body(cx: &Ctx, r: f64, mass: f64, source: impl FnOnce() -> String) -> Result<()> {
+    let inertia = 0.4 * mass * r * r;
+    let bad = if !usable(mass) {
+        format!("a particle mass of {mass:e} kg")
+    } else if !usable(inertia) {
+        format!("a moment of inertia of {inertia:e} kg m²")
+    } else {
+        return Ok(());
+    };
+    Err(cx.err(format!(
+        "{} gives a sphere of radius {r:e} m {bad}; masses and moments of inertia must be finite, positive and not subnormal",
+        source()
+    )))
 }
 
 pub(super) fn max_block_radius(blocks: &[ParticleBlock]) -> f64 {

@@ -4,6 +4,7 @@
 
 use super::context::Ctx;
 use super::laws::law_table;
+use super::limits::{self, usable, MemoryBudget};
 use super::particles::{check_overlaps, particles};
 use super::schema::*;
 use super::walls::walls;
@@ -198,8 +199,18 @@ pub(super) fn build(path: &Path, text: &str, cfg: Config) -> Result<Setup> {
             }
         }
     }
-    let (initial, pours, next_id) =
-        particles(&cx, &cfg.particles, &materials, &domain, cfg.run.seed)?;
+    let threads = limits::check_threads(cfg.parallel.threads)
+        .map_err(|m| cx.err(format!("parallel.threads = {}: {m}", cfg.parallel.threads)))?;
+    // The particle count is bounded by the memory before any is generated.
+    let mut budget = MemoryBudget::new(laws.history_len);
+    let (initial, pours, next_id) = particles(
+        &cx,
+        &cfg.particles,
+        &materials,
+        &domain,
+        cfg.run.seed,
+        &mut budget,
+    )?;
     // Stochastic friction is for particle–particle contacts: refuse it
     // between a wall and any material that particles use.
     for (k, w) in walls.iter().enumerate() {
@@ -248,10 +259,16 @@ pub(super) fn build(path: &Path, text: &str, cfg: Config) -> Result<Setup> {
         }
     }
     check_overlaps(&cx, &cfg.particles, &initial, &domain)?;
-    let time_scales = time_scales(&laws, &materials, &initial, &pours);
+    let time_scales = time_scales(&cx, &laws, &materials, &initial, &pours)?;
     let dt = match &cfg.run.dt {
         DtSpec::Fixed(v) => cx.positive("run.dt", *v)?,
-        DtSpec::Word(w) if w == "auto" => time_scales.auto,
+        DtSpec::Word(w) if w == "auto" && usable(time_scales.auto) => time_scales.auto,
+        DtSpec::Word(w) if w == "auto" => {
+            return Err(cx.err(format!(
+                "run.dt = \"auto\": no contact law of the particles' materials gives a time scale ({} s); give dt in seconds",
+                time_scales.auto
+            )))
+        }
         DtSpec::Word(w) => {
             return Err(cx.err(format!(
                 "run.dt: must be a number of seconds or \"auto\", got \"{w}\""
@@ -265,8 +282,25 @@ pub(super) fn build(path: &Path, text: &str, cfg: Config) -> Result<Setup> {
         )));
     }
     let steps = match (cfg.run.steps, cfg.run.time) {
-        (Some(s), None) => s,
-        (None, Some(t)) => steps_covering(cx.non_negative("run.time", t)?, dt),
+        (Some(s), None) => limits::steps(&cx, "run.steps", s)?,
+        (None, Some(t)) => {
+            let t = cx.positive("run.time", t)?;
+            let ratio = t / dt;
+            if !ratio.is_finite() || ratio > limits::MAX_STEPS as f64 {
+                return Err(cx.err(format!(
+                    "run.time = {t:e}: with dt = {dt:e} s it takes {ratio:e} steps, more than the {} (2^53) a run may take",
+                    limits::MAX_STEPS
+                )));
+            }
+            match steps_covering(t, dt) {
+                0 => {
+                    return Err(cx.err(format!(
+                        "run.time = {t:e}: with dt = {dt:e} s it is less than one step; a run needs at least 1 step"
+                    )))
+                }
+                n => n,
+            }
+        }
         _ => return Err(cx.err("run: give exactly one of `steps` or `time`")),
     };
     let gravity = DVec3::from_array(cfg.run.gravity);
@@ -291,7 +325,7 @@ pub(super) fn build(path: &Path, text: &str, cfg: Config) -> Result<Setup> {
         domain,
         skin,
         range_pad,
-        threads: cfg.parallel.threads,
+        threads,
         grid: cfg.parallel.grid,
         materials,
         laws,
@@ -364,12 +398,15 @@ pub(super) fn steps_covering(time: f64, dt: f64) -> u64 {
     }
 }
 
+/// The time scales of the stiffest contact; each pair's must be finite and
+/// positive, else the error names the inputs it came from.
 pub(super) fn time_scales(
+    cx: &Ctx,
     laws: &LawTable,
     mats: &[Material],
     initial: &[ParticleRecord],
     pours: &[PourSource],
-) -> TimeScales {
+) -> Result<TimeScales> {
     // The smallest particle of each material sets the stiffest time scale.
     let n = mats.len();
     let mut smallest = vec![(f64::INFINITY, f64::INFINITY); n];
@@ -395,29 +432,45 @@ pub(super) fn time_scales(
             continue;
         }
         for b in 0..n {
-            let ts = match laws.get(a as u32, b as u32).normal {
+            let (ts, inputs) = match laws.get(a as u32, b as u32).normal {
                 NormalModel::Hertz(_) => match (mats[a].youngs_modulus, mats[a].poisson_ratio) {
-                    (Some(e), Some(nu)) => TimeScales::rayleigh(r, mats[a].density, e, nu),
+                    (Some(e), Some(nu)) => (
+                        TimeScales::rayleigh(r, mats[a].density, e, nu),
+                        format!("material[{a}].density = {:e}, material[{a}].youngs_modulus = {e:e}, material[{a}].poisson_ratio = {nu}", mats[a].density),
+                    ),
                     _ => continue,
                 },
                 NormalModel::Hooke(h) => {
                     let m_eff = 0.5 * m;
-                    TimeScales::hooke(h.stiffness, h.gamma(m_eff), m_eff)
+                    let gamma = h.gamma(m_eff);
+                    (
+                        TimeScales::hooke(h.stiffness, gamma, m_eff),
+                        format!("normal.stiffness = {:e}, damping γ_n = {gamma:e} N s/m, mass {m:e} kg", h.stiffness),
+                    )
                 }
-                NormalModel::Wca(w) => TimeScales::wca(w.sigma, w.epsilon, m),
+                NormalModel::Wca(w) => (
+                    TimeScales::wca(w.sigma, w.epsilon, m),
+                    format!("normal.sigma = {:e}, normal.epsilon = {:e}, mass {m:e} kg", w.sigma, w.epsilon),
+                ),
             };
+            if ![ts.critical, ts.stable, ts.auto].into_iter().all(usable) {
+                return Err(cx.err(format!(
+                    "contact between `{}` and `{}`: {inputs} give a {} of {:e} s for a sphere of radius {r:e} m; it must be finite, positive and not subnormal",
+                    mats[a].name, mats[b].name, ts.kind, ts.critical
+                )));
+            }
             best = Some(match best {
                 Some(b) => b.min(ts),
                 None => ts,
             });
         }
     }
-    best.unwrap_or(TimeScales {
+    Ok(best.unwrap_or(TimeScales {
         critical: f64::INFINITY,
         stable: f64::INFINITY,
         auto: f64::INFINITY,
         kind: "none",
-    })
+    }))
 }
 
 pub(super) fn output(cx: &Ctx, o: &OutputConfig) -> Result<OutputSettings> {

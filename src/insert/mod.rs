@@ -110,6 +110,14 @@ impl Placer {
     }
 }
 
+/// The number of lattice sites along each axis of [`lattice_positions`], as
+/// `f64` so that an absurd region or spacing gives a large number (which
+/// the config's memory check refuses) rather than an overflow.
+pub fn lattice_shape(lo: DVec3, hi: DVec3, r: f64, spacing: f64) -> [f64; 3] {
+    let count = |a: f64, b: f64| (((b - a - 2.0 * r) / spacing).floor() + 1.0).max(0.0);
+    [count(lo.x, hi.x), count(lo.y, hi.y), count(lo.z, hi.z)]
+}
+
 /// Positions of a simple cubic lattice of spheres of radius `r` with spacing
 /// `spacing` inside `[lo, hi]` (whole spheres), in x-fastest order.
 pub fn lattice_positions(
@@ -119,9 +127,9 @@ pub fn lattice_positions(
     spacing: f64,
     limit: Option<u64>,
 ) -> Vec<DVec3> {
-    let count = |a: f64, b: f64| (((b - a - 2.0 * r) / spacing).floor() as i64 + 1).max(0) as usize;
-    let (nx, ny, nz) = (count(lo.x, hi.x), count(lo.y, hi.y), count(lo.z, hi.z));
-    let mut out = Vec::with_capacity(nx * ny * nz);
+    let [nx, ny, nz] = lattice_shape(lo, hi, r, spacing).map(|n| n as usize);
+    let sites = nx.saturating_mul(ny).saturating_mul(nz);
+    let mut out = Vec::with_capacity(limit.map_or(sites, |l| sites.min(l as usize)));
     'fill: for k in 0..nz {
         for j in 0..ny {
             for i in 0..nx {
@@ -149,7 +157,7 @@ pub fn random_spheres(
 ) -> Vec<(DVec3, f64)> {
     let mut out = Vec::new();
     let mut rejected = 0u64;
-    let budget = 50 * count + 1000;
+    let budget = count.saturating_mul(50).saturating_add(1000);
     while (out.len() as u64) < count && rejected < budget {
         let r = radius.draw(rng);
         let span = (hi - lo - DVec3::splat(2.0 * r)).max(DVec3::ZERO);

@@ -2,6 +2,7 @@
 
 pub mod report;
 
+use crate::config::limits;
 use crate::config::Setup;
 use crate::diagnostics::THERMO_COLUMNS;
 use crate::error::{GravelError, IoError, Result};
@@ -95,13 +96,19 @@ pub fn run(setup: Setup, opts: &RunOptions) -> Result<RunSummary> {
 
 /// Run a validated setup with the given transport.
 pub fn run_with(mut setup: Setup, opts: &RunOptions, comm: Box<dyn Comm>) -> Result<RunSummary> {
+    // A refused flag is bad input (exit 2), named with the config it runs.
+    let config_path = setup.config_path.clone();
+    let flag = |name: &str, value: String, m: String| {
+        GravelError::config(&config_path, format!("{name} {value}: {m}"))
+    };
     if let Some(s) = opts.steps {
-        setup.steps = s;
+        setup.steps = limits::check_steps(s).map_err(|m| flag("--steps", s.to_string(), m))?;
     }
     if let Some(d) = &opts.out {
         setup.output.dir = d.clone();
     }
     let threads = opts.threads.unwrap_or(setup.threads);
+    limits::check_threads(threads).map_err(|m| flag("--threads", threads.to_string(), m))?;
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .build()

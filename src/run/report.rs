@@ -107,8 +107,7 @@ pub fn check_report(s: &Setup, decomp: &Decomposition) -> String {
             .iter()
             .map(|p| ((p.rate * p.until).floor() as u64).min(p.count.unwrap_or(u64::MAX)))
             .sum::<u64>();
-    // ~240 B of particle arrays, ~8 neighbours × (16 B + 8 B per history value).
-    let bytes = max_n as f64 * (240.0 + 8.0 * (16.0 + 8.0 * s.laws.history_len as f64)) * 1.3;
+    let bytes = max_n as f64 * crate::config::limits::bytes_per_particle(s.laws.history_len);
     let _ = writeln!(
         o,
         "memory estimate: {:.1} MiB for up to {max_n} particles",

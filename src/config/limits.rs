@@ -1,0 +1,204 @@
+//! Bounds on sizes and counts, checked before anything is allocated or
+//! generated: the particle count must fit in memory, the thread count and
+//! the step count must be sane (see `docs/config.md`, "Sizes and counts").
+
+use super::context::Ctx;
+use crate::error::Result;
+
+/// The most steps a run may take: 2⁵³, the largest count that a step
+/// index and the simulated time `step · dt` (an `f64`) both hold exactly.
+pub const MAX_STEPS: u64 = 1 << 53;
+
+/// The most rayon threads per rank (`[parallel] threads`, `--threads`).
+/// A fixed bound, not one derived from the machine, so that a config
+/// checked on one machine is valid on another.
+pub const MAX_THREADS: usize = 1024;
+
+/// The estimated bytes one particle costs in a run: about 240 B of particle
+/// arrays and about 8 neighbours × (16 B + 8 B per history value), with 30 %
+/// for the growth of vectors and the halo. `gravel check` prints this
+/// estimate, and a config whose particles would not fit is refused.
+pub fn bytes_per_particle(history_len: usize) -> f64 {
+    (240.0 + 8.0 * (16.0 + 8.0 * history_len as f64)) * 1.3
+}
+
+/// The memory available to a new process now, in bytes: `MemAvailable` of
+/// `/proc/meminfo`. `None` where it cannot be read (not Linux): then no
+/// memory check is made.
+pub fn available_memory() -> Option<f64> {
+    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = info.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: f64 = line
+        .trim_start_matches("MemAvailable:")
+        .trim()
+        .trim_end_matches("kB")
+        .trim()
+        .parse()
+        .ok()?;
+    Some(kib * 1024.0)
+}
+
+/// A memory size in words: `1.5 GiB`.
+pub fn describe_bytes(bytes: f64) -> String {
+    const UNITS: [&str; 7] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
+    let mut v = bytes;
+    let mut u = 0;
+    while v >= 1024.0 && u + 1 < UNITS.len() {
+        v /= 1024.0;
+        u += 1;
+    }
+    format!("{v:.1} {}", UNITS[u])
+}
+
+/// Tracks the particles a config will hold (initial and poured) block by
+/// block, and refuses the block that takes the total past the memory
+/// available, before it is generated.
+pub(super) struct MemoryBudget {
+    per_particle: f64,
+    available: Option<f64>,
+    /// Particles counted so far.
+    pub(super) particles: f64,
+}
+
+impl MemoryBudget {
+    pub(super) fn new(history_len: usize) -> Self {
+        Self {
+            per_particle: bytes_per_particle(history_len),
+            available: available_memory(),
+            particles: 0.0,
+        }
+    }
+
+    /// Count `n` more particles (an upper bound, as `f64` so that absurd
+    /// counts do not overflow) for the input `what` (`particles[0].count =
+    /// 1000000000000`); refuse if the total no longer fits.
+    pub(super) fn add(&mut self, cx: &Ctx, what: &str, n: f64) -> Result<()> {
+        self.particles += n;
+        let needed = self.particles * self.per_particle;
+        match self.available {
+            Some(have) if needed > have => Err(cx.err(format!(
+                "{what}: gives up to {:.3e} particles in all, which need about {} of memory, but only {} is available on this machine; lower it",
+                self.particles,
+                describe_bytes(needed),
+                describe_bytes(have)
+            ))),
+            _ => Ok(()),
+        }
+    }
+
+    /// [`MemoryBudget::add`] for a block of `n` particles whose `count` key
+    /// (`{key}.count`) may cap it: the input named is `count` where it is the
+    /// smaller, else the one `uncapped` describes.
+    pub(super) fn add_capped(
+        &mut self,
+        cx: &Ctx,
+        key: &str,
+        count: Option<u64>,
+        n: f64,
+        uncapped: impl FnOnce() -> String,
+    ) -> Result<()> {
+        match count {
+            Some(c) if (c as f64) < n => self.add(cx, &format!("{key}.count = {c}"), c as f64),
+            _ => self.add(cx, &uncapped(), n),
+        }
+    }
+}
+
+/// `n` if it is a usable number of steps: at least 1 and at most [`MAX_STEPS`].
+pub(super) fn steps(cx: &Ctx, key: &str, n: u64) -> Result<u64> {
+    check_steps(n).map_err(|m| cx.err(format!("{key} = {n}: {m}")))
+}
+
+/// The message for a step count outside `1..=MAX_STEPS`, if it is.
+pub fn check_steps(n: u64) -> std::result::Result<u64, String> {
+    if n == 0 {
+        Err("a run needs at least 1 step".to_string())
+    } else if n > MAX_STEPS {
+        Err(format!(
+            "more than the {MAX_STEPS} (2^53) steps a run may take"
+        ))
+    } else {
+        Ok(n)
+    }
+}
+
+/// The message for a thread count above [`MAX_THREADS`], if it is.
+pub fn check_threads(n: usize) -> std::result::Result<usize, String> {
+    if n > MAX_THREADS {
+        Err(format!(
+            "at most {MAX_THREADS} threads per rank (0 = all available)"
+        ))
+    } else {
+        Ok(n)
+    }
+}
+
+/// `v` if it is finite, positive and not subnormal (so that its inverse is
+/// finite too): the test every derived quantity (mass, inertia, time
+/// scales) must pass.
+pub(super) fn usable(v: f64) -> bool {
+    v.is_normal() && v > 0.0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_in_words() {
+        assert_eq!(describe_bytes(512.0), "512.0 B");
+        assert_eq!(describe_bytes(1.5 * 1024.0 * 1024.0 * 1024.0), "1.5 GiB");
+        assert_eq!(
+            describe_bytes(1e30),
+            format!("{:.1} EiB", 1e30 / 1024f64.powi(6))
+        );
+    }
+
+    #[test]
+    fn step_and_thread_bounds() {
+        assert!(check_steps(0).is_err());
+        assert_eq!(check_steps(1), Ok(1));
+        assert_eq!(check_steps(MAX_STEPS), Ok(MAX_STEPS));
+        assert!(check_steps(MAX_STEPS + 1).is_err());
+        assert_eq!(check_threads(0), Ok(0));
+        assert_eq!(check_threads(MAX_THREADS), Ok(MAX_THREADS));
+        assert!(check_threads(MAX_THREADS + 1).is_err());
+    }
+
+    #[test]
+    fn derived_quantities_must_be_normal_and_positive() {
+        assert!(usable(1e-300));
+        for bad in [0.0, -1.0, 1e-310, f64::INFINITY, f64::NAN] {
+            assert!(!usable(bad), "{bad}");
+        }
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn available_memory_is_read_on_linux() {
+        let m = available_memory().expect("MemAvailable in /proc/meminfo");
+        assert!(m > 0.0);
+    }
+
+    #[test]
+    fn the_budget_refuses_the_block_that_does_not_fit() {
+        let cx = Ctx {
+            file: std::path::Path::new("unit.toml"),
+        };
+        let mut b = MemoryBudget {
+            per_particle: 100.0,
+            available: Some(1000.0),
+            particles: 0.0,
+        };
+        b.add(&cx, "particles[0].count = 5", 5.0).unwrap();
+        let e = b.add(&cx, "particles[1].count = 6", 6.0).unwrap_err();
+        let e = e.to_string();
+        assert!(e.contains("particles[1].count = 6"), "{e}");
+        assert!(e.contains("1.1 KiB") && e.contains("1000.0 B"), "{e}");
+        let mut unknown = MemoryBudget {
+            available: None,
+            ..b
+        };
+        assert!(unknown.add(&cx, "x", 1e30).is_ok());
+    }
+}
