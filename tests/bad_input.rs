@@ -4,7 +4,7 @@
 //! The cases live in `tests/bad/`, grouped by subsystem (`run.toml`,
 //! `domain.toml`, `particles.toml`, `csv.toml`, `contact.toml`,
 //! `rolling.toml`, `spinning.toml`, `stochastic.toml`, `walls.toml`,
-//! `output.toml`), in the style of lumol's `tests/interactions/bad/*.toml`:
+//! `output.toml`, `parallel.toml`), in the style of lumol's `tests/interactions/bad/*.toml`:
 //!
 //! ```text
 //! +++ unknown_key
@@ -226,8 +226,12 @@ bad_cases! {
     dt_neither_number_nor_auto => "dt_word";
     dt_above_stable_limit => "dt_too_large" + run;
     dt_above_stable_limit_overdamped_hooke => "dt_too_large_overdamped_hooke";
+    gravity_of_four_values => "gravity_four_values" + run;
     // domain.toml
     periodic_box_too_small_for_interaction_range => "periodic_too_small" + run;
+    domain_lo_of_four_values => "domain_lo_four_values" + run;
+    domain_hi_of_two_values => "domain_hi_two_values";
+    periodic_of_four_values => "periodic_four_values";
     // particles.toml
     unknown_material_in_particles => "unknown_material_particles" + run;
     negative_radius_random_block => "negative_radius";
@@ -237,6 +241,13 @@ bad_cases! {
     particle_outside_domain => "outside_domain" + run;
     region_outside_domain => "region_outside_domain";
     random_block_cannot_place_count => "random_too_many";
+    list_position_of_four_values_names_the_entry => "list_position_four_values" + run;
+    list_velocity_of_two_values => "list_velocity_two_values";
+    list_omega_of_four_values => "list_omega_four_values";
+    random_velocity_of_four_values => "random_velocity_four_values";
+    region_lo_of_four_values => "region_lo_four_values";
+    lattice_velocity_of_two_values => "lattice_velocity_two_values";
+    pour_region_hi_of_four_values => "pour_region_hi_four_values";
     // csv.toml
     csv_wrong_column_count_names_the_line => "csv_column_count" + run;
     csv_not_a_number_names_line_and_column => "csv_not_a_number";
@@ -251,6 +262,8 @@ bad_cases! {
     hertz_without_youngs_modulus => "hertz_without_youngs_modulus";
     mindlin_without_youngs_modulus => "mindlin_without_youngs_modulus";
     spring_slider_without_stiffness_ratio_or_mindlin => "spring_slider_without_stiffness";
+    pair_override_of_three_materials => "pair_three_materials" + run;
+    pair_override_of_one_material => "pair_one_material";
     // rolling.toml
     unknown_rolling_model => "unknown_rolling_model";
     rolling_needs_a_normal_stiffness => "rolling_with_wca" + run;
@@ -274,9 +287,17 @@ bad_cases! {
     // walls.toml
     wall_with_zero_normal => "wall_zero_normal";
     unknown_material_in_wall => "unknown_material_wall" + run;
+    wall_normal_of_two_values => "wall_normal_two_values";
+    wall_point_of_four_values => "wall_point_four_values";
+    cylinder_axis_of_four_values => "cylinder_axis_four_values";
+    cylinder_axis_point_of_two_values => "cylinder_axis_point_two_values";
     // output.toml
     unknown_output_field => "unknown_output_field";
     checkpoint_every_not_a_step_count => "checkpoint_every";
+    // parallel.toml
+    grid_of_four_values => "grid_four_values";
+    grid_entry_of_zero => "grid_zero_entry";
+    grid_of_two_subdomains_on_one_rank => "grid_two_subdomains_on_one_rank" + run;
 }
 
 /// Every case in `tests/bad/*.toml` has a test above, every test a case,

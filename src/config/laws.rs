@@ -88,7 +88,7 @@ pub(super) fn law_table(cx: &Ctx, c: &ContactConfig, mats: &[Material]) -> Resul
         }
     }
     for (k, p) in c.pair.iter().enumerate() {
-        for name in &p.materials {
+        for name in p.materials.iter() {
             cx.material(&format!("contact.pair[{k}].materials"), name, mats)?;
         }
     }
