@@ -261,7 +261,7 @@ bad_cases! {
     unknown_material_in_pair_override => "pair_unknown_material";
     hertz_without_youngs_modulus => "hertz_without_youngs_modulus";
     mindlin_without_youngs_modulus => "mindlin_without_youngs_modulus";
-    spring_slider_without_stiffness_ratio_or_mindlin => "spring_slider_without_stiffness";
+    spring_slider_has_no_default_stiffness_under_wca => "spring_slider_default_under_wca";
     pair_override_of_three_materials => "pair_three_materials" + run;
     pair_override_of_one_material => "pair_one_material";
     // rolling.toml
