@@ -230,11 +230,7 @@ fn dispatch(cmd: Command, comm: Box<dyn Comm>) -> Result<(), GravelError> {
         Command::Check { config, ranks } => {
             check_isa()?;
             let setup = Setup::from_file(&config)?;
-            let decomp = if ranks <= 1 {
-                Decomposition::single(&setup.domain)
-            } else {
-                Decomposition::choose(&setup, ranks, 0)?
-            };
+            let decomp = Decomposition::for_ranks(&setup, ranks, 0)?;
             if comm.rank() == 0 {
                 print!("{}", gravel::run::report::check_report(&setup, &decomp));
                 println!(

@@ -230,10 +230,17 @@ bad_cases! {
     zero_time => "time_zero";
     steps_beyond_two_to_the_53 => "steps_too_many";
     time_over_dt_beyond_two_to_the_53 => "time_steps_overflow" + run;
+    gravity_of_four_values => "gravity_four_values" + run;
     // parallel.toml
     threads_beyond_the_bound => "threads_too_many" + run;
+    grid_of_four_values => "grid_four_values";
+    grid_entry_of_zero => "grid_zero_entry";
+    grid_of_two_subdomains_on_one_rank => "grid_two_subdomains_on_one_rank" + run;
     // domain.toml
     periodic_box_too_small_for_interaction_range => "periodic_too_small" + run;
+    domain_lo_of_four_values => "domain_lo_four_values" + run;
+    domain_hi_of_two_values => "domain_hi_two_values";
+    periodic_of_four_values => "periodic_four_values";
     // particles.toml
     unknown_material_in_particles => "unknown_material_particles" + run;
     negative_radius_random_block => "negative_radius";
@@ -247,6 +254,13 @@ bad_cases! {
     lattice_beyond_memory => "lattice_beyond_memory" + run;
     pour_beyond_memory => "pour_beyond_memory";
     denormal_density_gives_zero_mass => "denormal_density_zero_mass" + run;
+    list_position_of_four_values_names_the_entry => "list_position_four_values" + run;
+    list_velocity_of_two_values => "list_velocity_two_values";
+    list_omega_of_four_values => "list_omega_four_values";
+    random_velocity_of_four_values => "random_velocity_four_values";
+    region_lo_of_four_values => "region_lo_four_values";
+    lattice_velocity_of_two_values => "lattice_velocity_two_values";
+    pour_region_hi_of_four_values => "pour_region_hi_four_values";
     // csv.toml
     csv_wrong_column_count_names_the_line => "csv_column_count" + run;
     csv_not_a_number_names_line_and_column => "csv_not_a_number";
@@ -260,8 +274,10 @@ bad_cases! {
     unknown_material_in_pair_override => "pair_unknown_material";
     hertz_without_youngs_modulus => "hertz_without_youngs_modulus";
     mindlin_without_youngs_modulus => "mindlin_without_youngs_modulus";
-    spring_slider_without_stiffness_ratio_or_mindlin => "spring_slider_without_stiffness";
+    spring_slider_has_no_default_stiffness_under_wca => "spring_slider_default_under_wca";
     hooke_collision_time_of_zero => "hooke_collision_time_zero";
+    pair_override_of_three_materials => "pair_three_materials" + run;
+    pair_override_of_one_material => "pair_one_material";
     // rolling.toml
     unknown_rolling_model => "unknown_rolling_model";
     rolling_needs_a_normal_stiffness => "rolling_with_wca" + run;
@@ -285,6 +301,10 @@ bad_cases! {
     // walls.toml
     wall_with_zero_normal => "wall_zero_normal";
     unknown_material_in_wall => "unknown_material_wall" + run;
+    wall_normal_of_two_values => "wall_normal_two_values";
+    wall_point_of_four_values => "wall_point_four_values";
+    cylinder_axis_of_four_values => "cylinder_axis_four_values";
+    cylinder_axis_point_of_two_values => "cylinder_axis_point_two_values";
     // output.toml
     unknown_output_field => "unknown_output_field";
     checkpoint_every_not_a_step_count => "checkpoint_every";

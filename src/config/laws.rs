@@ -11,6 +11,7 @@ use super::context::Ctx;
 use super::schema::*;
 use super::setup::{LawTable, Material};
 use crate::contact::model::PairMaterials;
+use crate::contact::tangential::spring_slider::HOOKE_STIFFNESS_RATIO;
 use crate::contact::{
     ContactLaw, NormalModel, RollingModel, SpinningModel, StochasticModel, TangentialModel,
 };
@@ -42,6 +43,38 @@ fn check_stiffness(key: &Key, needs: Option<&str>, normal: &NormalModel) -> Resu
     }
 }
 
+/// `tangential = { model = "spring_slider", friction = μ }` with neither
+/// `stiffness_ratio` nor `mindlin`: the stiffness follows the normal model,
+/// Mindlin's under Hertz and `k_t = 2/7 k_n` under Hooke
+/// ([`HOOKE_STIFFNESS_RATIO`]), as LAMMPS's `pair gran/*` (`Kt = NULL`)
+/// and LIGGGHTS's Hertz model do. The spec with that stiffness written
+/// out, or `None` where the spec needs no default.
+fn default_stiffness(
+    spec: &TangentialSpec,
+    normal: &NormalModel,
+    key: &Key,
+) -> Result<Option<TangentialSpec>> {
+    let TangentialSpec::SpringSlider(s) = spec else {
+        return Ok(None);
+    };
+    if s.stiffness_ratio.is_some() || s.mindlin {
+        return Ok(None);
+    }
+    let mut s = s.clone();
+    match normal {
+        NormalModel::Hertz(_) => s.mindlin = true,
+        NormalModel::Hooke(_) => s.stiffness_ratio = Some(HOOKE_STIFFNESS_RATIO),
+        other => {
+            return Err(key.err(format!(
+                "model \"spring_slider\" takes its default stiffness from a hooke or hertz normal model, not {}; \
+                 its stiffness needs a normal model with a stiffness",
+                other.name()
+            )))
+        }
+    }
+    Ok(Some(TangentialSpec::SpringSlider(s)))
+}
+
 pub(super) fn law_table(cx: &Ctx, c: &ContactConfig, mats: &[Material]) -> Result<LawTable> {
     let n = mats.len();
     let mut laws = Vec::with_capacity(n * n);
@@ -61,7 +94,10 @@ pub(super) fn law_table(cx: &Ctx, c: &ContactConfig, mats: &[Material]) -> Resul
             let (skey, spinning) = slot(over, "spinning", |p| p.spinning.as_ref(), &c.spinning);
             let normal = NormalModel::from_spec(normal, &cx.key(nkey), &pair)?;
             let tkey = cx.key(tkey);
-            let tangential = TangentialModel::from_spec(tangential, &tkey, &pair)?;
+            let tangential = match default_stiffness(tangential, &normal, &tkey)? {
+                Some(spec) => TangentialModel::from_spec(&spec, &tkey, &pair)?,
+                None => TangentialModel::from_spec(tangential, &tkey, &pair)?,
+            };
             check_stiffness(&tkey, tangential.needs_stiffness(), &normal)?;
             let stochastic =
                 StochasticModel::from_spec(stochastic, &cx.key(stkey.as_str()), &pair)?;
@@ -88,7 +124,7 @@ pub(super) fn law_table(cx: &Ctx, c: &ContactConfig, mats: &[Material]) -> Resul
         }
     }
     for (k, p) in c.pair.iter().enumerate() {
-        for name in &p.materials {
+        for name in p.materials.iter() {
             cx.material(&format!("contact.pair[{k}].materials"), name, mats)?;
         }
     }
@@ -210,6 +246,42 @@ rolling = { model = "epsd", friction = 0.1, damping = 0.2 }"#,
         // table's record is the longest any law needs.
         assert_eq!(pair.history_len(), 3);
         assert_eq!(t.history_len, 3);
+    }
+
+    /// `{ model = "spring_slider", friction }` alone: `k_t = 2/7 k_n` under
+    /// Hooke and Mindlin under Hertz, bit for bit the laws of the same
+    /// stiffness written out (`Debug` of `f64` prints the shortest text
+    /// that reads back to the same bits), also in a pair override.
+    #[test]
+    fn spring_slider_default_stiffness_follows_the_normal_model() {
+        let ratio: f64 = "0.2857142857142857".parse().unwrap();
+        assert_eq!(ratio.to_bits(), super::HOOKE_STIFFNESS_RATIO.to_bits());
+        for (normal, written) in [
+            (
+                r#"{ model = "hooke", stiffness = 1e4, restitution = 0.5 }"#,
+                "stiffness_ratio = 0.2857142857142857",
+            ),
+            (
+                r#"{ model = "hertz", restitution = 0.5 }"#,
+                "mindlin = true",
+            ),
+        ] {
+            let table = |extra: &str| {
+                let t = laws(&format!(
+                    "[contact]\nnormal = {normal}\ntangential = {{ model = \"spring_slider\", friction = 0.5{extra} }}\n\n\
+                     [[contact.pair]]\nmaterials = [\"a\", \"b\"]\ntangential = {{ model = \"spring_slider\", friction = 0.3{extra} }}"
+                ));
+                format!("{t:?}")
+            };
+            let default = table("");
+            assert_eq!(default, table(&format!(", {written}")), "{normal}");
+            let expected = if written.starts_with("mindlin") {
+                "Mindlin"
+            } else {
+                "Linear { ratio: 0.2857142857142857 }"
+            };
+            assert!(default.contains(expected), "{default}");
+        }
     }
 
     #[test]

@@ -3,6 +3,7 @@
 //! (or the TOML line) and what is allowed, and is raised before step 0.
 
 mod context;
+mod fixed;
 mod laws;
 pub mod limits;
 mod particles;

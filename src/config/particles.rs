@@ -96,7 +96,7 @@ pub(super) fn particles(
                 pts.into_iter()
                     .map(|x| {
                         placer.add(x, r);
-                        rec(x, DVec3::from_array(*velocity), DVec3::ZERO, r, m, *frozen)
+                        rec(x, DVec3::from_array(velocity.0), DVec3::ZERO, r, m, *frozen)
                     })
                     .collect()
             }
@@ -122,7 +122,7 @@ pub(super) fn particles(
                 }
                 placed
                     .into_iter()
-                    .map(|(x, r)| rec(x, DVec3::from_array(*velocity), DVec3::ZERO, r, m, *frozen))
+                    .map(|(x, r)| rec(x, DVec3::from_array(velocity.0), DVec3::ZERO, r, m, *frozen))
                     .collect()
             }
             ParticleBlock::Pour {
@@ -166,7 +166,7 @@ pub(super) fn particles(
                     count: *count,
                     lo,
                     hi,
-                    velocity: DVec3::from_array(*velocity),
+                    velocity: DVec3::from_array(velocity.0),
                     interval: interval.unwrap_or(50),
                     inserted: 0,
                 });
@@ -187,11 +187,11 @@ pub(super) fn particles(
                     ListRadius::One(r) => vec![*r; n],
                     ListRadius::Each(v) => v.clone(),
                 };
-                let per = |name: &str, v: &Option<Vec<[f64; 3]>>| -> Result<Vec<DVec3>> {
+                let per = |name: &str, v: &Option<Vec<Fixed<f64, 3>>>| -> Result<Vec<DVec3>> {
                     match v {
                         None => Ok(vec![DVec3::ZERO; n]),
                         Some(v) if v.len() == n => {
-                            Ok(v.iter().map(|a| DVec3::from_array(*a)).collect())
+                            Ok(v.iter().map(|a| DVec3::from_array(a.0)).collect())
                         }
                         Some(v) => Err(cx.err(format!(
                             "{key}.{name}: has {} entries but `position` has {n}",
@@ -209,9 +209,9 @@ pub(super) fn particles(
                 let mut out = Vec::with_capacity(n);
                 for i in 0..n {
                     let r = cx.positive(&format!("{key}.radius[{i}]"), radii[i])?;
-                    placer.add(DVec3::from_array(position[i]), r);
+                    placer.add(DVec3::from_array(position[i].0), r);
                     out.push(rec(
-                        DVec3::from_array(position[i]),
+                        DVec3::from_array(position[i].0),
                         vel[i],
                         om[i],
                         r,

@@ -6,6 +6,8 @@
 
 use serde::Deserialize;
 
+pub use super::fixed::Fixed;
+
 /// The contact slots' tables: each model's own `Spec`, gathered by its
 /// slot's registry (see [`crate::contact::model`]).
 pub use crate::contact::{NormalSpec, RollingSpec, SpinningSpec, StochasticSpec, TangentialSpec};
@@ -64,7 +66,7 @@ pub struct RunConfig {
     pub seed: u64,
     /// Gravitational acceleration.
     #[serde(default)]
-    pub gravity: [f64; 3],
+    pub gravity: Fixed<f64, 3>,
     /// Run even if `dt` exceeds the stable limit (a warning is printed).
     #[serde(default)]
     pub allow_large_dt: bool,
@@ -79,12 +81,12 @@ fn default_seed() -> u64 {
 #[serde(deny_unknown_fields)]
 pub struct DomainConfig {
     /// Lower corner.
-    pub lo: [f64; 3],
+    pub lo: Fixed<f64, 3>,
     /// Upper corner.
-    pub hi: [f64; 3],
+    pub hi: Fixed<f64, 3>,
     /// Periodicity per axis.
     #[serde(default)]
-    pub periodic: [bool; 3],
+    pub periodic: Fixed<bool, 3>,
     /// Neighbour-list skin (length). Default: 10 % of the largest diameter.
     pub skin: Option<f64>,
 }
@@ -94,7 +96,7 @@ pub struct DomainConfig {
 #[serde(deny_unknown_fields)]
 pub struct ParallelConfig {
     /// Ranks per axis (used by MPI runs).
-    pub grid: Option<[u32; 3]>,
+    pub grid: Option<Fixed<u32, 3>>,
     /// Rayon threads per rank; 0 = all available.
     #[serde(default)]
     pub threads: usize,
@@ -143,7 +145,7 @@ pub struct ContactConfig {
 #[serde(deny_unknown_fields)]
 pub struct PairOverride {
     /// The two material names.
-    pub materials: [String; 2],
+    pub materials: Fixed<String, 2>,
     /// Normal model for this pair.
     pub normal: Option<NormalSpec>,
     /// Tangential model for this pair.
@@ -176,9 +178,9 @@ pub enum RadiusSpec {
 #[serde(deny_unknown_fields)]
 pub struct RegionConfig {
     /// Lower corner.
-    pub lo: [f64; 3],
+    pub lo: Fixed<f64, 3>,
     /// Upper corner.
-    pub hi: [f64; 3],
+    pub hi: Fixed<f64, 3>,
 }
 
 /// `[[wall]]`.
@@ -188,18 +190,18 @@ pub enum WallConfig {
     /// An infinite plane; particles live on the side the normal points to.
     Plane {
         /// A point on the plane.
-        point: [f64; 3],
+        point: Fixed<f64, 3>,
         /// Normal pointing into the particles' side.
-        normal: [f64; 3],
+        normal: Fixed<f64, 3>,
         /// Material name.
         material: String,
     },
     /// An infinite circular cylinder, optionally rotating about its axis.
     Cylinder {
         /// A point on the axis.
-        axis_point: [f64; 3],
+        axis_point: Fixed<f64, 3>,
         /// Axis direction.
-        axis: [f64; 3],
+        axis: Fixed<f64, 3>,
         /// Radius.
         radius: f64,
         /// Particles inside (a drum, default) or outside (a post).
@@ -235,7 +237,7 @@ pub enum ParticleBlock {
         count: Option<u64>,
         /// Initial velocity.
         #[serde(default)]
-        velocity: [f64; 3],
+        velocity: Fixed<f64, 3>,
         /// Fixed particles that take part in contacts.
         #[serde(default)]
         frozen: bool,
@@ -252,7 +254,7 @@ pub enum ParticleBlock {
         region: RegionConfig,
         /// Initial velocity.
         #[serde(default)]
-        velocity: [f64; 3],
+        velocity: Fixed<f64, 3>,
         /// Fixed particles that take part in contacts.
         #[serde(default)]
         frozen: bool,
@@ -273,7 +275,7 @@ pub enum ParticleBlock {
         region: RegionConfig,
         /// Initial velocity.
         #[serde(default)]
-        velocity: [f64; 3],
+        velocity: Fixed<f64, 3>,
         /// Steps between insertion attempts (default 50).
         interval: Option<u64>,
     },
@@ -284,11 +286,11 @@ pub enum ParticleBlock {
         /// One radius for all, or one per particle.
         radius: ListRadius,
         /// Positions.
-        position: Vec<[f64; 3]>,
+        position: Vec<Fixed<f64, 3>>,
         /// Velocities (default zero).
-        velocity: Option<Vec<[f64; 3]>>,
+        velocity: Option<Vec<Fixed<f64, 3>>>,
         /// Angular velocities (default zero).
-        omega: Option<Vec<[f64; 3]>>,
+        omega: Option<Vec<Fixed<f64, 3>>>,
         /// Fixed particles that take part in contacts.
         #[serde(default)]
         frozen: bool,
@@ -353,4 +355,22 @@ fn default_every() -> u64 {
 }
 fn default_thermo_every() -> u64 {
     100
+}
+
+#[cfg(test)]
+mod tests {
+    /// Every fixed-size key is a [`super::Fixed`], which refuses any other
+    /// length: no field of this file is a bare `[T; N]` array.
+    #[test]
+    fn every_fixed_size_key_is_a_fixed() {
+        for (k, line) in include_str!("schema.rs").lines().enumerate() {
+            let field = line.trim_start();
+            let bare = field.contains(": ") && field.contains("; ") && field.contains('[');
+            assert!(
+                !bare || field.starts_with("//") || field.starts_with("let "),
+                "schema.rs line {}: a bare array; use Fixed<T, N>: {line}",
+                k + 1
+            );
+        }
+    }
 }

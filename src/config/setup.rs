@@ -3,6 +3,7 @@
 //! module, then what is derived from them (time step, time scales).
 
 use super::context::Ctx;
+use super::fixed::{wrong_length_at, WRONG_LENGTH};
 use super::laws::law_table;
 use super::limits::{self, usable, MemoryBudget};
 use super::particles::{check_overlaps, particles};
@@ -128,8 +129,24 @@ impl Setup {
 
     /// Validate config text (`path` is used in messages and to resolve relative file paths).
     pub fn from_str(path: &Path, text: &str) -> Result<Self> {
-        let cfg: Config = toml::from_str(text)
-            .map_err(|e| GravelError::config(path, format!("{e}").trim_end().to_string()))?;
+        let cfg: Config = toml::from_str(text).map_err(|e| {
+            // A wrong length ([`super::fixed`]) names its key path and line.
+            let got = e
+                .message()
+                .strip_prefix(WRONG_LENGTH)
+                .and_then(|m| m.rsplit(' ').next()?.parse().ok());
+            match e
+                .span()
+                .zip(got)
+                .and_then(|(s, n)| wrong_length_at(text, s, n))
+            {
+                Some((key, start)) => {
+                    let line = text[..start].matches('\n').count() + 1;
+                    GravelError::config(path, format!("{key} (line {line}): {}", e.message()))
+                }
+                None => GravelError::config(path, format!("{e}").trim_end().to_string()),
+            }
+        })?;
         build(path, text, cfg)
     }
 
@@ -177,8 +194,8 @@ impl Setup {
 pub(super) fn build(path: &Path, text: &str, cfg: Config) -> Result<Setup> {
     let cx = Ctx { file: path };
     let materials = materials(&cx, &cfg.material)?;
-    let lo = DVec3::from_array(cfg.domain.lo);
-    let hi = DVec3::from_array(cfg.domain.hi);
+    let lo = DVec3::from_array(cfg.domain.lo.0);
+    let hi = DVec3::from_array(cfg.domain.hi.0);
     if !(lo.is_finite() && hi.is_finite() && lo.cmplt(hi).all()) {
         return Err(cx.err(format!(
             "domain: `lo` must be below `hi` on every axis, got lo = {:?}, hi = {:?}",
@@ -188,7 +205,7 @@ pub(super) fn build(path: &Path, text: &str, cfg: Config) -> Result<Setup> {
     let domain = Domain {
         lo,
         hi,
-        periodic: cfg.domain.periodic,
+        periodic: cfg.domain.periodic.0,
     };
     let laws = law_table(&cx, &cfg.contact, &materials)?;
     let walls = walls(&cx, &cfg.wall, &materials)?;
@@ -303,7 +320,7 @@ pub(super) fn build(path: &Path, text: &str, cfg: Config) -> Result<Setup> {
         }
         _ => return Err(cx.err("run: give exactly one of `steps` or `time`")),
     };
-    let gravity = DVec3::from_array(cfg.run.gravity);
+    let gravity = DVec3::from_array(cfg.run.gravity.0);
     if !gravity.is_finite() {
         return Err(cx.err("run.gravity: must be finite"));
     }
@@ -312,6 +329,13 @@ pub(super) fn build(path: &Path, text: &str, cfg: Config) -> Result<Setup> {
             "run.name: must be a non-empty file stem without slashes, got `{}`",
             cfg.run.name
         )));
+    }
+    if let Some(g) = &cfg.parallel.grid {
+        if g.contains(&0) {
+            return Err(cx.err(format!(
+                "parallel.grid: every entry must be at least 1 (ranks along x, y, z), got {g:?}"
+            )));
+        }
     }
     let output = output(&cx, &cfg.output)?;
     Ok(Setup {
@@ -326,7 +350,7 @@ pub(super) fn build(path: &Path, text: &str, cfg: Config) -> Result<Setup> {
         skin,
         range_pad,
         threads,
-        grid: cfg.parallel.grid,
+        grid: cfg.parallel.grid.map(|g| g.0),
         materials,
         laws,
         walls,

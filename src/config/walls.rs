@@ -20,8 +20,8 @@ pub(super) fn walls(cx: &Ctx, cfg: &[WallConfig], mats: &[Material]) -> Result<V
                     material,
                 } => Wall {
                     shape: WallShape::Plane {
-                        point: DVec3::from_array(*point),
-                        normal: cx.unit(&format!("{key}.normal"), *normal)?,
+                        point: DVec3::from_array(point.0),
+                        normal: cx.unit(&format!("{key}.normal"), normal.0)?,
                     },
                     material: cx.material(&format!("{key}.material"), material, mats)?,
                 },
@@ -34,8 +34,8 @@ pub(super) fn walls(cx: &Ctx, cfg: &[WallConfig], mats: &[Material]) -> Result<V
                     material,
                 } => Wall {
                     shape: WallShape::Cylinder {
-                        axis_point: DVec3::from_array(*axis_point),
-                        axis: cx.unit(&format!("{key}.axis"), *axis)?,
+                        axis_point: DVec3::from_array(axis_point.0),
+                        axis: cx.unit(&format!("{key}.axis"), axis.0)?,
                         radius: cx.positive(&format!("{key}.radius"), *radius)?,
                         inside: *inside,
                         angular_velocity: if angular_velocity.is_finite() {
@@ -57,7 +57,7 @@ pub(super) fn region(
     r: &RegionConfig,
     domain: &Domain,
 ) -> Result<(DVec3, DVec3)> {
-    let (lo, hi) = (DVec3::from_array(r.lo), DVec3::from_array(r.hi));
+    let (lo, hi) = (DVec3::from_array(r.lo.0), DVec3::from_array(r.hi.0));
     if !(lo.is_finite() && hi.is_finite() && lo.cmplt(hi).all()) {
         return Err(cx.err(format!(
             "{key}.region: `lo` must be below `hi` on every axis, got lo = {:?}, hi = {:?}",
@@ -99,13 +99,13 @@ mod tests {
     fn walls_get_unit_normals_and_their_material_index() {
         let cfg = [
             WallConfig::Plane {
-                point: [0.0, 0.0, 1.0],
-                normal: [0.0, 0.0, -2.0],
+                point: [0.0, 0.0, 1.0].into(),
+                normal: [0.0, 0.0, -2.0].into(),
                 material: "steel".into(),
             },
             WallConfig::Cylinder {
-                axis_point: [1.0, 0.0, 0.0],
-                axis: [0.0, 3.0, 4.0],
+                axis_point: [1.0, 0.0, 0.0].into(),
+                axis: [0.0, 3.0, 4.0].into(),
                 radius: 0.5,
                 inside: true,
                 angular_velocity: -2.0,
@@ -141,8 +141,8 @@ mod tests {
     #[test]
     fn bad_walls_name_their_key() {
         let plane = |normal: [f64; 3], material: &str| WallConfig::Plane {
-            point: [0.0; 3],
-            normal,
+            point: [0.0; 3].into(),
+            normal: normal.into(),
             material: material.into(),
         };
         let err = |cfg: &[WallConfig]| walls(&cx(), cfg, &mats()).unwrap_err().to_string();
@@ -152,8 +152,8 @@ mod tests {
         );
         assert!(err(&[plane([0.0, 0.0, 1.0], "iron")]).contains("wall[0].material"));
         let cylinder = |radius: f64, angular_velocity: f64| WallConfig::Cylinder {
-            axis_point: [0.0; 3],
-            axis: [0.0, 0.0, 1.0],
+            axis_point: [0.0; 3].into(),
+            axis: [0.0, 0.0, 1.0].into(),
             radius,
             inside: false,
             angular_velocity,
@@ -171,7 +171,15 @@ mod tests {
             periodic: [false; 3],
         };
         let r = |lo: [f64; 3], hi: [f64; 3]| {
-            region(&cx(), "particles[2]", &RegionConfig { lo, hi }, &d)
+            region(
+                &cx(),
+                "particles[2]",
+                &RegionConfig {
+                    lo: lo.into(),
+                    hi: hi.into(),
+                },
+                &d,
+            )
         };
         assert_eq!(
             r([0.0; 3], [1.0; 3]).unwrap(),

@@ -61,6 +61,18 @@ impl Decomposition {
         }
     }
 
+    /// The decomposition of `setup` over `ranks` ranks, seen from `rank`:
+    /// [`Decomposition::single`] on one rank, where `[parallel] grid` must
+    /// be `[1, 1, 1]` or left out, else [`Decomposition::choose`].
+    pub fn for_ranks(setup: &Setup, ranks: usize, rank: usize) -> Result<Self> {
+        if ranks <= 1 {
+            check_grid(setup, 1)?;
+            Ok(Self::single(&setup.domain))
+        } else {
+            Self::choose(setup, ranks, rank)
+        }
+    }
+
     /// The decomposition of `setup` over `ranks` ranks, seen from `rank`
     /// (the same grid on every rank: it depends only on global data).
     pub fn choose(setup: &Setup, ranks: usize, rank: usize) -> Result<Self> {
@@ -70,17 +82,8 @@ impl Decomposition {
         let (ext_lo, ext_hi) = particle_extent(setup);
         let dims = match setup.grid {
             Some(g) => {
-                let g = g.map(|v| v as usize);
-                if g.iter().product::<usize>() != ranks {
-                    return Err(GravelError::config(
-                        file,
-                        format!(
-                            "parallel.grid: {g:?} has {} subdomains but the run has {ranks} rank(s); the product must equal the number of ranks",
-                            g.iter().product::<usize>()
-                        ),
-                    ));
-                }
-                g
+                check_grid(setup, ranks)?;
+                g.map(|v| v as usize)
             }
             None => auto_dims(ranks, ext_hi - ext_lo, setup.gravity, d.length(), width)
                 .ok_or_else(|| {
@@ -248,6 +251,29 @@ fn particle_extent(setup: &Setup) -> (DVec3, DVec3) {
         }
     }
     (lo.max(d.lo), hi.min(d.hi))
+}
+
+/// `[parallel] grid`, if given, must have as many subdomains as the run
+/// has ranks (entries of at least 1 are checked with the config).
+fn check_grid(setup: &Setup, ranks: usize) -> Result<()> {
+    let Some(g) = setup.grid else {
+        return Ok(());
+    };
+    let n = g.iter().map(|&v| v as usize).product::<usize>();
+    if n == ranks {
+        return Ok(());
+    }
+    Err(GravelError::config(
+        &setup.config_path,
+        format!(
+            "parallel.grid: {g:?} has {n} subdomains but the run has {ranks} rank(s); the product must equal the number of ranks{}",
+            if ranks == 1 {
+                " (on one rank, give [1, 1, 1] or leave grid out)"
+            } else {
+                ""
+            }
+        ),
+    ))
 }
 
 /// The factorisation of `ranks` into a grid with the least internal cut area

@@ -71,11 +71,7 @@ impl Simulation {
     /// Set up the initial state (this rank's particles of the config at
     /// step 0) and compute the forces of step 0. Collective.
     pub fn new(setup: Setup, comm: Box<dyn Comm>) -> Result<Self> {
-        let decomp = if comm.size() == 1 {
-            Decomposition::single(&setup.domain)
-        } else {
-            Decomposition::choose(&setup, comm.size(), comm.rank())?
-        };
+        let decomp = Decomposition::for_ranks(&setup, comm.size(), comm.rank())?;
         let mut particles = Particles::default();
         for r in &setup.initial {
             if decomp.owner(setup.domain.wrap(r.x)) == decomp.rank {

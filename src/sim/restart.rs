@@ -117,11 +117,8 @@ impl Simulation {
         for (src, &done) in setup.pours.iter_mut().zip(&snap.pour_inserted) {
             src.inserted = done;
         }
-        let decomp = if comm.size() == 1 {
-            Decomposition::single(&setup.domain)
-        } else {
-            Decomposition::choose(&setup, comm.size(), comm.rank()).map_err(|e| e.to_string())?
-        };
+        let decomp = Decomposition::for_ranks(&setup, comm.size(), comm.rank())
+            .map_err(|e| e.to_string())?;
         // This rank's particles: those whose position at the last rebuild (when
         // ownership was last decided) lies in its subdomain.
         let mine: Vec<usize> = (0..snap.particles.len())

@@ -67,7 +67,19 @@ pub enum TangentialStiffness {
     },
 }
 
-/// `tangential = { model = "spring_slider", … }`.
+/// The default `k_t / k_n` of a spring-slider under a Hooke normal model,
+/// 2/7: LAMMPS `pair gran/hooke/history` with `Kt = NULL` ("Kt is set to
+/// 2/7 of Kn"), the ratio at which normal and tangential oscillations of a
+/// solid sphere share one period. Under Hertz the default is Mindlin's
+/// stiffness (LAMMPS `tangential mindlin` with `NULL`, LIGGGHTS
+/// `tangential_model history` with `model hertz`). Written in a config as
+/// `stiffness_ratio = 0.2857142857142857`, the same `f64`.
+pub const HOOKE_STIFFNESS_RATIO: f64 = 2.0 / 7.0;
+
+/// `tangential = { model = "spring_slider", … }`. Without `stiffness_ratio`
+/// or `mindlin`, the stiffness follows the normal model: Mindlin under
+/// Hertz, [`HOOKE_STIFFNESS_RATIO`] under Hooke (resolved with the normal
+/// model, in the config's contact laws).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Spec {
@@ -105,11 +117,10 @@ impl Model for SpringSlider {
                         / (2.0 * (2.0 - na) * (1.0 + na) / ea + 2.0 * (2.0 - nb) * (1.0 + nb) / eb),
                 }
             }
-            (None, false) => {
-                return Err(key.err(
-                    "model \"spring_slider\" needs `stiffness_ratio = k_t/k_n` or `mindlin = true`",
-                ))
-            }
+            (None, false) => return Err(key.err(
+                "model \"spring_slider\" needs `stiffness_ratio = k_t/k_n` or `mindlin = true` \
+                     (the default comes from a hooke or hertz normal model)",
+            )),
         };
         Ok(SpringSlider {
             friction,
