@@ -4,7 +4,7 @@
 //! The cases live in `tests/bad/`, grouped by subsystem (`run.toml`,
 //! `domain.toml`, `particles.toml`, `csv.toml`, `contact.toml`,
 //! `rolling.toml`, `spinning.toml`, `stochastic.toml`, `walls.toml`,
-//! `output.toml`, `parallel.toml`), in the style of lumol's `tests/interactions/bad/*.toml`:
+//! `geometry.toml`, `output.toml`, `parallel.toml`), in the style of lumol's `tests/interactions/bad/*.toml`:
 //!
 //! ```text
 //! +++ unknown_key
@@ -305,6 +305,14 @@ bad_cases! {
     wall_point_of_four_values => "wall_point_four_values";
     cylinder_axis_of_four_values => "cylinder_axis_four_values";
     cylinder_axis_point_of_two_values => "cylinder_axis_point_two_values";
+    // geometry.toml
+    plane_across_a_periodic_axis => "plane_across_periodic_axis" + run;
+    cylinder_across_a_periodic_axis => "cylinder_across_periodic_axis" + run;
+    sphere_half_sunk_in_a_floor => "sphere_half_sunk_in_floor" + run;
+    file_sphere_sunk_in_a_floor => "sphere_in_floor_from_file" + run;
+    lattice_block_behind_a_floor => "lattice_behind_floor" + run;
+    random_spheres_outside_a_drum => "spheres_outside_drum" + run;
+    pour_region_through_a_post => "pour_region_through_a_post" + run;
     // output.toml
     unknown_output_field => "unknown_output_field";
     checkpoint_every_not_a_step_count => "checkpoint_every";

@@ -8,6 +8,7 @@ use super::setup::Material;
 use super::walls::region;
 use crate::error::Result;
 use crate::geometry::domain::Domain;
+use crate::geometry::walls::Wall;
 use crate::insert::{self, Placer, PourSource, RadiusRange};
 use crate::state::particles::ParticleRecord;
 use glam::DVec3;
@@ -36,17 +37,26 @@ pub(super) fn radius_range(cx: &Ctx, key: &str, r: &RadiusSpec) -> Result<Radius
 
 type Inserted = (Vec<ParticleRecord>, Vec<PourSource>, u64);
 
+/// The overlap with a wall an initial particle may have, as a fraction of
+/// its radius: a sphere may start resting on a wall at its static overlap
+/// (`m g / k`, far below this in a sound set-up); anything deeper is a
+/// particle placed into or behind the wall.
+pub const WALL_OVERLAP_TOLERANCE: f64 = 0.01;
+
 pub(super) fn particles(
     cx: &Ctx,
     blocks: &[ParticleBlock],
     mats: &[Material],
     domain: &Domain,
+    walls: &[Wall],
     seed: u64,
     budget: &mut MemoryBudget,
 ) -> Result<Inserted> {
     // Ids: those of files are kept; generated ids follow the largest id of any file.
     let mut records: Vec<ParticleRecord> = Vec::new();
     let mut pending: Vec<(usize, Vec<ParticleRecord>)> = Vec::new();
+    // The block of each file record, in `records`' order.
+    let mut file_blocks: Vec<usize> = Vec::new();
     let mut pours = Vec::new();
     let max_r_all = max_block_radius(blocks);
     let mut placer = Placer::new(max_r_all);
@@ -138,6 +148,7 @@ pub(super) fn particles(
                 let m = cx.material(&format!("{key}.material"), material, mats)?;
                 let rr = radius_range(cx, &key, radius)?;
                 let (lo, hi) = region(cx, &key, reg, domain)?;
+                check_region_walls(cx, &key, (lo, hi), rr.min, walls)?;
                 if interval == &Some(0) {
                     return Err(cx.err(format!("{key}.interval: must be at least 1 step")));
                 }
@@ -240,6 +251,7 @@ pub(super) fn particles(
                     })?;
                     placer.add(r.x, r.radius);
                 }
+                file_blocks.extend(std::iter::repeat_n(k, recs.len()));
                 records.extend(recs);
                 continue;
             }
@@ -266,15 +278,18 @@ pub(super) fn particles(
     }
     let mut next_id = records.iter().map(|r| r.id + 1).max().unwrap_or(0);
     let mut all = records;
-    for (_, block) in pending {
+    let mut origin = file_blocks;
+    for (k, block) in pending {
         for mut r in block {
             r.id = next_id;
             next_id += 1;
             all.push(r);
+            origin.push(k);
         }
     }
-    for r in &all {
+    for (r, &k) in all.iter().zip(&origin) {
         check_inside(cx, r, domain)?;
+        check_walls(cx, k, r, walls)?;
     }
     Ok((all, pours, next_id))
 }
@@ -339,6 +354,65 @@ pub(super) fn check_inside(cx: &Ctx, r: &ParticleRecord, d: &Domain) -> Result<(
             r.x.to_array(),
             d.lo.to_array(),
             d.hi.to_array()
+        )));
+    }
+    Ok(())
+}
+
+/// Refuse an initial particle (of block `particles[k]`) that is not on the
+/// particles' side of every wall by at least its radius, less
+/// [`WALL_OVERLAP_TOLERANCE`] of it: behind a wall, or sunk into one.
+pub(super) fn check_walls(cx: &Ctx, k: usize, r: &ParticleRecord, walls: &[Wall]) -> Result<()> {
+    for (i, w) in walls.iter().enumerate() {
+        let d = w.clearance(r.x);
+        if d >= r.radius * (1.0 - WALL_OVERLAP_TOLERANCE) {
+            continue;
+        }
+        let where_ = if d < 0.0 {
+            format!(
+                "lies behind wall[{i}] (its centre {:e} m on the far side)",
+                -d
+            )
+        } else {
+            format!(
+                "overlaps wall[{i}] by {:e} m ({:.3} % of its radius; its centre is {d:e} m from the surface)",
+                r.radius - d,
+                100.0 * (r.radius - d) / r.radius
+            )
+        };
+        return Err(cx.err(format!(
+            "particles[{k}]: particle id {} at {:?} with radius {:e} m {where_}; every initial particle must lie on the particles' side of every wall, its centre at least its radius from the surface (an overlap of at most {} % of the radius is accepted)",
+            r.id,
+            r.x.to_array(),
+            r.radius,
+            100.0 * WALL_OVERLAP_TOLERANCE
+        )));
+    }
+    Ok(())
+}
+
+/// Refuse a pour region (of block `particles[k]`, `key`) that reaches into
+/// or behind a wall, by more than [`WALL_OVERLAP_TOLERANCE`] of the smallest
+/// radius `r_min`: every sphere poured there lies wholly inside the region,
+/// so a region on the particles' side of every wall pours only spheres that
+/// clear the walls by their radius.
+fn check_region_walls(
+    cx: &Ctx,
+    key: &str,
+    (lo, hi): (DVec3, DVec3),
+    r_min: f64,
+    walls: &[Wall],
+) -> Result<()> {
+    for (i, w) in walls.iter().enumerate() {
+        let d = w.box_clearance(lo, hi);
+        if d >= -WALL_OVERLAP_TOLERANCE * r_min {
+            continue;
+        }
+        return Err(cx.err(format!(
+            "{key}.region = {{ lo = {:?}, hi = {:?} }} reaches {:e} m into or behind wall[{i}]; a pour region must lie on the particles' side of every wall (spheres are poured wholly inside the region)",
+            lo.to_array(),
+            hi.to_array(),
+            -d
         )));
     }
     Ok(())

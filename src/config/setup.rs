@@ -8,7 +8,7 @@ use super::laws::law_table;
 use super::limits::{self, usable, MemoryBudget};
 use super::particles::{check_overlaps, particles};
 use super::schema::*;
-use super::walls::walls;
+use super::walls::{check_periodic, walls};
 use crate::contact::model::Elastic;
 use crate::contact::{ContactLaw, NormalModel};
 use crate::error::{GravelError, Result};
@@ -209,6 +209,7 @@ pub(super) fn build(path: &Path, text: &str, cfg: Config) -> Result<Setup> {
     };
     let laws = law_table(&cx, &cfg.contact, &materials)?;
     let walls = walls(&cx, &cfg.wall, &materials)?;
+    check_periodic(&cx, &walls, &domain)?;
     for (k, w) in walls.iter().enumerate() {
         for a in 0..materials.len() as u32 {
             if !laws.get(a, w.material).normal.has_stiffness() {
@@ -225,6 +226,7 @@ pub(super) fn build(path: &Path, text: &str, cfg: Config) -> Result<Setup> {
         &cfg.particles,
         &materials,
         &domain,
+        &walls,
         cfg.run.seed,
         &mut budget,
     )?;

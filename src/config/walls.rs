@@ -51,6 +51,34 @@ pub(super) fn walls(cx: &Ctx, cfg: &[WallConfig], mats: &[Material]) -> Result<V
         .collect()
 }
 
+/// Refuse a wall that cuts a periodic axis: a plane whose normal has a
+/// component along one, a cylinder whose axis is not parallel to every
+/// periodic axis (it cuts the others). Such a wall would stand at one place
+/// of a box that repeats: particles crossing the periodic face would pass it.
+pub(super) fn check_periodic(cx: &Ctx, walls: &[Wall], domain: &Domain) -> Result<()> {
+    for (k, w) in walls.iter().enumerate() {
+        let Some(a) = w.periodic_axis_cut(domain.periodic) else {
+            continue;
+        };
+        let axis = ["x", "y", "z"][a];
+        let what = match w.shape {
+            WallShape::Plane { normal, .. } => format!(
+                "the plane's normal {:?} has a component along the periodic axis {axis}",
+                normal.to_array()
+            ),
+            WallShape::Cylinder { axis: dir, .. } => format!(
+                "the cylinder's axis {:?} is not parallel to the periodic axis {axis}, so the cylinder cuts it",
+                dir.to_array()
+            ),
+        };
+        return Err(cx.err(format!(
+            "wall[{k}]: {what} (domain.periodic = {:?}); a wall may not cut a periodic axis: a plane's normal must lie along non-periodic axes only, a cylinder's axis must be parallel to the periodic axis (at most one may be periodic); make the axis non-periodic or remove the wall",
+            domain.periodic
+        )));
+    }
+    Ok(())
+}
+
 pub(super) fn region(
     cx: &Ctx,
     key: &str,
@@ -161,6 +189,48 @@ mod tests {
         };
         assert!(err(&[cylinder(0.0, 1.0)]).contains("wall[0].radius"));
         assert!(err(&[cylinder(1.0, f64::INFINITY)]).contains("wall[0].angular_velocity"));
+    }
+
+    #[test]
+    fn walls_across_a_periodic_axis_are_refused() {
+        let d = |periodic| Domain {
+            lo: DVec3::ZERO,
+            hi: DVec3::ONE,
+            periodic,
+        };
+        let plane = |normal: DVec3| Wall {
+            shape: WallShape::Plane {
+                point: DVec3::ZERO,
+                normal,
+            },
+            material: 0,
+        };
+        let drum = Wall {
+            shape: WallShape::Cylinder {
+                axis_point: DVec3::splat(0.5),
+                axis: DVec3::X,
+                radius: 0.4,
+                inside: true,
+                angular_velocity: 0.0,
+            },
+            material: 0,
+        };
+        let ok = [plane(DVec3::Z), drum];
+        assert!(check_periodic(&cx(), &ok, &d([true, false, false])).is_ok());
+        let e = check_periodic(&cx(), &ok, &d([true, false, true]))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("wall[0]") && e.contains("periodic axis z"),
+            "{e}"
+        );
+        let e = check_periodic(&cx(), &ok, &d([false, true, false]))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("wall[1]") && e.contains("periodic axis y"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -98,6 +98,92 @@ impl Wall {
     }
 }
 
+impl Wall {
+    /// Signed distance from `x` to the wall's surface, positive on the
+    /// particles' side: a sphere of radius `r` at `x` clears the wall when it
+    /// is at least `r`. (The distance [`Wall::touch`] measures, read only.)
+    pub fn clearance(&self, x: DVec3) -> f64 {
+        match self.shape {
+            WallShape::Plane { point, normal } => (x - point).dot(normal),
+            WallShape::Cylinder {
+                axis_point,
+                axis,
+                radius,
+                inside,
+                ..
+            } => {
+                let rel = x - axis_point;
+                let rho = (rel - rel.dot(axis) * axis).length();
+                if inside {
+                    radius - rho
+                } else {
+                    rho - radius
+                }
+            }
+        }
+    }
+
+    /// The least [`Wall::clearance`] of any point of the box `lo..hi`: a
+    /// sphere wholly inside the box clears the wall by its radius when this
+    /// is at least 0. A plane's and a drum's least clearance is at a corner
+    /// (the distance to a plane is linear, the distance from an axis convex);
+    /// a post's is the distance from its axis to the box, less its radius.
+    pub fn box_clearance(&self, lo: DVec3, hi: DVec3) -> f64 {
+        let corners = (0..8).map(|c| {
+            DVec3::new(
+                if c & 1 == 0 { lo.x } else { hi.x },
+                if c & 2 == 0 { lo.y } else { hi.y },
+                if c & 4 == 0 { lo.z } else { hi.z },
+            )
+        });
+        match self.shape {
+            WallShape::Cylinder {
+                axis_point,
+                axis,
+                radius,
+                inside: false,
+                ..
+            } => {
+                // The distance from the point at `t` along the axis to the
+                // box is convex in `t`; its minimum lies where the axis
+                // passes the box, between the corners' projections.
+                let along = |c: DVec3| (c - axis_point).dot(axis);
+                let (mut a, mut b) = corners
+                    .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), c| {
+                        (a.min(along(c)), b.max(along(c)))
+                    });
+                let dist = |t: f64| {
+                    let q = axis_point + t * axis;
+                    (lo - q).max(q - hi).max(DVec3::ZERO).length()
+                };
+                let g = 0.5 * (5f64.sqrt() - 1.0);
+                for _ in 0..200 {
+                    let (c, d) = (b - g * (b - a), a + g * (b - a));
+                    if dist(c) <= dist(d) {
+                        b = d;
+                    } else {
+                        a = c;
+                    }
+                }
+                dist(0.5 * (a + b)) - radius
+            }
+            _ => corners
+                .map(|c| self.clearance(c))
+                .fold(f64::INFINITY, f64::min),
+        }
+    }
+
+    /// The first periodic axis this wall cuts, if any: a plane cuts every
+    /// axis its normal has a component along; a cylinder every axis but
+    /// the one its axis is parallel to (any axis, if it is parallel to none).
+    pub fn periodic_axis_cut(&self, periodic: [bool; 3]) -> Option<usize> {
+        (0..3).filter(|&a| periodic[a]).find(|&a| match self.shape {
+            WallShape::Plane { normal, .. } => normal[a] != 0.0,
+            WallShape::Cylinder { axis, .. } => (0..3).any(|b| b != a && axis[b] != 0.0),
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -131,5 +217,105 @@ mod tests {
         assert!((t.n - (-DVec3::Z)).length() < 1e-15);
         // Contact point (0, 5, −2): velocity ω ŷ × (0, 0, −2) = (−6, 0, 0)·... = 3·(ŷ × −2ẑ) = (−6, 0, 0).
         assert!((t.velocity - DVec3::new(-6.0, 0.0, 0.0)).length() < 1e-14);
+    }
+
+    fn cylinder(inside: bool) -> Wall {
+        Wall {
+            shape: WallShape::Cylinder {
+                axis_point: DVec3::ZERO,
+                axis: DVec3::Y,
+                radius: 2.0,
+                inside,
+                angular_velocity: 0.0,
+            },
+            material: 0,
+        }
+    }
+
+    #[test]
+    fn clearance_is_the_signed_distance_on_the_particles_side() {
+        let floor = Wall {
+            shape: WallShape::Plane {
+                point: DVec3::new(0.0, 0.0, 1.0),
+                normal: DVec3::Z,
+            },
+            material: 0,
+        };
+        assert_eq!(floor.clearance(DVec3::new(5.0, -3.0, 1.25)), 0.25);
+        assert_eq!(floor.clearance(DVec3::new(0.0, 0.0, 0.5)), -0.5);
+        let x = DVec3::new(0.0, 7.0, 1.5);
+        assert_eq!(cylinder(true).clearance(x), 0.5);
+        assert_eq!(cylinder(false).clearance(x), -0.5);
+        // The same distance the force stage's `touch` measures.
+        assert_eq!(cylinder(true).touch(x, 1.0, 0.0).unwrap().dist, 0.5);
+    }
+
+    #[test]
+    fn box_clearance_is_the_least_over_the_box() {
+        let floor = Wall {
+            shape: WallShape::Plane {
+                point: DVec3::ZERO,
+                normal: DVec3::new(0.0, 0.6, 0.8),
+            },
+            material: 0,
+        };
+        let (lo, hi) = (DVec3::new(-1.0, 1.0, 1.0), DVec3::new(1.0, 2.0, 3.0));
+        assert!((floor.box_clearance(lo, hi) - 1.4).abs() < 1e-15);
+        // A drum: the farthest corner from the axis, sqrt(1 + 1) from it.
+        let (lo, hi) = (DVec3::new(-1.0, 0.0, -1.0), DVec3::new(1.0, 5.0, 1.0));
+        assert!((cylinder(true).box_clearance(lo, hi) - (2.0 - 2f64.sqrt())).abs() < 1e-15);
+        // A post: the nearest point of the box, here a face 3 from the axis.
+        let (lo, hi) = (DVec3::new(3.0, -1.0, -1.0), DVec3::new(4.0, 1.0, 1.0));
+        assert!((cylinder(false).box_clearance(lo, hi) - 1.0).abs() < 1e-12);
+        // A post through the box.
+        let (lo, hi) = (DVec3::new(-1.0, 2.0, -1.0), DVec3::new(1.0, 3.0, 1.0));
+        assert!((cylinder(false).box_clearance(lo, hi) + 2.0).abs() < 1e-12);
+        // A skew post passing an edge: the axis (1, 1, 0)/√2 through
+        // (0, 0, 5) passes the box [3, 4]×[-4, -3]×[0, 1] nearest at its
+        // point (3, -3, 1).
+        let skew = Wall {
+            shape: WallShape::Cylinder {
+                axis_point: DVec3::new(0.0, 0.0, 5.0),
+                axis: DVec3::new(1.0, 1.0, 0.0).normalize(),
+                radius: 1.0,
+                inside: false,
+                angular_velocity: 0.0,
+            },
+            material: 0,
+        };
+        let (lo, hi) = (DVec3::new(3.0, -4.0, 0.0), DVec3::new(4.0, -3.0, 1.0));
+        // (3, -3, 1) lies at distance sqrt(((3 + 3)/√2)² + 4²) = sqrt(18 + 16) from the axis.
+        let want = 34f64.sqrt() - 1.0;
+        assert!(
+            (skew.box_clearance(lo, hi) - want).abs() < 1e-9,
+            "{}",
+            skew.box_clearance(lo, hi)
+        );
+    }
+
+    #[test]
+    fn walls_cut_periodic_axes_they_are_not_parallel_to() {
+        let plane = |normal: DVec3| Wall {
+            shape: WallShape::Plane {
+                point: DVec3::ZERO,
+                normal,
+            },
+            material: 0,
+        };
+        let xy = [true, true, false];
+        assert_eq!(plane(DVec3::Z).periodic_axis_cut(xy), None);
+        assert_eq!(plane(DVec3::Y).periodic_axis_cut(xy), Some(1));
+        assert_eq!(
+            plane(DVec3::new(0.6, 0.0, 0.8)).periodic_axis_cut(xy),
+            Some(0)
+        );
+        // A cylinder along y cuts x and z, not y.
+        assert_eq!(cylinder(true).periodic_axis_cut([false, true, false]), None);
+        assert_eq!(
+            cylinder(true).periodic_axis_cut([true, false, false]),
+            Some(0)
+        );
+        assert_eq!(cylinder(false).periodic_axis_cut(xy), Some(0));
+        assert_eq!(cylinder(false).periodic_axis_cut([false; 3]), None);
     }
 }
