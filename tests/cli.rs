@@ -341,8 +341,9 @@ fn particle_leaving_the_domain_fails_the_run() {
 #[test]
 fn non_finite_state_fails_the_run() {
     // Absurd Hooke stiffness, a huge dt (allowed): ids 1 and 2 approach at
-    // 1e-6 m/s each (1 cm per step), overlap by 1.95 cm on step 2, and the
-    // force of that overlap overflows their velocities to infinity.
+    // 4e-7 m/s each (4 mm per step, within the half radius a step may
+    // move), overlap by 4 mm on step 2, and the force of that overlap
+    // overflows their velocities to infinity.
     let body = Config::new("blowup")
         .run("dt", 1e4)
         .run("steps", 10)
@@ -359,11 +360,11 @@ fn non_finite_state_fails_the_run() {
             list(
                 "light",
                 0.01,
-                vec![[0.15, 0.05, 0.05], [0.03, 0.05, 0.05], [0.0705, 0.05, 0.05]],
+                vec![[0.15, 0.05, 0.05], [0.03, 0.05, 0.05], [0.062, 0.05, 0.05]],
             )
             .with(
                 "velocity",
-                [[0.0, 0.0, 0.0], [1e-6, 0.0, 0.0], [-1e-6, 0.0, 0.0]],
+                [[0.0, 0.0, 0.0], [4e-7, 0.0, 0.0], [-4e-7, 0.0, 0.0]],
             ),
         )
         .output("every", 0)
@@ -378,6 +379,79 @@ fn non_finite_state_fails_the_run() {
     assert!(stderr.contains("position"), "{stderr}");
     assert!(stderr.contains("non-finite"), "{stderr}");
     assert_eq!(failed_step(&stderr), 3, "{stderr}");
+}
+
+/// A box periodic along x (24 mm long, 10 mm closed in y and z), two glass
+/// beads of radius 1 mm on the x axis, Hertz, dt 10 µs, `steps`, with
+/// `gravity` and the beads' `velocity`; checkpoints every 20 steps.
+fn periodic_beads(steps: u64, gravity: [f64; 3], velocity: [[f64; 3]; 2]) -> String {
+    Config::new("fast")
+        .run("dt", 1e-5)
+        .run("steps", steps)
+        .run("gravity", gravity)
+        .domain([0.0; 3], [0.024, 0.01, 0.01])
+        .periodic([true, false, false])
+        .material(glass())
+        .contact("normal", hertz(0.5))
+        .particles(
+            list(
+                "glass",
+                0.001,
+                vec![[0.004, 0.005, 0.005], [0.012, 0.005, 0.005]],
+            )
+            .with("velocity", velocity),
+        )
+        .output("every", 20)
+        .output("checkpoint_every", 20)
+        .text()
+}
+
+#[test]
+fn a_particle_too_fast_for_the_step_fails_the_run() {
+    // id 1 at 1e4 m/s along the periodic x axis: 0.1 m per step, four box
+    // lengths, 100 radii. It must stop the run on step 1, not pass through
+    // id 0 and end anywhere with exit 0.
+    let body = periodic_beads(100, [0.0; 3], [[0.0; 3], [1e4, 0.0, 0.0]]);
+    let (dir, config) = setup(&body);
+    let (out, _) = run(dir.path(), &config, &["--quiet"]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
+    assert!(stderr.contains("particle id 1 "), "{stderr}");
+    assert!(stderr.contains("velocity [10000.0, 0.0, 0.0]"), "{stderr}");
+    assert!(
+        stderr.contains("in one step, more than 0.5 of its radius 1e-3 m"),
+        "{stderr}"
+    );
+    assert_eq!(failed_step(&stderr), 1, "{stderr}");
+}
+
+#[test]
+fn a_particle_accelerated_past_the_step_bound_stops_and_keeps_the_checkpoint() {
+    // Gravity 1e5 m/s² along the periodic x axis: after the drift of step s
+    // the beads move at (s − ½) m/s, more than half a radius per step
+    // (50 m/s at dt 10 µs) from step 51 on. id 0 is the lowest id of the two.
+    let body = periodic_beads(100, [1e5, 0.0, 0.0], [[0.0; 3]; 2]);
+    let (dir, config) = setup(&body);
+    let (out, out_dir) = run(dir.path(), &config, &["--quiet"]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
+    assert!(stderr.contains("particle id 0 "), "{stderr}");
+    assert!(stderr.contains("more than 0.5 of its radius"), "{stderr}");
+    let step = failed_step(&stderr);
+    assert!((50..=52).contains(&step), "step {step}: {stderr}");
+    // The last checkpoint, of step 40, is whole, and a restart from it
+    // stops on the same step with the same message.
+    let ckpt = out_dir.join("fast.checkpoint.h5");
+    let snap = gravel::io::checkpoint::read(&ckpt).unwrap();
+    assert_eq!(snap.step, 40);
+    let (again, _) = run(
+        dir.path(),
+        &config,
+        &["--quiet", "--restart", ckpt.to_str().unwrap()],
+    );
+    assert_eq!(again.status.code(), Some(1), "{}", describe(&again));
+    assert_eq!(text(&again.stderr), stderr);
+    assert_eq!(gravel::io::checkpoint::read(&ckpt).unwrap().step, 40);
 }
 
 /// A launcher's rank count that the job does not have (a serial gravel

@@ -40,7 +40,7 @@ impl Simulation {
 
     /// The first half step: half kick and drift of every owned particle,
     /// then one reduction that finds the lowest bad id anywhere (non-finite,
-    /// or out of the box through an open side) and the largest squared
+    /// too fast for the step, or out of the box through an open side) and the largest squared
     /// displacement since the last rebuild, which it returns.
     fn first_half(&mut self) -> Result<f64> {
         let scan = integrate::kick_drift(
@@ -85,12 +85,25 @@ impl Simulation {
     }
 
     /// The error of owned particle `k`, found bad on `step`: what it did
-    /// (non-finite state, or left the box through an open side), where.
+    /// (non-finite state, moved more than [`integrate::MAX_STEP_FRACTION`]
+    /// of its radius in one step, or left the box through an open side), where.
     fn particle_error(&self, k: usize, step: u64) -> GravelError {
         let p = &self.particles;
         let (x, v) = (p.x[k], p.v[k]);
+        // The test of `integrate::kick_drift`, on the same values.
+        let (dx, fraction) = (self.setup.dt * v, integrate::MAX_STEP_FRACTION);
+        let too_far =
+            !p.frozen[k] && dx.length_squared() > fraction * fraction * (p.radius[k] * p.radius[k]);
         let cause = if !(x.is_finite() && p.v[k].is_finite() && p.omega[k].is_finite()) {
             "its state became non-finite (NaN or infinity): the time step may be too large for the contact stiffness, or the overlap too deep".to_string()
+        } else if too_far {
+            format!(
+                "it moved {:e} m in one step, more than {fraction} of its radius {:e} m: run.dt = {:e} s is too large for its speed (at most {:e} m/s), or a contact or wall force threw it",
+                dx.length(),
+                p.radius[k],
+                self.setup.dt,
+                fraction * p.radius[k] / self.setup.dt
+            )
         } else {
             let a = self.setup.domain.outside_axis(x).unwrap_or(0);
             format!(
