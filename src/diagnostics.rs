@@ -72,6 +72,79 @@ impl Thermo {
     }
 }
 
+/// The deepest overlap a contact may reach, as a fraction of its effective
+/// radius `R* = Ri Rj/(Ri + Rj)` (a wall's contact: the sphere's radius), the
+/// thermo column `max_overlap`: beyond it a run stops (exit 1). For two equal
+/// spheres it is half a radius, for a sphere at a wall its centre on the
+/// wall's surface; no contact law means anything there, and a sound run
+/// (overlaps of a few per cent of `R*`) never comes near it.
+pub const MAX_OVERLAP: f64 = 1.0;
+
+/// A contact deeper than [`MAX_OVERLAP`]: the owned particle `k` with the
+/// lowest id in one on this rank (pairs are seen from their lower-id side),
+/// what it touches, and its overlap relative to `R*`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DeepContact {
+    /// Local index of the owned particle.
+    pub k: usize,
+    /// Its id.
+    pub id: u64,
+    /// What it overlaps: `particle id 7`, `wall[2]`.
+    pub partner: String,
+    /// The overlap `δ` (m).
+    pub overlap: f64,
+    /// `δ/R*`.
+    pub ratio: f64,
+}
+
+/// The contact deeper than [`MAX_OVERLAP`] whose owned particle has the
+/// lowest id on this rank, measured as [`measure`] measures `max_overlap`.
+pub fn deep_contact(
+    p: &Particles,
+    nl: &NeighborList,
+    laws: &LawTable,
+    walls: &[Wall],
+) -> Option<DeepContact> {
+    let mut found: Option<DeepContact> = None;
+    for k in 0..p.n_owned {
+        if found.as_ref().is_some_and(|f| f.id < p.id[k]) {
+            continue;
+        }
+        let mut deep = |partner: String, overlap: f64, ratio: f64| {
+            if ratio > MAX_OVERLAP && found.as_ref().is_none_or(|f| p.id[k] < f.id) {
+                found = Some(DeepContact {
+                    k,
+                    id: p.id[k],
+                    partner,
+                    overlap,
+                    ratio,
+                });
+            }
+        };
+        for &q in nl.rows().row_partners(k) {
+            let q = q as usize;
+            if p.id[k] > p.id[q] {
+                continue;
+            }
+            let d = (p.x[q] - p.x[k]) + (p.shift[q] - p.shift[k]);
+            let law = laws.get(p.material[k], p.material[q]);
+            let r = d.length();
+            if r < law.normal.range(p.radius[k], p.radius[q]) {
+                let delta = p.radius[k] + p.radius[q] - r;
+                let r_eff = p.radius[k] * p.radius[q] / (p.radius[k] + p.radius[q]);
+                deep(format!("particle id {}", p.id[q]), delta, delta / r_eff);
+            }
+        }
+        for (i, w) in walls.iter().enumerate() {
+            if let Some(t) = w.touch(p.x[k], p.radius[k], 0.0) {
+                let delta = p.radius[k] - t.dist;
+                deep(format!("wall[{i}]"), delta, delta / p.radius[k]);
+            }
+        }
+    }
+    found
+}
+
 /// Measure the thermo quantities over all ranks: particles, kinetic,
 /// rotational, potential and elastic energy, contacts, max overlap,
 /// temperature and rotational temperature (see [`Thermo`]; its `step`

@@ -454,6 +454,54 @@ fn a_particle_accelerated_past_the_step_bound_stops_and_keeps_the_checkpoint() {
     assert_eq!(gravel::io::checkpoint::read(&ckpt).unwrap().step, 40);
 }
 
+#[test]
+fn a_head_on_collision_too_deep_for_the_contact_fails_the_run() {
+    // Two beads of radius 1 mm meet head-on at 300 m/s each (0.3 mm per
+    // step, within the step bound) on a soft Hooke spring: the overlap
+    // passes R* = 0.5 mm on the step after they touch (about step 11), and
+    // the thermo row of that step (every step here) stops the run.
+    let body = Config::new("headon")
+        .run("dt", 1e-6)
+        .run("steps", 40)
+        .domain([0.0; 3], [0.02; 3])
+        .material(glass())
+        .contact(
+            "normal",
+            model("hooke")
+                .with("stiffness", 5e4)
+                .with("restitution", 0.5),
+        )
+        .particles(
+            list(
+                "glass",
+                0.001,
+                vec![[0.006, 0.01, 0.01], [0.014, 0.01, 0.01]],
+            )
+            .with("velocity", [[300.0, 0.0, 0.0], [-300.0, 0.0, 0.0]]),
+        )
+        .output("every", 0)
+        .output("thermo_every", 1)
+        .text();
+    let (dir, config) = setup(&body);
+    let (out, out_dir) = run(dir.path(), &config, &["--quiet"]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
+    assert!(stderr.contains("particle id 0 "), "{stderr}");
+    assert!(stderr.contains("overlaps particle id 1 by"), "{stderr}");
+    assert!(stderr.contains("the effective radius R*"), "{stderr}");
+    let step = failed_step(&stderr);
+    assert!((10..=12).contains(&step), "step {step}: {stderr}");
+    // The row that saw it is written, and is the last.
+    let thermo = read_thermo(&out_dir.join("headon.h5")).unwrap();
+    let (steps, overlap) = (column(&thermo, "step"), column(&thermo, "max_overlap"));
+    assert_eq!(*steps.last().unwrap(), step as f64);
+    assert!(*overlap.last().unwrap() > 1.0, "{overlap:?}");
+    assert!(
+        overlap[..overlap.len() - 1].iter().all(|&o| o <= 1.0),
+        "{overlap:?}"
+    );
+}
+
 /// A launcher's rank count that the job does not have (a serial gravel
 /// under `mpirun -np 2`, or an MPI gravel under another MPI's launcher,
 /// which starts singletons) is refused with exit 2 before anything is

@@ -4,7 +4,7 @@ pub mod report;
 
 use crate::config::limits;
 use crate::config::Setup;
-use crate::diagnostics::THERMO_COLUMNS;
+use crate::diagnostics::{MAX_OVERLAP, THERMO_COLUMNS};
 use crate::error::{GravelError, IoError, Result};
 use crate::io::checkpoint;
 use crate::io::frames::{Frame, OutputFile};
@@ -142,7 +142,11 @@ fn drive(
             return Err(e);
         }
         let mut clock = Lap::start();
-        out.record(&sim, total)?;
+        if let Err(e) = out.record(&sim, total) {
+            progress.finish();
+            out.flush()?;
+            return Err(e);
+        }
         if ckpt_every > 0 && sim.step % ckpt_every == 0 && sim.step < total {
             write_checkpoint(&sim, &mut out, &ckpt_path)?;
         }
@@ -350,9 +354,15 @@ impl Output {
         let step = sim.step;
         let last = step == total;
         if step % self.thermo_every == 0 || last {
-            let row = sim.thermo().row();
+            let thermo = sim.thermo();
             if let Some(f) = &mut self.file {
-                f.append_thermo(&row)?;
+                f.append_thermo(&thermo.row())?;
+            }
+            // The bound on overlaps, read from the row (the same on every rank).
+            if thermo.max_overlap > MAX_OVERLAP {
+                if let Some(e) = sim.overlap_error() {
+                    return Err(e);
+                }
             }
         }
         if (self.every > 0 && step % self.every == 0) || last {

@@ -3,6 +3,7 @@
 
 use super::timers::{Lap, Stage};
 use super::{Carried, Simulation};
+use crate::diagnostics;
 use crate::error::{GravelError, Result};
 use crate::force::{self, ForceParams};
 use crate::insert::Placer;
@@ -124,6 +125,50 @@ impl Simulation {
             x.to_array(),
             v.to_array()
         ))
+    }
+
+    /// The error of a contact deeper than [`diagnostics::MAX_OVERLAP`] of its
+    /// effective radius, named by the lowest id in one anywhere (one
+    /// reduction), or `None` if there is none. Collective: called on every
+    /// rank when the thermo row's `max_overlap` (the same on every rank)
+    /// exceeds the bound.
+    pub fn overlap_error(&self) -> Option<GravelError> {
+        let deep = diagnostics::deep_contact(
+            &self.particles,
+            &self.neighbors,
+            &self.setup.laws,
+            &self.setup.walls,
+        );
+        let mut global = [deep.as_ref().map_or(0, |d| u64::MAX - d.id)];
+        self.comm.max_u64s(&mut global);
+        if global[0] == 0 {
+            return None;
+        }
+        let bad = u64::MAX - global[0];
+        let step = self.step;
+        Some(match deep {
+            Some(d) if d.id == bad => {
+                let p = &self.particles;
+                let rank = if self.comm.size() > 1 {
+                    format!(" (rank {})", self.comm.rank())
+                } else {
+                    String::new()
+                };
+                GravelError::Run(format!(
+                    "particle id {}{rank} at position {:?} with velocity {:?} on step {step}: it overlaps {} by {:e} m, {:.3} times the effective radius R*, more than the {} R* a contact may reach: the contact is too soft for this impact, or the time step too large to resolve it",
+                    d.id,
+                    p.x[d.k].to_array(),
+                    p.v[d.k].to_array(),
+                    d.partner,
+                    d.overlap,
+                    d.ratio,
+                    diagnostics::MAX_OVERLAP
+                ))
+            }
+            _ => GravelError::Elsewhere(format!(
+                "particle id {bad} on another rank overlaps a contact too deeply on step {step}"
+            )),
+        })
     }
 
     /// The force stage: contact, wall and body forces on every owned
