@@ -413,6 +413,16 @@ fn a_particle_too_fast_for_the_step_fails_the_run() {
     // id 0 and end anywhere with exit 0.
     let body = periodic_beads(100, [0.0; 3], [[0.0; 3], [1e4, 0.0, 0.0]]);
     let (dir, config) = setup(&body);
+    // `check` accepts it (exit 0) and warns.
+    let check = gravel([OsStr::new("check"), config.as_os_str()], dir.path());
+    assert_eq!(check.status.code(), Some(0), "{}", describe(&check));
+    let report = text(&check.stdout);
+    assert!(
+        report
+            .contains("warning: 1 initial particle(s) move more than 0.5 of their radius per step")
+            && report.contains("particle id 1 at 1e4 m/s"),
+        "{report}"
+    );
     let (out, _) = run(dir.path(), &config, &["--quiet"]);
     let stderr = text(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
@@ -432,6 +442,14 @@ fn a_particle_accelerated_past_the_step_bound_stops_and_keeps_the_checkpoint() {
     // (50 m/s at dt 10 µs) from step 51 on. id 0 is the lowest id of the two.
     let body = periodic_beads(100, [1e5, 0.0, 0.0], [[0.0; 3]; 2]);
     let (dir, config) = setup(&body);
+    // At rest at step 0: no warning from `check`.
+    let check = gravel([OsStr::new("check"), config.as_os_str()], dir.path());
+    assert_eq!(check.status.code(), Some(0), "{}", describe(&check));
+    assert!(
+        !text(&check.stdout).contains("warning"),
+        "{}",
+        describe(&check)
+    );
     let (out, out_dir) = run(dir.path(), &config, &["--quiet"]);
     let stderr = text(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{}", describe(&out));

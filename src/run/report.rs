@@ -2,7 +2,9 @@
 
 use crate::config::Setup;
 use crate::contact::NormalModel;
+use crate::integrate::MAX_STEP_FRACTION;
 use crate::parallel::grid::Decomposition;
+use glam::DVec3;
 use std::fmt::Write;
 
 /// A human-readable summary of a validated setup and the decomposition it would run on.
@@ -85,6 +87,7 @@ pub fn check_report(s: &Setup, decomp: &Decomposition) -> String {
             ts.stable
         );
     }
+    step_bound_warnings(s, &mut o);
     let _ = writeln!(
         o,
         "steps: {} (simulated time {:e} s)",
@@ -114,4 +117,41 @@ pub fn check_report(s: &Setup, decomp: &Decomposition) -> String {
         bytes / (1024.0 * 1024.0)
     );
     o
+}
+
+/// Warn about initial and pour velocities that move a particle more than
+/// [`MAX_STEP_FRACTION`] of its radius in one step at the chosen `dt`: the
+/// run would stop (exit 1) as soon as such a particle moves.
+fn step_bound_warnings(s: &Setup, o: &mut String) {
+    let f = MAX_STEP_FRACTION;
+    let fast = |v: DVec3, r: f64| v.length() * s.dt > f * r;
+    let too_fast: Vec<_> = s
+        .initial
+        .iter()
+        .filter(|p| !p.frozen && fast(p.v, p.radius))
+        .collect();
+    if let Some(p) = too_fast.iter().min_by_key(|p| p.id) {
+        let _ = writeln!(
+            o,
+            "warning: {} initial particle(s) move more than {f} of their radius per step at dt = {:e} s, e.g. particle id {} at {:e} m/s ({:e} m per step, radius {:e} m); the run will stop on its first step",
+            too_fast.len(),
+            s.dt,
+            p.id,
+            p.v.length(),
+            p.v.length() * s.dt,
+            p.radius
+        );
+    }
+    for src in &s.pours {
+        if fast(src.velocity, src.radius.min) {
+            let _ = writeln!(
+                o,
+                "warning: particles[{}].velocity: poured particles start at {:e} m/s, more than {f} of the smallest radius {:e} m per step at dt = {:e} s; the run will stop when they move",
+                src.block,
+                src.velocity.length(),
+                src.radius.min,
+                s.dt
+            );
+        }
+    }
 }
