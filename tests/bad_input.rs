@@ -308,6 +308,7 @@ bad_cases! {
     // geometry.toml
     plane_across_a_periodic_axis => "plane_across_periodic_axis" + run;
     cylinder_across_a_periodic_axis => "cylinder_across_periodic_axis" + run;
+    cylinder_near_a_periodic_face => "cylinder_near_periodic_face" + run;
     sphere_half_sunk_in_a_floor => "sphere_half_sunk_in_floor" + run;
     file_sphere_sunk_in_a_floor => "sphere_in_floor_from_file" + run;
     lattice_block_behind_a_floor => "lattice_behind_floor" + run;

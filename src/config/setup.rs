@@ -209,7 +209,6 @@ pub(super) fn build(path: &Path, text: &str, cfg: Config) -> Result<Setup> {
     };
     let laws = law_table(&cx, &cfg.contact, &materials)?;
     let walls = walls(&cx, &cfg.wall, &materials)?;
-    check_periodic(&cx, &walls, &domain)?;
     for (k, w) in walls.iter().enumerate() {
         for a in 0..materials.len() as u32 {
             if !laws.get(a, w.material).normal.has_stiffness() {
@@ -277,6 +276,7 @@ pub(super) fn build(path: &Path, text: &str, cfg: Config) -> Result<Setup> {
             )));
         }
     }
+    check_periodic(&cx, &walls, &domain, reach)?;
     check_overlaps(&cx, &cfg.particles, &initial, &domain)?;
     let time_scales = time_scales(&cx, &laws, &materials, &initial, &pours)?;
     let dt = match &cfg.run.dt {

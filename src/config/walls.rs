@@ -5,7 +5,7 @@ use super::schema::*;
 use super::setup::Material;
 use crate::error::Result;
 use crate::geometry::domain::Domain;
-use crate::geometry::walls::{Wall, WallShape};
+use crate::geometry::walls::{PeriodicCut, Wall, WallShape};
 use glam::DVec3;
 
 pub(super) fn walls(cx: &Ctx, cfg: &[WallConfig], mats: &[Material]) -> Result<Vec<Wall>> {
@@ -51,28 +51,34 @@ pub(super) fn walls(cx: &Ctx, cfg: &[WallConfig], mats: &[Material]) -> Result<V
         .collect()
 }
 
-/// Refuse a wall that cuts a periodic axis: a plane whose normal has a
-/// component along one, a cylinder whose axis is not parallel to every
-/// periodic axis (it cuts the others). Such a wall would stand at one place
-/// of a box that repeats: particles crossing the periodic face would pass it.
-pub(super) fn check_periodic(cx: &Ctx, walls: &[Wall], domain: &Domain) -> Result<()> {
+/// Refuse a wall that cuts a periodic axis ([`Wall::periodic_cut`]): a
+/// plane whose normal has a component along one, a cylinder oblique to one,
+/// or a cylinder perpendicular to one that comes within `reach` (the
+/// interaction range) of its periodic faces. Such a wall stands at one place
+/// of a box that repeats: particles crossing the periodic face would meet it
+/// from behind, or miss it.
+pub(super) fn check_periodic(cx: &Ctx, walls: &[Wall], domain: &Domain, reach: f64) -> Result<()> {
     for (k, w) in walls.iter().enumerate() {
-        let Some(a) = w.periodic_axis_cut(domain.periodic) else {
+        let Some((a, cut)) = w.periodic_cut(domain, reach) else {
             continue;
         };
         let axis = ["x", "y", "z"][a];
-        let what = match w.shape {
-            WallShape::Plane { normal, .. } => format!(
-                "the plane's normal {:?} has a component along the periodic axis {axis}",
+        let what = match (w.shape, cut) {
+            (WallShape::Plane { normal, .. }, _) => format!(
+                "the plane's normal {:?} has a component along the periodic axis {axis}, so the plane cuts it",
                 normal.to_array()
             ),
-            WallShape::Cylinder { axis: dir, .. } => format!(
-                "the cylinder's axis {:?} is not parallel to the periodic axis {axis}, so the cylinder cuts it",
+            (WallShape::Cylinder { axis: dir, .. }, PeriodicCut::Crosses) => format!(
+                "the cylinder's axis {:?} is oblique to the periodic axis {axis}, so the cylinder cuts it",
                 dir.to_array()
+            ),
+            (WallShape::Cylinder { .. }, PeriodicCut::Near { lo, hi }) => format!(
+                "the cylinder spans {axis} = {lo}..{hi}, within the interaction range {reach} of the periodic faces {axis} = {} and {} (it must stay that far inside the box along the periodic axis {axis})",
+                domain.lo[a], domain.hi[a]
             ),
         };
         return Err(cx.err(format!(
-            "wall[{k}]: {what} (domain.periodic = {:?}); a wall may not cut a periodic axis: a plane's normal must lie along non-periodic axes only, a cylinder's axis must be parallel to the periodic axis (at most one may be periodic); make the axis non-periodic or remove the wall",
+            "wall[{k}]: {what} (domain.periodic = {:?}); a wall may not cut a periodic axis: a plane's normal must lie along non-periodic axes, a cylinder's axis must be parallel to a periodic axis or perpendicular to it and clear of its faces",
             domain.periodic
         )));
     }
@@ -216,19 +222,22 @@ mod tests {
             material: 0,
         };
         let ok = [plane(DVec3::Z), drum];
-        assert!(check_periodic(&cx(), &ok, &d([true, false, false])).is_ok());
-        let e = check_periodic(&cx(), &ok, &d([true, false, true]))
+        assert!(check_periodic(&cx(), &ok, &d([true, false, false]), 0.05).is_ok());
+        let e = check_periodic(&cx(), &ok, &d([true, false, true]), 0.05)
             .unwrap_err()
             .to_string();
         assert!(
             e.contains("wall[0]") && e.contains("periodic axis z"),
             "{e}"
         );
-        let e = check_periodic(&cx(), &ok, &d([false, true, false]))
+        // The drum (radius 0.4 about y = z = 0.5) perpendicular to y: clear
+        // of the faces by 0.1, not by an interaction range of 0.2.
+        assert!(check_periodic(&cx(), &ok[1..], &d([false, true, false]), 0.05).is_ok());
+        let e = check_periodic(&cx(), &ok[1..], &d([false, true, false]), 0.2)
             .unwrap_err()
             .to_string();
         assert!(
-            e.contains("wall[1]") && e.contains("periodic axis y"),
+            e.contains("wall[0]") && e.contains("periodic faces y = 0 and 1"),
             "{e}"
         );
     }

@@ -2,6 +2,7 @@
 //! rotating about their axis). A wall is body `j` of its contacts, with
 //! infinite mass and radius, and uses the same contact law as particles.
 
+use super::domain::Domain;
 use glam::DVec3;
 
 /// The geometry and motion of one wall.
@@ -173,15 +174,60 @@ impl Wall {
         }
     }
 
-    /// The first periodic axis this wall cuts, if any: a plane cuts every
-    /// axis its normal has a component along; a cylinder every axis but
-    /// the one its axis is parallel to (any axis, if it is parallel to none).
-    pub fn periodic_axis_cut(&self, periodic: [bool; 3]) -> Option<usize> {
-        (0..3).filter(|&a| periodic[a]).find(|&a| match self.shape {
-            WallShape::Plane { normal, .. } => normal[a] != 0.0,
-            WallShape::Cylinder { axis, .. } => (0..3).any(|b| b != a && axis[b] != 0.0),
+    /// The first periodic axis of `domain` this wall cuts, if any, and how.
+    /// A wall is at one place of a box that repeats, so along a periodic
+    /// axis it must look the same everywhere, or stay away from the
+    /// periodic faces: a plane cuts every axis its normal has a component
+    /// along ([`PeriodicCut::Crosses`]); a cylinder is uniform along the
+    /// axis it is parallel to, crosses an axis its own axis is oblique to,
+    /// and spans `centre ± radius` along an axis it is perpendicular to,
+    /// which must lie at least `margin` (the interaction range) inside the
+    /// box ([`PeriodicCut::Near`]), so that no particle meets it through a
+    /// periodic face.
+    pub fn periodic_cut(&self, domain: &Domain, margin: f64) -> Option<(usize, PeriodicCut)> {
+        (0..3).filter(|&a| domain.periodic[a]).find_map(|a| {
+            let cut = match self.shape {
+                WallShape::Plane { normal, .. } => {
+                    (normal[a] != 0.0).then_some(PeriodicCut::Crosses)
+                }
+                WallShape::Cylinder {
+                    axis_point,
+                    axis,
+                    radius,
+                    ..
+                } => {
+                    let parallel = (0..3).all(|b| b == a || axis[b] == 0.0);
+                    let (lo, hi) = (axis_point[a] - radius, axis_point[a] + radius);
+                    if parallel {
+                        None
+                    } else if axis[a] != 0.0 {
+                        Some(PeriodicCut::Crosses)
+                    } else if lo < domain.lo[a] + margin || hi > domain.hi[a] - margin {
+                        Some(PeriodicCut::Near { lo, hi })
+                    } else {
+                        None
+                    }
+                }
+            };
+            cut.map(|c| (a, c))
         })
     }
+}
+
+/// How a wall cuts a periodic axis ([`Wall::periodic_cut`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum PeriodicCut {
+    /// It extends across the periodic faces (a plane with a normal
+    /// component along the axis, a cylinder oblique to it).
+    Crosses,
+    /// A cylinder perpendicular to the axis spans `lo..hi` along it, too
+    /// near a periodic face.
+    Near {
+        /// Lowest coordinate along the axis.
+        lo: f64,
+        /// Highest coordinate along the axis.
+        hi: f64,
+    },
 }
 
 #[cfg(test)]
@@ -294,7 +340,7 @@ mod tests {
     }
 
     #[test]
-    fn walls_cut_periodic_axes_they_are_not_parallel_to() {
+    fn walls_cut_periodic_axes_unless_uniform_along_them_or_clear_of_the_faces() {
         let plane = |normal: DVec3| Wall {
             shape: WallShape::Plane {
                 point: DVec3::ZERO,
@@ -302,20 +348,41 @@ mod tests {
             },
             material: 0,
         };
-        let xy = [true, true, false];
-        assert_eq!(plane(DVec3::Z).periodic_axis_cut(xy), None);
-        assert_eq!(plane(DVec3::Y).periodic_axis_cut(xy), Some(1));
+        let d = |periodic| Domain {
+            lo: DVec3::splat(-5.0),
+            hi: DVec3::splat(5.0),
+            periodic,
+        };
+        let xy = d([true, true, false]);
+        assert_eq!(plane(DVec3::Z).periodic_cut(&xy, 0.5), None);
         assert_eq!(
-            plane(DVec3::new(0.6, 0.0, 0.8)).periodic_axis_cut(xy),
-            Some(0)
+            plane(DVec3::Y).periodic_cut(&xy, 0.5),
+            Some((1, PeriodicCut::Crosses))
         );
-        // A cylinder along y cuts x and z, not y.
-        assert_eq!(cylinder(true).periodic_axis_cut([false, true, false]), None);
         assert_eq!(
-            cylinder(true).periodic_axis_cut([true, false, false]),
-            Some(0)
+            plane(DVec3::new(0.6, 0.0, 0.8)).periodic_cut(&xy, 0.5),
+            Some((0, PeriodicCut::Crosses))
         );
-        assert_eq!(cylinder(false).periodic_axis_cut(xy), Some(0));
-        assert_eq!(cylinder(false).periodic_axis_cut([false; 3]), None);
+        // A cylinder along y (radius 2 about x = z = 0): uniform along y;
+        // along x it spans [-2, 2], clear of the faces at ±5 by 3.
+        assert_eq!(
+            cylinder(true).periodic_cut(&d([false, true, false]), 0.5),
+            None
+        );
+        assert_eq!(cylinder(false).periodic_cut(&xy, 3.0), None);
+        assert_eq!(
+            cylinder(false).periodic_cut(&xy, 3.5),
+            Some((0, PeriodicCut::Near { lo: -2.0, hi: 2.0 }))
+        );
+        assert_eq!(cylinder(false).periodic_cut(&d([false; 3]), 9.0), None);
+        // Oblique to a periodic axis: it crosses it.
+        let mut skew = cylinder(false);
+        if let WallShape::Cylinder { axis, .. } = &mut skew.shape {
+            *axis = DVec3::new(0.6, 0.8, 0.0);
+        }
+        assert_eq!(
+            skew.periodic_cut(&d([true, false, false]), 0.5),
+            Some((0, PeriodicCut::Crosses))
+        );
     }
 }
