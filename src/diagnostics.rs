@@ -7,6 +7,7 @@ use crate::neighbor::NeighborList;
 use crate::parallel::comm::Comm;
 use crate::state::particles::Particles;
 use glam::DVec3;
+use rayon::prelude::*;
 
 /// Names of the thermo columns, in the order of [`Thermo::row`].
 pub const THERMO_COLUMNS: [&str; 11] = [
@@ -98,51 +99,59 @@ pub struct DeepContact {
 }
 
 /// The contact deeper than [`MAX_OVERLAP`] whose owned particle has the
-/// lowest id on this rank, measured as [`measure`] measures `max_overlap`.
+/// lowest id on this rank, measured as [`measure`] measures `max_overlap`
+/// (so it finds one exactly when that exceeds the bound). Pairs are first
+/// tested on their squared distance against the sum of the radii (a deep
+/// contact overlaps), which spares the others the root and the division;
+/// the owned particles are split over the threads.
 pub fn deep_contact(
     p: &Particles,
     nl: &NeighborList,
     laws: &LawTable,
     walls: &[Wall],
 ) -> Option<DeepContact> {
-    let mut found: Option<DeepContact> = None;
-    for k in 0..p.n_owned {
-        if found.as_ref().is_some_and(|f| f.id < p.id[k]) {
-            continue;
-        }
-        let mut deep = |partner: String, overlap: f64, ratio: f64| {
-            if ratio > MAX_OVERLAP && found.as_ref().is_none_or(|f| p.id[k] < f.id) {
-                found = Some(DeepContact {
+    (0..p.n_owned)
+        .into_par_iter()
+        .with_min_len(512)
+        .filter_map(|k| {
+            let rk = p.radius[k];
+            let deep = |partner: &dyn Fn() -> String, overlap: f64, ratio: f64| {
+                (ratio > MAX_OVERLAP).then(|| DeepContact {
                     k,
                     id: p.id[k],
-                    partner,
+                    partner: partner(),
                     overlap,
                     ratio,
-                });
+                })
+            };
+            for &q in nl.rows().row_partners(k) {
+                let q = q as usize;
+                if p.id[k] > p.id[q] {
+                    continue;
+                }
+                let d = (p.x[q] - p.x[k]) + (p.shift[q] - p.shift[k]);
+                let sum = rk + p.radius[q];
+                if d.length_squared() >= sum * sum {
+                    continue;
+                }
+                let law = laws.get(p.material[k], p.material[q]);
+                let r = d.length();
+                if r < law.normal.range(rk, p.radius[q]) {
+                    let delta = rk + p.radius[q] - r;
+                    let r_eff = rk * p.radius[q] / (rk + p.radius[q]);
+                    let partner = || format!("particle id {}", p.id[q]);
+                    if let Some(c) = deep(&partner, delta, delta / r_eff) {
+                        return Some(c);
+                    }
+                }
             }
-        };
-        for &q in nl.rows().row_partners(k) {
-            let q = q as usize;
-            if p.id[k] > p.id[q] {
-                continue;
-            }
-            let d = (p.x[q] - p.x[k]) + (p.shift[q] - p.shift[k]);
-            let law = laws.get(p.material[k], p.material[q]);
-            let r = d.length();
-            if r < law.normal.range(p.radius[k], p.radius[q]) {
-                let delta = p.radius[k] + p.radius[q] - r;
-                let r_eff = p.radius[k] * p.radius[q] / (p.radius[k] + p.radius[q]);
-                deep(format!("particle id {}", p.id[q]), delta, delta / r_eff);
-            }
-        }
-        for (i, w) in walls.iter().enumerate() {
-            if let Some(t) = w.touch(p.x[k], p.radius[k], 0.0) {
-                let delta = p.radius[k] - t.dist;
-                deep(format!("wall[{i}]"), delta, delta / p.radius[k]);
-            }
-        }
-    }
-    found
+            walls.iter().enumerate().find_map(|(i, w)| {
+                let t = w.touch(p.x[k], rk, 0.0)?;
+                let delta = rk - t.dist;
+                deep(&|| format!("wall[{i}]"), delta, delta / rk)
+            })
+        })
+        .min_by_key(|c| c.id)
 }
 
 /// Measure the thermo quantities over all ranks: particles, kinetic,

@@ -472,13 +472,13 @@ fn a_particle_accelerated_past_the_step_bound_stops_and_keeps_the_checkpoint() {
     assert_eq!(gravel::io::checkpoint::read(&ckpt).unwrap().step, 40);
 }
 
-#[test]
-fn a_head_on_collision_too_deep_for_the_contact_fails_the_run() {
-    // Two beads of radius 1 mm meet head-on at 300 m/s each (0.3 mm per
-    // step, within the step bound) on a soft Hooke spring: the overlap
-    // passes R* = 0.5 mm on the step after they touch (about step 11), and
-    // the thermo row of that step (every step here) stops the run.
-    let body = Config::new("headon")
+/// Two beads of radius 1 mm meeting head-on at 300 m/s each (0.3 mm per
+/// step, within the step bound) on a soft Hooke spring, thermo every step,
+/// with the neighbour skin `skin` (None: the default 0.2 mm): the overlap
+/// passes R* = 0.5 mm on the step after they touch (step 11). Returns the
+/// failed step, the message and the thermo `(step, max_overlap)` columns.
+fn head_on(skin: Option<f64>) -> (u64, String, Vec<f64>, Vec<f64>) {
+    let mut c = Config::new("headon")
         .run("dt", 1e-6)
         .run("steps", 40)
         .domain([0.0; 3], [0.02; 3])
@@ -498,21 +498,43 @@ fn a_head_on_collision_too_deep_for_the_contact_fails_the_run() {
             .with("velocity", [[300.0, 0.0, 0.0], [-300.0, 0.0, 0.0]]),
         )
         .output("every", 0)
-        .output("thermo_every", 1)
-        .text();
-    let (dir, config) = setup(&body);
+        .output("thermo_every", 1);
+    if let Some(skin) = skin {
+        c = c.set("domain", "skin", skin);
+    }
+    let (dir, config) = setup(&c.text());
     let (out, out_dir) = run(dir.path(), &config, &["--quiet"]);
     let stderr = text(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
     assert!(stderr.contains("particle id 0 "), "{stderr}");
     assert!(stderr.contains("overlaps particle id 1 by"), "{stderr}");
-    assert!(stderr.contains("the effective radius R*"), "{stderr}");
-    let step = failed_step(&stderr);
-    assert!((10..=12).contains(&step), "step {step}: {stderr}");
-    // The row that saw it is written, and is the last.
+    assert!(stderr.contains("times the effective radius R*"), "{stderr}");
     let thermo = read_thermo(&out_dir.join("headon.h5")).unwrap();
-    let (steps, overlap) = (column(&thermo, "step"), column(&thermo, "max_overlap"));
-    assert_eq!(*steps.last().unwrap(), step as f64);
+    let columns = (
+        column(&thermo, "step").to_vec(),
+        column(&thermo, "max_overlap").to_vec(),
+    );
+    (failed_step(&stderr), stderr, columns.0, columns.1)
+}
+
+#[test]
+fn a_head_on_collision_too_deep_for_the_contact_stops_at_the_rebuild() {
+    // With the default skin the beads (0.6 mm closer per step) rebuild the
+    // neighbour list every step, and the rebuild of step 11 sees the
+    // overlap before any force acts on it: the last thermo row is step 10.
+    let (step, msg, steps, overlap) = head_on(None);
+    assert_eq!(step, 11, "{msg}");
+    assert_eq!(*steps.last().unwrap(), 10.0);
+    assert!(overlap.iter().all(|&o| o <= 1.0), "{overlap:?}");
+}
+
+#[test]
+fn a_head_on_collision_too_deep_for_the_contact_stops_at_the_thermo_row() {
+    // A 10 mm skin: no rebuild in the 11 steps (each bead moves 3.3 mm), so
+    // the thermo row of step 11 sees it; that row is written, and is the last.
+    let (step, msg, steps, overlap) = head_on(Some(0.01));
+    assert_eq!(step, 11, "{msg}");
+    assert_eq!(*steps.last().unwrap(), 11.0);
     assert!(*overlap.last().unwrap() > 1.0, "{overlap:?}");
     assert!(
         overlap[..overlap.len() - 1].iter().all(|&o| o <= 1.0),

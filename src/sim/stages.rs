@@ -30,7 +30,15 @@ impl Simulation {
         let inserted = self.insert_due()?;
         self.timers.add(Stage::Insert, clock.lap());
         let half_skin = 0.5 * self.setup.skin;
-        self.refresh_neighbors(inserted || max_disp2 > half_skin * half_skin)?;
+        let rebuild = inserted || max_disp2 > half_skin * half_skin;
+        self.refresh_neighbors(rebuild)?;
+        // The overlap bound at every rebuild (every step or two for
+        // particles fast enough to collide that hard); reads only.
+        if rebuild {
+            if let Some(e) = self.overlap_error() {
+                return Err(e);
+            }
+        }
         self.timers.add(Stage::Neighbor, clock.lap());
         self.compute_forces();
         self.timers.add(Stage::Force, clock.lap());
@@ -130,8 +138,8 @@ impl Simulation {
     /// The error of a contact deeper than [`diagnostics::MAX_OVERLAP`] of its
     /// effective radius, named by the lowest id in one anywhere (one
     /// reduction), or `None` if there is none. Collective: called on every
-    /// rank when the thermo row's `max_overlap` (the same on every rank)
-    /// exceeds the bound.
+    /// rank after each neighbour-list rebuild, and when the thermo row's
+    /// `max_overlap` (the same on every rank) exceeds the bound.
     pub fn overlap_error(&self) -> Option<GravelError> {
         let deep = diagnostics::deep_contact(
             &self.particles,
