@@ -49,8 +49,9 @@ impl Simulation {
 
     /// The first half step: half kick and drift of every owned particle,
     /// then one reduction that finds the lowest bad id anywhere (non-finite,
-    /// too fast for the step, or out of the box through an open side) and the largest squared
-    /// displacement since the last rebuild, which it returns.
+    /// too fast for the step, or out of the box through an open side) and
+    /// the largest squared displacement since the last rebuild, which it
+    /// returns.
     fn first_half(&mut self) -> Result<f64> {
         let scan = integrate::kick_drift(
             &mut self.particles,
@@ -95,7 +96,8 @@ impl Simulation {
 
     /// The error of owned particle `k`, found bad on `step`: what it did
     /// (non-finite state, moved more than [`integrate::MAX_STEP_FRACTION`]
-    /// of its radius in one step, or left the box through an open side), where.
+    /// of its radius in one step, or left the box through an open side),
+    /// where.
     fn particle_error(&self, k: usize, step: u64) -> GravelError {
         let p = &self.particles;
         let (x, v) = (p.x[k], p.v[k]);
