@@ -54,6 +54,10 @@ enum Command {
         /// With --dump-state: also dump every N steps, to FILE.<step, 9 digits>.
         #[arg(long, value_name = "N", default_value_t = 0, requires = "dump_state")]
         dump_every: u64,
+        /// Replace the output of an earlier run of the same name in the output
+        /// directory (without it, such a run is refused).
+        #[arg(long)]
+        overwrite: bool,
     },
     /// Validate a config and print what it derives.
     Check {
@@ -168,6 +172,7 @@ fn dispatch(cmd: Command, comm: Box<dyn Comm>) -> Result<(), GravelError> {
             quiet,
             dump_state,
             dump_every,
+            overwrite,
         } => {
             check_isa()?;
             let setup = Setup::from_file(&config)?;
@@ -179,6 +184,7 @@ fn dispatch(cmd: Command, comm: Box<dyn Comm>) -> Result<(), GravelError> {
                 quiet,
                 dump_state,
                 dump_every,
+                overwrite,
             };
             let s = run_with(setup, &opts, comm)?;
             if !quiet && s.is_root() {

@@ -1,5 +1,6 @@
 //! The run driver: thread pool, the step loop, output cadence, progress.
 
+mod preflight;
 pub mod report;
 
 use crate::config::limits;
@@ -33,6 +34,9 @@ pub struct RunOptions {
     pub dump_state: Option<PathBuf>,
     /// Also dump the state every this many steps, to `<dump_state>.<step, 9 digits>` (0: only the final state).
     pub dump_every: u64,
+    /// Replace the output of an earlier run of the same name in the output directory
+    /// (without it, such a run is refused; a restart appends instead).
+    pub overwrite: bool,
 }
 
 /// Load and timing figures of one rank at the end of a run.
@@ -109,6 +113,10 @@ pub fn run_with(mut setup: Setup, opts: &RunOptions, comm: Box<dyn Comm>) -> Res
     }
     let threads = opts.threads.unwrap_or(setup.threads);
     limits::check_threads(threads).map_err(|m| flag("--threads", threads.to_string(), m))?;
+    // Every path the run writes, before anything is built or written.
+    agree(comm.as_ref(), &config_path, || {
+        preflight::check_paths(&setup, opts)
+    })?;
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .build()
@@ -130,6 +138,12 @@ fn drive(
     };
     let first = sim.step;
     let rank0 = sim.comm().rank() == 0;
+    // Held until the run ends: a second run into this output is refused meanwhile.
+    let mut lock = None;
+    agree(sim.comm(), &sim.setup.config_path, || {
+        lock = Some(preflight::OutputLock::take(&sim.setup, opts)?);
+        Ok(())
+    })?;
     let mut out = Output::open(&sim, threads, opts.restart.is_some())?;
     let ckpt_path = checkpoint::checkpoint_path(&sim.setup.output.dir, &sim.setup.name);
     let ckpt_every = sim.setup.output.checkpoint_every;
@@ -202,6 +216,23 @@ fn drive(
         output: out.path(),
         checkpoint: rank0.then_some(ckpt_path),
     })
+}
+
+/// Runs `decide` on rank 0 and tells every rank its outcome (collective): rank 0
+/// returns its refusal as a bad-input error naming `config`; the other ranks return
+/// a silent one (rank 0 speaks for all), so that every rank exits 2.
+fn agree(
+    comm: &dyn Comm,
+    config: &Path,
+    decide: impl FnOnce() -> std::result::Result<(), String>,
+) -> Result<()> {
+    let verdict = if comm.rank() == 0 { decide() } else { Ok(()) };
+    let refused = comm.max_f64(f64::from(u8::from(verdict.is_err()))) > 0.5;
+    match verdict {
+        Err(m) => Err(GravelError::config(config, m)),
+        Ok(()) if refused => Err(GravelError::config(config, "refused on rank 0")),
+        Ok(()) => Ok(()),
+    }
 }
 
 /// Write [`Simulation::dump_state`] to `path` (rank 0; collective).
