@@ -71,6 +71,10 @@ enum Command {
     Info {
         /// The HDF5 file.
         file: PathBuf,
+        /// Read every dataset and check its checksums; exit 2 naming the damaged
+        /// frames.
+        #[arg(long)]
+        verify: bool,
     },
 }
 
@@ -247,11 +251,19 @@ fn dispatch(cmd: Command, comm: Box<dyn Comm>) -> Result<(), GravelError> {
             }
             Ok(())
         }
-        Command::Info { file } => {
+        Command::Info { file, verify } => {
             if comm.rank() != 0 {
                 return Ok(());
             }
-            let text = if gravel::io::checkpoint::is_checkpoint(&file) {
+            let is_checkpoint = gravel::io::checkpoint::is_checkpoint(&file);
+            if verify && !is_checkpoint {
+                // (A checkpoint is read and verified in full by its summary.)
+                let found = gravel::io::verify::verify(&file)
+                    .map_err(|e| GravelError::config(&file, e.what()))?;
+                println!("{}: {found}", file.display());
+                return Ok(());
+            }
+            let text = if is_checkpoint {
                 gravel::io::checkpoint::summarize(&file)
             } else {
                 gravel::io::info::summarize(&file)

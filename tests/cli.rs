@@ -998,3 +998,76 @@ fn a_killed_run_leaves_no_lock_behind() {
     assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
     assert_eq!(list_frames(&out_dir.join("small.h5")).unwrap(), vec![10]);
 }
+
+/// Flips one bit inside the stored `position` of the frame at `step` of `h5`, found
+/// by the bytes of one of its rows, which the file must hold exactly once.
+fn flip_a_bit_in_frame(h5: &Path, step: u64) {
+    let frame = read_frame(h5, step).unwrap();
+    let needle: Vec<u8> = frame.position[3]
+        .iter()
+        .flat_map(|x| x.to_le_bytes())
+        .collect();
+    let mut bytes = std::fs::read(h5).unwrap();
+    let hits: Vec<usize> = (0..bytes.len() - needle.len())
+        .filter(|&k| bytes[k..k + needle.len()] == needle[..])
+        .collect();
+    assert_eq!(hits.len(), 1, "frame {step}'s row is stored once, raw");
+    bytes[hits[0] + 12] ^= 0x20;
+    std::fs::write(h5, bytes).unwrap();
+}
+
+/// `gravel info --verify` reads every frame and thermo column, checking their
+/// checksums: exit 0 on an intact file, exit 2 naming the frame a flipped bit hit.
+#[test]
+fn info_verify_finds_a_flipped_bit_in_a_frame() {
+    let (dir, config) = setup(&small_config());
+    let (out, out_dir) = run(dir.path(), &config, &["--quiet"]);
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    let h5 = out_dir.join("small.h5");
+    let verify = || {
+        gravel(
+            [OsStr::new("info"), OsStr::new("--verify"), h5.as_os_str()],
+            dir.path(),
+        )
+    };
+    let good = verify();
+    assert_eq!(good.status.code(), Some(0), "{}", describe(&good));
+    assert!(
+        text(&good.stdout).contains("all 6 frames verified")
+            && text(&good.stdout).contains("every one checksummed"),
+        "{}",
+        describe(&good)
+    );
+    flip_a_bit_in_frame(&h5, 100);
+    let bad = verify();
+    let stderr = text(&bad.stderr);
+    assert_eq!(bad.status.code(), Some(2), "{}", describe(&bad));
+    assert!(
+        stderr.contains("small.h5") && stderr.contains("frame 100 (`position`"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("damaged: 1 of 6 frames"), "{stderr}");
+}
+
+/// A restart that would append to a damaged output is refused before step 0 (exit
+/// 2, naming the frame), and the output is left as it was.
+#[test]
+fn a_restart_onto_a_damaged_output_is_refused() {
+    let (dir, config) = setup(&small_config());
+    let (out, out_dir) = run(dir.path(), &config, &["--steps", "100", "--quiet"]);
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    flip_a_bit_in_frame(&out_dir.join("small.h5"), 50);
+    let before = snapshot(dir.path());
+    let ckpt = out_dir.join("small.checkpoint.h5");
+    let (out, _) = run(
+        dir.path(),
+        &config,
+        &["--quiet", "--restart", ckpt.to_str().unwrap()],
+    );
+    assert_refused_untouched(
+        &out,
+        &["--out", "small.h5", "frame 50 (`position`", "--verify"],
+        dir.path(),
+        &before,
+    );
+}

@@ -22,6 +22,9 @@ use crate::error::{Context, IoError, IoResult};
 const THERMO_CHUNK: usize = 1024;
 /// Entries per chunk of the vertex index.
 const VERTEX_INDEX_CHUNK: usize = 8192;
+/// Rows per chunk of a frame dataset: a frame of up to a million particles is one
+/// chunk (at most 24 MiB), with one checksum.
+const FRAME_CHUNK_ROWS: usize = 1 << 20;
 
 /// One output frame, borrowed from the engine's arrays (rows in any order; `id`
 /// identifies).
@@ -379,6 +382,7 @@ fn create_layout(file: &File, thermo_columns: &[&str]) -> hdf5::Result<Vec<Datas
             thermo
                 .new_dataset::<f64>()
                 .chunk(THERMO_CHUNK)
+                .fletcher32()
                 .shape(0..)
                 .create(*name)
         })
@@ -418,16 +422,33 @@ fn write_frame_group(file: &File, frame: &Frame) -> hdf5::Result<()> {
         .try_for_each(|(name, rows)| write_vectors(&group, name, rows))
 }
 
-/// A 1-D dataset with one element per particle.
+/// A 1-D dataset with one element per particle, chunked with HDF5's Fletcher32
+/// checksum on every chunk (an empty one holds no data and is left plain).
 pub(super) fn write_rows<T: H5Type>(group: &Group, name: &str, rows: &[T]) -> hdf5::Result<()> {
-    group.new_dataset_builder().with_data(rows).create(name)?;
+    let builder = group.new_dataset_builder().with_data(rows);
+    if rows.is_empty() {
+        builder.create(name)?;
+    } else {
+        builder
+            .chunk(rows.len().min(FRAME_CHUNK_ROWS))
+            .fletcher32()
+            .create(name)?;
+    }
     Ok(())
 }
 
-/// An N×3 f64 dataset.
+/// An N×3 f64 dataset, checksummed as [`write_rows`].
 pub(super) fn write_vectors(group: &Group, name: &str, rows: &[[f64; 3]]) -> hdf5::Result<()> {
     let view = ArrayView2::from_shape((rows.len(), 3), rows.as_flattened())?;
-    group.new_dataset_builder().with_data(view).create(name)?;
+    let builder = group.new_dataset_builder().with_data(view);
+    if rows.is_empty() {
+        builder.create(name)?;
+    } else {
+        builder
+            .chunk((rows.len().min(FRAME_CHUNK_ROWS), 3))
+            .fletcher32()
+            .create(name)?;
+    }
     Ok(())
 }
 
@@ -438,6 +459,7 @@ fn set_vertex_index_len(file: &File, len: usize) -> hdf5::Result<()> {
         group_or_create(file, group)?
             .new_dataset::<i64>()
             .chunk(VERTEX_INDEX_CHUNK)
+            .fletcher32()
             .shape(0..)
             .create(name)
     })?;

@@ -14,7 +14,9 @@
 //!   the point connectivity the XDMF sidecar refers to (see [`super::xdmf`]).
 //!
 //! Groups `/frames/<step>` and `/thermo` track link creation order, so fields and
-//! thermo columns read back in the order they were written.
+//! thermo columns read back in the order they were written. Every non-empty frame
+//! dataset, thermo column and the vertex index is chunked with HDF5's Fletcher32
+//! checksum ([`super::verify`] reads them all).
 
 use std::path::Path;
 use std::str::FromStr;

@@ -12,6 +12,7 @@
 use super::RunOptions;
 use crate::config::Setup;
 use crate::io::checkpoint;
+use crate::io::verify::verify;
 use rustix::fs::{flock, Access, FlockOperation};
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Write};
@@ -91,11 +92,18 @@ pub(crate) fn check_paths(setup: &Setup, opts: &RunOptions) -> Result<(), String
         ));
     }
     if restart && files.h5.is_file() {
-        // A restart appends to it.
+        // A restart appends to it: it must be writable and whole.
         if rustix::fs::access(&files.h5, Access::READ_OK | Access::WRITE_OK).is_err() {
             return Err(format!(
                 "{key}: the restart appends to {}, but it is not writable",
                 files.h5.display()
+            ));
+        }
+        if let Err(e) = verify(&files.h5) {
+            return Err(format!(
+                "{key}: the restart appends to {}, which does not verify (gravel info --verify): {}; move it away to start a new output, or choose another --out",
+                files.h5.display(),
+                e.what()
             ));
         }
     }
