@@ -1071,3 +1071,67 @@ fn a_restart_onto_a_damaged_output_is_refused() {
         &before,
     );
 }
+
+/// Frames carry the frozen flag of every particle, `/materials` names the material
+/// indices, and datasets with a unit give it in a `units` attribute.
+#[test]
+fn frames_carry_frozen_flags_material_names_and_units() {
+    let body = Config::new("tagged")
+        .run("dt", 1e-5)
+        .run("steps", 5)
+        .domain([0.0; 3], [0.01; 3])
+        .material(glass())
+        .material(glass().with("name", "steel"))
+        .contact("normal", hertz(0.5))
+        .particles(list("glass", 0.001, vec![[0.002, 0.002, 0.002]]).with("frozen", true))
+        .particles(list("steel", 0.001, vec![[0.006, 0.006, 0.006]]))
+        .output("fields", ["velocity", "force"])
+        .text();
+    let (dir, config) = setup(&body);
+    let (out, out_dir) = run(dir.path(), &config, &["--quiet"]);
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    let h5 = out_dir.join("tagged.h5");
+    let frame = read_frame(&h5, 5).unwrap();
+    let by_id = |v: &[u8]| -> Vec<u8> {
+        let mut rows: Vec<(u64, u8)> = frame.id.iter().copied().zip(v.iter().copied()).collect();
+        rows.sort_unstable();
+        rows.into_iter().map(|r| r.1).collect()
+    };
+    assert_eq!(by_id(&frame.frozen), [1, 0]);
+    let file = hdf5::File::with_options()
+        .with_fapl(|p| p.file_locking(false))
+        .open(&h5)
+        .unwrap();
+    let names: Vec<String> = file
+        .dataset("materials")
+        .unwrap()
+        .read_raw::<hdf5::types::VarLenUnicode>()
+        .unwrap()
+        .iter()
+        .map(|n| n.as_str().to_owned())
+        .collect();
+    assert_eq!(names, ["glass", "steel"]);
+    let units = |path: &str| -> Option<String> {
+        let ds = file.dataset(path).unwrap();
+        ds.attr("units").ok().map(|a| {
+            a.read_scalar::<hdf5::types::VarLenUnicode>()
+                .unwrap()
+                .as_str()
+                .to_owned()
+        })
+    };
+    for (path, unit) in [
+        ("frames/000000005/position", Some("m")),
+        ("frames/000000005/radius", Some("m")),
+        ("frames/000000005/velocity", Some("m/s")),
+        ("frames/000000005/force", Some("N")),
+        ("frames/000000005/frozen", None),
+        ("thermo/time", Some("s")),
+        ("thermo/kinetic_energy", Some("J")),
+        ("thermo/contacts", None),
+    ] {
+        assert_eq!(units(path).as_deref(), unit, "{path}");
+    }
+    let xdmf = std::fs::read_to_string(out_dir.join("tagged.xdmf")).unwrap();
+    assert!(xdmf.contains("/frames/000000005/frozen"), "{xdmf}");
+}

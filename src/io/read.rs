@@ -8,7 +8,8 @@ use std::path::Path;
 use hdf5::{Dataset, File, Group, H5Type, IndexType, IterationOrder, LocationType};
 
 use super::layout::{
-    frame_name, frames_group, open_gravel, CORE_DATASETS, ID, MATERIAL, POSITION, RADIUS, THERMO,
+    frame_name, frames_group, open_gravel, CORE_DATASETS, FROZEN, ID, MATERIAL, POSITION, RADIUS,
+    THERMO,
 };
 use super::xdmf::XdmfFrame;
 use crate::error::{Context, IoError, IoResult};
@@ -28,6 +29,9 @@ pub struct FrameOwned {
     pub radius: Vec<f64>,
     /// Material indices.
     pub material: Vec<u32>,
+    /// 1 for a frozen particle, 0 otherwise (empty for a file written before gravel
+    /// stored it).
+    pub frozen: Vec<u8>,
     /// Vector fields, in the order they were written.
     pub fields: Vec<(String, Vec<[f64; 3]>)>,
 }
@@ -181,6 +185,11 @@ fn read_frame_group(group: &Group, path: &Path) -> IoResult<FrameOwned> {
         position: read_vectors(group, POSITION, n, path)?,
         radius: read_dataset(group, RADIUS, &[n], path)?,
         material: read_dataset(group, MATERIAL, &[n], path)?,
+        frozen: if group.link_exists(FROZEN) {
+            read_dataset(group, FROZEN, &[n], path)?
+        } else {
+            Vec::new()
+        },
         fields,
     })
 }

@@ -4,7 +4,7 @@
 //! Each frame becomes a `Uniform` grid inside a `Temporal` collection: a `Polyvertex`
 //! topology with one vertex per particle, `XYZ` geometry from
 //! `<h5>:/frames/<step>/position`, and the node-centred attributes `radius`, `id`,
-//! `material` (scalars) and every field (vectors). The vertex connectivity (`0..N`)
+//! `material`, `frozen` (scalars) and every field (vectors). The vertex connectivity (`0..N`)
 //! is a hyperslab of the shared dataset [`VERTEX_INDEX`]
 //! in the HDF5 file, which [`OutputFile`](super::frames::OutputFile) keeps as long as
 //! the largest frame: readers that build no default connectivity (ParaView's
@@ -17,7 +17,7 @@ use std::fs;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
-use super::layout::{frame_path, ID, MATERIAL, POSITION, RADIUS, VERTEX_INDEX};
+use super::layout::{frame_path, FROZEN, ID, MATERIAL, POSITION, RADIUS, VERTEX_INDEX};
 use crate::error::{Context, IoResult};
 
 /// What the sidecar needs to know about one frame: step, time (s), particle count and
@@ -30,6 +30,7 @@ enum Num {
     F64,
     U64,
     U32,
+    U8,
     I64,
 }
 
@@ -40,6 +41,7 @@ impl Num {
             Num::F64 => ("Float", 8),
             Num::U64 => ("UInt", 8),
             Num::U32 => ("UInt", 4),
+            Num::U8 => ("UChar", 1),
             Num::I64 => ("Int", 8),
         }
     }
@@ -97,7 +99,12 @@ fn render_frame(out: &mut String, h5: &str, vertex_count: usize, frame: &XdmfFra
     out.push_str("        <Geometry GeometryType=\"XYZ\">\n");
     data_item(out, 10, &vector, Num::F64, &data(POSITION));
     out.push_str("        </Geometry>\n");
-    for (name, num) in [(RADIUS, Num::F64), (ID, Num::U64), (MATERIAL, Num::U32)] {
+    for (name, num) in [
+        (RADIUS, Num::F64),
+        (ID, Num::U64),
+        (MATERIAL, Num::U32),
+        (FROZEN, Num::U8),
+    ] {
         attribute(out, name, "Scalar", &scalar, num, &data(name));
     }
     for name in fields {
@@ -240,7 +247,7 @@ pub(crate) mod tests {
         assert_eq!(names.iter().filter(|n| *n == "Grid").count(), 3);
         assert_eq!(
             names.iter().filter(|n| *n == "Attribute").count(),
-            (3 + 2) + (3 + 1)
+            (4 + 2) + (4 + 1)
         );
         let first = xml.find("/frames/000000100/position").unwrap();
         let second = xml.find("/frames/000000200/position").unwrap();
@@ -259,6 +266,7 @@ pub(crate) mod tests {
         };
         assert!(item("id").contains("NumberType=\"UInt\" Precision=\"8\""));
         assert!(item("material").contains("NumberType=\"UInt\" Precision=\"4\""));
+        assert!(item("frozen").contains("NumberType=\"UChar\" Precision=\"1\""));
         assert!(item("radius").contains("NumberType=\"Float\" Precision=\"8\""));
         assert!(
             item("velocity").contains("Dimensions=\"4 3\""),

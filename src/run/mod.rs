@@ -295,8 +295,8 @@ fn resume(setup: Setup, comm: Box<dyn Comm>, path: &Path) -> Result<Simulation> 
         .map_err(|e| GravelError::config(path, format!("cannot restart from this checkpoint: {e}")))
 }
 
-/// One particle's row of a frame: id, position, radius, material, fields.
-type FrameRow = (u64, [f64; 3], f64, u32, Vec<[f64; 3]>);
+/// One particle's row of a frame: id, position, radius, material, frozen, fields.
+type FrameRow = (u64, [f64; 3], f64, u32, u8, Vec<[f64; 3]>);
 
 /// The output file of a run (rank 0 writes it) and its cadence.
 struct Output {
@@ -357,14 +357,17 @@ impl Output {
                 ))
             })?;
             let path = s.output.dir.join(format!("{}.h5", s.name));
-            Some(OutputFile::create(
+            let mut file = OutputFile::create(
                 &path,
                 env!("CARGO_PKG_VERSION"),
                 &s.config_text,
                 sim.comm().size() as u32,
                 threads as u32,
                 &THERMO_COLUMNS,
-            )?)
+            )?;
+            let names: Vec<&str> = s.materials.iter().map(|m| m.name.as_str()).collect();
+            file.write_materials(&names)?;
+            Some(file)
         } else {
             None
         };
@@ -397,12 +400,13 @@ impl Output {
     fn frame(&mut self, sim: &Simulation) -> Result<()> {
         let p = &sim.particles;
         let n = p.n_owned;
-        let mut buf = Vec::with_capacity(n * (48 + 24 * self.fields.len()));
+        let mut buf = Vec::with_capacity(n * (56 + 24 * self.fields.len()));
         for k in 0..n {
             buf.put_u64(p.id[k]);
             buf.put_vec3(sim.setup.domain.wrap(p.x[k]));
             buf.put_f64(p.radius[k]);
             buf.put_u64(p.material[k] as u64);
+            buf.put_u64(u64::from(p.frozen[k]));
             for f in &self.fields {
                 buf.put_vec3(match f.as_str() {
                     "velocity" => p.v[k],
@@ -427,8 +431,9 @@ impl Output {
                 let x = u.vec3().to_array();
                 let r = u.f64();
                 let m = u.u64() as u32;
+                let frozen = u8::from(u.u64() != 0);
                 let f = (0..nf).map(|_| u.vec3().to_array()).collect();
-                rows.push((id, x, r, m, f));
+                rows.push((id, x, r, m, frozen, f));
             }
         }
         rows.sort_by_key(|r| r.0);
@@ -436,8 +441,9 @@ impl Output {
         let position: Vec<[f64; 3]> = rows.iter().map(|r| r.1).collect();
         let radius: Vec<f64> = rows.iter().map(|r| r.2).collect();
         let material: Vec<u32> = rows.iter().map(|r| r.3).collect();
+        let frozen: Vec<u8> = rows.iter().map(|r| r.4).collect();
         let data: Vec<Vec<[f64; 3]>> = (0..nf)
-            .map(|j| rows.iter().map(|r| r.4[j]).collect())
+            .map(|j| rows.iter().map(|r| r.5[j]).collect())
             .collect();
         file.write_frame(&Frame {
             step: sim.step,
@@ -446,6 +452,7 @@ impl Output {
             position: &position,
             radius: &radius,
             material: &material,
+            frozen: &frozen,
             fields: self
                 .fields
                 .iter()
