@@ -890,14 +890,19 @@ fn a_repeated_field_leaves_an_earlier_output_untouched() {
 fn a_dump_state_that_cannot_be_written_is_refused_before_the_run() {
     let (dir, config) = earlier_output(|body| body.to_string());
     std::fs::create_dir(dir.path().join("a_folder")).unwrap();
-    for dump in ["missing/final.txt", "a_folder"] {
+    // The last one would overwrite the run's own output at its end.
+    for (dump, why) in [
+        ("missing/final.txt", "does not exist"),
+        ("a_folder", "is a directory"),
+        ("./out/../out/small.h5", "is the output of this run"),
+    ] {
         let before = snapshot(dir.path());
         let (out, _) = run(
             dir.path(),
             &config,
             &["--quiet", "--overwrite", "--dump-state", dump],
         );
-        assert_refused_untouched(&out, &["--dump-state", dump], dir.path(), &before);
+        assert_refused_untouched(&out, &["--dump-state", dump, why], dir.path(), &before);
     }
 }
 

@@ -116,6 +116,20 @@ pub(crate) fn check_paths(setup: &Setup, opts: &RunOptions) -> Result<(), String
             Some(p) if !p.as_os_str().is_empty() => p,
             _ => Path::new("."),
         };
+        for (what, path) in [
+            ("the output", &files.h5),
+            ("the XDMF sidecar", &files.xdmf),
+            ("the checkpoint", &files.checkpoint),
+            ("the checkpoint's temporary file", &files.checkpoint_tmp),
+            ("the lock file", &files.lock),
+        ] {
+            if same_file(dump, path) {
+                return Err(format!(
+                    "{key}: is {what} of this run ({}); choose another file",
+                    path.display()
+                ));
+            }
+        }
         match parent.metadata() {
             Ok(m) if m.is_dir() => writable(parent, &key, "folder")?,
             Ok(_) => return Err(format!("{key}: {} is not a directory", parent.display())),
@@ -128,6 +142,21 @@ pub(crate) fn check_paths(setup: &Setup, opts: &RunOptions) -> Result<(), String
         }
     }
     Ok(())
+}
+
+/// `a` and `b` name the same file: the same name in the same folder (folders
+/// compared once resolved, when they exist).
+fn same_file(a: &Path, b: &Path) -> bool {
+    let folder = |p: &Path| {
+        let parent = match p.parent() {
+            Some(q) if !q.as_os_str().is_empty() => q,
+            _ => Path::new("."),
+        };
+        parent
+            .canonicalize()
+            .unwrap_or_else(|_| parent.to_path_buf())
+    };
+    a.file_name() == b.file_name() && folder(a) == folder(b)
 }
 
 /// `dir` is a writable directory, or can be created: its nearest existing ancestor
