@@ -247,6 +247,12 @@ fn read_pid(mut file: &File) -> Option<u32> {
     text.trim().parse().ok()
 }
 
+/// The file system has no `flock` (rather than: the lock is taken).
+fn unsupported(e: rustix::io::Errno) -> bool {
+    use rustix::io::Errno;
+    [Errno::NOSYS, Errno::OPNOTSUPP, Errno::NOLCK].contains(&e)
+}
+
 /// An exclusive advisory lock (`flock`) on `DIR/NAME.lock`, held while the run
 /// writes its output and released when it ends, however it ends (the kernel drops
 /// the lock of a killed process). The file is left in place; its content is the
@@ -280,6 +286,14 @@ impl OutputLock {
             Ok(()) => {}
             Err(e) if e == rustix::io::Errno::WOULDBLOCK => {
                 return Err(busy(&key, &files.h5, read_pid(&file)));
+            }
+            Err(e) if unsupported(e) => {
+                // Some parallel file systems (Lustre without its `flock` option)
+                // have no flock: run unguarded rather than not at all.
+                eprintln!(
+                    "warning: {}: the file system does not support locks ({e}); a second run into this output will not be stopped",
+                    files.lock.display()
+                );
             }
             Err(e) => return Err(format!("{key}: cannot lock {}: {e}", files.lock.display())),
         }
