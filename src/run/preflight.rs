@@ -91,6 +91,12 @@ pub(crate) fn check_paths(setup: &Setup, opts: &RunOptions) -> Result<(), String
             files.checkpoint.display()
         ));
     }
+    if !restart && files.h5.is_file() && rustix::fs::access(&files.h5, Access::WRITE_OK).is_err() {
+        return Err(format!(
+            "{key}: --overwrite would replace {}, but it is not writable",
+            files.h5.display()
+        ));
+    }
     if restart && files.h5.is_file() {
         // A restart appends to it: it must be writable and whole.
         if rustix::fs::access(&files.h5, Access::READ_OK | Access::WRITE_OK).is_err() {
