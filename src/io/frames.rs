@@ -245,10 +245,10 @@ impl OutputFile {
         // Forget the old frame first: if writing fails half way, it is gone anyway.
         self.frames.retain(|f| f.0 != frame.step);
         write_frame_group(&self.file, frame).at(&self.path, context())?;
-        let field_names = frame
-            .fields
-            .iter()
-            .map(|(name, _)| name.to_string())
+        // The sidecar lists `frozen` with the fields (see `read_layout`).
+        let field_names = std::iter::once(FROZEN)
+            .chain(frame.fields.iter().map(|(name, _)| *name))
+            .map(ToString::to_string)
             .collect();
         let at = self.frames.partition_point(|f| f.0 < frame.step);
         self.frames
@@ -679,6 +679,32 @@ mod tests {
             .unwrap()
             .iter()
             .all(|(_, v)| v.len() == 5));
+    }
+
+    /// A frame written before gravel stored `frozen` keeps a sidecar entry without
+    /// it when a restart appends to the file; new frames list it.
+    #[test]
+    fn the_sidecar_lists_frozen_only_where_a_frame_has_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let (path, _) = write_sample(dir.path());
+        {
+            let file = crate::io::open_rw(&path).unwrap();
+            file.group("frames/000000000")
+                .unwrap()
+                .unlink(FROZEN)
+                .unwrap();
+        }
+        let mut out = OutputFile::open_append(&path).unwrap();
+        out.write_frame(&borrow(&sample(3000, 4))).unwrap();
+        drop(out);
+        let xml = std::fs::read_to_string(path.with_extension("xdmf")).unwrap();
+        assert!(!xml.contains(&format!("{}/frozen", frame_path(0))), "{xml}");
+        for step in [1000, 2000, 3000] {
+            assert!(
+                xml.contains(&format!("{}/frozen", frame_path(step))),
+                "{xml}"
+            );
+        }
     }
 
     #[test]

@@ -96,11 +96,21 @@ pub fn read_thermo(path: &Path) -> IoResult<Vec<(String, Vec<f64>)>> {
 pub(super) type Layout = (Vec<XdmfFrame>, Vec<(String, Dataset)>);
 
 /// Reads what [`OutputFile`](super::frames::OutputFile) keeps in memory from an existing file.
+/// The sidecar's list of a frame's datasets beyond `id`, `position`, `radius` and
+/// `material` holds `frozen` too, where the frame has it (files written before
+/// gravel stored it do not).
 pub(super) fn read_layout(file: &File) -> hdf5::Result<Layout> {
     let frames = match frames_group(file) {
         Some(group) => steps_in(&group)?
             .into_iter()
-            .map(|step| frame_info(&group.group(&frame_name(step))?))
+            .map(|step| {
+                let frame = group.group(&frame_name(step))?;
+                let mut info = frame_info(&frame)?;
+                if frame.link_exists(FROZEN) {
+                    info.3.insert(0, FROZEN.to_owned());
+                }
+                Ok(info)
+            })
             .collect::<hdf5::Result<_>>()?,
         None => Vec::new(),
     };

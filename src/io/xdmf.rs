@@ -21,7 +21,9 @@ use super::layout::{frame_path, FROZEN, ID, MATERIAL, POSITION, RADIUS, VERTEX_I
 use crate::error::{Context, IoResult};
 
 /// What the sidecar needs to know about one frame: step, time (s), particle count and
-/// the names of the vector fields it holds, in the order they should be listed.
+/// the names of its datasets beyond `id`, `position`, `radius` and `material`, in the
+/// order they should be listed: `frozen` (a u8 scalar) where the frame has it, and
+/// the vector fields.
 pub type XdmfFrame = (u64, f64, usize, Vec<String>);
 
 /// An element type as XDMF spells it.
@@ -99,16 +101,15 @@ fn render_frame(out: &mut String, h5: &str, vertex_count: usize, frame: &XdmfFra
     out.push_str("        <Geometry GeometryType=\"XYZ\">\n");
     data_item(out, 10, &vector, Num::F64, &data(POSITION));
     out.push_str("        </Geometry>\n");
-    for (name, num) in [
-        (RADIUS, Num::F64),
-        (ID, Num::U64),
-        (MATERIAL, Num::U32),
-        (FROZEN, Num::U8),
-    ] {
+    for (name, num) in [(RADIUS, Num::F64), (ID, Num::U64), (MATERIAL, Num::U32)] {
         attribute(out, name, "Scalar", &scalar, num, &data(name));
     }
     for name in fields {
-        attribute(out, name, "Vector", &vector, Num::F64, &data(name));
+        if name == FROZEN {
+            attribute(out, name, "Scalar", &scalar, Num::U8, &data(name));
+        } else {
+            attribute(out, name, "Vector", &vector, Num::F64, &data(name));
+        }
     }
     out.push_str("      </Grid>\n");
 }
@@ -234,7 +235,12 @@ pub(crate) mod tests {
 
     fn frames() -> Vec<XdmfFrame> {
         vec![
-            (200, 0.002, 5, vec!["velocity".into(), "omega".into()]),
+            (
+                200,
+                0.002,
+                5,
+                vec!["frozen".into(), "velocity".into(), "omega".into()],
+            ),
             (100, 0.001, 4, vec!["velocity".into()]),
             (0, 0.0, 0, vec![]),
         ]
@@ -247,7 +253,7 @@ pub(crate) mod tests {
         assert_eq!(names.iter().filter(|n| *n == "Grid").count(), 3);
         assert_eq!(
             names.iter().filter(|n| *n == "Attribute").count(),
-            (4 + 2) + (4 + 1)
+            (3 + 3) + (3 + 1)
         );
         let first = xml.find("/frames/000000100/position").unwrap();
         let second = xml.find("/frames/000000200/position").unwrap();
