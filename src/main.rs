@@ -54,6 +54,10 @@ enum Command {
         /// With --dump-state: also dump every N steps, to FILE.<step, 9 digits>.
         #[arg(long, value_name = "N", default_value_t = 0, requires = "dump_state")]
         dump_every: u64,
+        /// Replace the output of an earlier run of the same name in the output
+        /// directory (without it, such a run is refused).
+        #[arg(long)]
+        overwrite: bool,
     },
     /// Validate a config and print what it derives.
     Check {
@@ -67,6 +71,10 @@ enum Command {
     Info {
         /// The HDF5 file.
         file: PathBuf,
+        /// Read every dataset and check its checksums; exit 2 naming the damaged
+        /// frames.
+        #[arg(long)]
+        verify: bool,
     },
 }
 
@@ -168,6 +176,7 @@ fn dispatch(cmd: Command, comm: Box<dyn Comm>) -> Result<(), GravelError> {
             quiet,
             dump_state,
             dump_every,
+            overwrite,
         } => {
             check_isa()?;
             let setup = Setup::from_file(&config)?;
@@ -179,6 +188,7 @@ fn dispatch(cmd: Command, comm: Box<dyn Comm>) -> Result<(), GravelError> {
                 quiet,
                 dump_state,
                 dump_every,
+                overwrite,
             };
             let s = run_with(setup, &opts, comm)?;
             if !quiet && s.is_root() {
@@ -241,11 +251,19 @@ fn dispatch(cmd: Command, comm: Box<dyn Comm>) -> Result<(), GravelError> {
             }
             Ok(())
         }
-        Command::Info { file } => {
+        Command::Info { file, verify } => {
             if comm.rank() != 0 {
                 return Ok(());
             }
-            let text = if gravel::io::checkpoint::is_checkpoint(&file) {
+            let is_checkpoint = gravel::io::checkpoint::is_checkpoint(&file);
+            if verify && !is_checkpoint {
+                // (A checkpoint is read and verified in full by its summary.)
+                let found = gravel::io::verify::verify(&file)
+                    .map_err(|e| GravelError::config(&file, e.what()))?;
+                println!("{}: {found}", file.display());
+                return Ok(());
+            }
+            let text = if is_checkpoint {
                 gravel::io::checkpoint::summarize(&file)
             } else {
                 gravel::io::info::summarize(&file)

@@ -317,6 +317,8 @@ bad_cases! {
     // output.toml
     unknown_output_field => "unknown_output_field";
     checkpoint_every_not_a_step_count => "checkpoint_every";
+    duplicate_output_field => "duplicate_output_field" + run;
+    empty_output_dir => "empty_output_dir" + run;
 }
 
 /// Every case in `tests/bad/*.toml` has a test above, every test a case,

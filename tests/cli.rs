@@ -789,7 +789,8 @@ fn big_and_random(big: Table, seed: u64) -> String {
 fn initial_contacts(dir: &Path, body: &str) -> (f64, f64) {
     let config = dir.join("config.toml");
     std::fs::write(&config, body).unwrap();
-    let (out, out_dir) = run(dir, &config, &["--quiet"]);
+    // One folder for every seed: each run replaces the last one's output.
+    let (out, out_dir) = run(dir, &config, &["--quiet", "--overwrite"]);
     assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
     let thermo = read_thermo(&out_dir.join("mixed.h5")).unwrap();
     (
@@ -870,26 +871,434 @@ fn time_gives_the_steps_that_cover_it() {
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
 
+/// Every file under `dir` with its bytes (for "nothing was modified").
+fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut files = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for entry in std::fs::read_dir(&d).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                todo.push(path);
+            } else {
+                let bytes = std::fs::read(&path).unwrap();
+                files.push((path, bytes));
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
+/// A first run of the small config into `DIR/out` (30 steps), its files, and the
+/// config with `edit` applied, written as `edited.toml`.
+fn earlier_output(edit: impl Fn(&str) -> String) -> (tempfile::TempDir, PathBuf) {
+    let body = small_config();
+    let (dir, config) = setup(&body);
+    let (out, out_dir) = run(dir.path(), &config, &["--steps", "30", "--quiet"]);
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    assert!(out_dir.join("small.h5").is_file() && out_dir.join("small.xdmf").is_file());
+    let edited = edit(&body);
+    let path = write_file(dir.path(), "edited.toml", &edited);
+    (dir, path)
+}
+
+/// Asserts that `out` is a refusal (exit 2) whose message has every one of `needles`,
+/// and that nothing under `dir` changed from `before`.
+fn assert_refused_untouched(
+    out: &Output,
+    needles: &[&str],
+    dir: &Path,
+    before: &[(PathBuf, Vec<u8>)],
+) {
+    assert_eq!(out.status.code(), Some(2), "{}", describe(out));
+    let stderr = text(&out.stderr);
+    for needle in needles {
+        assert!(stderr.contains(needle), "`{needle}` not in: {stderr}");
+    }
+    assert!(
+        !text(&out.stdout).contains("done:"),
+        "the refused run ran: {}",
+        describe(out)
+    );
+    let after = snapshot(dir);
+    let names = |s: &[(PathBuf, Vec<u8>)]| s.iter().map(|f| f.0.clone()).collect::<Vec<_>>();
+    assert_eq!(names(&after), names(before), "files added or removed");
+    for ((path, a), (_, b)) in before.iter().zip(&after) {
+        assert!(a == b, "{} was modified", path.display());
+    }
+}
+
+/// An output folder that is a file, or lies under a file, is refused before step 0
+/// with exit 2, naming the flag or key and the path; nothing is written.
 #[test]
-fn unwritable_output_directory_fails_with_exit_1() {
+fn an_output_dir_that_is_a_file_is_refused_with_exit_2() {
     let (dir, config) = setup(&small_config());
-    let blocker = dir.path().join("a_file");
-    std::fs::write(&blocker, "").unwrap();
-    let out_dir = blocker.join("out");
+    let blocker = write_file(dir.path(), "a_file", "keep me\n");
+    for out_dir in [blocker.clone(), blocker.join("out")] {
+        let before = snapshot(dir.path());
+        let out = gravel(
+            [
+                OsStr::new("run"),
+                config.as_os_str(),
+                OsStr::new("--out"),
+                out_dir.as_os_str(),
+                OsStr::new("--quiet"),
+            ],
+            dir.path(),
+        );
+        let shown = out_dir.to_string_lossy().into_owned();
+        assert_refused_untouched(
+            &out,
+            &["--out", &shown, "config.toml", "not a directory"],
+            dir.path(),
+            &before,
+        );
+    }
+    // Given by the config's key, the message names the key.
+    let body = small_config().replace("dir = \"not_used\"", "dir = \"a_file\"");
+    assert!(body.contains("dir = \"a_file\""));
+    let config = write_file(dir.path(), "keyed.toml", &body);
+    let before = snapshot(dir.path());
     let out = gravel(
-        [
+        [OsStr::new("run"), config.as_os_str(), OsStr::new("--quiet")],
+        dir.path(),
+    );
+    assert_refused_untouched(
+        &out,
+        &["keyed.toml", "output.dir = \"a_file\"", "not a directory"],
+        dir.path(),
+        &before,
+    );
+}
+
+/// A read-only output folder (or one that would be created in a read-only folder) is
+/// refused with exit 2. Skipped where the user writes anyway (root).
+#[test]
+fn a_read_only_output_dir_is_refused_with_exit_2() {
+    use std::os::unix::fs::PermissionsExt;
+    let (dir, config) = setup(&small_config());
+    let locked = dir.path().join("locked");
+    std::fs::create_dir(&locked).unwrap();
+    std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o555)).unwrap();
+    if std::fs::write(locked.join("probe"), "").is_ok() {
+        eprintln!("skipped: this user writes into a read-only folder (root)");
+        return;
+    }
+    for out_dir in [locked.clone(), locked.join("out")] {
+        let before = snapshot(dir.path());
+        let out = gravel(
+            [
+                OsStr::new("run"),
+                config.as_os_str(),
+                OsStr::new("--out"),
+                out_dir.as_os_str(),
+                OsStr::new("--quiet"),
+            ],
+            dir.path(),
+        );
+        assert_refused_untouched(&out, &["--out", "not writable"], dir.path(), &before);
+    }
+    std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+/// A run over the output of an earlier run is refused (exit 2, naming the file and
+/// `--overwrite`) and leaves it as it was; with `--overwrite` it replaces it.
+#[test]
+fn a_run_over_an_earlier_output_needs_overwrite() {
+    let (dir, config) = earlier_output(|body| body.to_string());
+    let before = snapshot(dir.path());
+    let (out, _) = run(dir.path(), &config, &["--steps", "20", "--quiet"]);
+    assert_refused_untouched(
+        &out,
+        &["edited.toml", "small.h5", "--overwrite", "--out"],
+        dir.path(),
+        &before,
+    );
+    let (out, out_dir) = run(
+        dir.path(),
+        &config,
+        &["--steps", "20", "--quiet", "--overwrite"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    assert_eq!(list_frames(&out_dir.join("small.h5")).unwrap(), vec![0, 20]);
+}
+
+/// `fields = ["velocity", "velocity"]` is refused by the config check, before the
+/// earlier output (which `--overwrite` would replace) is touched.
+#[test]
+fn a_repeated_field_leaves_an_earlier_output_untouched() {
+    let (dir, config) = earlier_output(|body| {
+        let edited = body.replace(
+            "fields = [\"velocity\", \"omega\"]",
+            "fields = [\"velocity\", \"velocity\"]",
+        );
+        assert_ne!(edited, body);
+        edited
+    });
+    let before = snapshot(dir.path());
+    let (out, _) = run(dir.path(), &config, &["--quiet", "--overwrite"]);
+    assert_refused_untouched(
+        &out,
+        &["edited.toml", "output.fields[1]", "`velocity`"],
+        dir.path(),
+        &before,
+    );
+}
+
+/// `--dump-state` into a missing folder, or onto a folder, is refused at once, before
+/// the run and before the earlier output is replaced.
+#[test]
+fn a_dump_state_that_cannot_be_written_is_refused_before_the_run() {
+    let (dir, config) = earlier_output(|body| body.to_string());
+    std::fs::create_dir(dir.path().join("a_folder")).unwrap();
+    // The last one would overwrite the run's own output at its end.
+    for (dump, why) in [
+        ("missing/final.txt", "does not exist"),
+        ("a_folder", "is a directory"),
+        ("./out/../out/small.h5", "is the output of this run"),
+    ] {
+        let before = snapshot(dir.path());
+        let (out, _) = run(
+            dir.path(),
+            &config,
+            &["--quiet", "--overwrite", "--dump-state", dump],
+        );
+        assert_refused_untouched(&out, &["--dump-state", dump, why], dir.path(), &before);
+    }
+}
+
+/// `DIR/NAME.lock`, held by a running run, once it has written it.
+fn wait_for_lock(out_dir: &Path, name: &str, child: &mut std::process::Child) {
+    let lock = out_dir.join(format!("{name}.lock"));
+    let start = std::time::Instant::now();
+    while std::fs::read_to_string(&lock).map_or(true, |t| t.trim().is_empty()) {
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the first run ended before it was seen running"
+        );
+        assert!(start.elapsed().as_secs() < 60, "no lock after 60 s");
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+}
+
+/// A long run of the small config into `DIR/out` (frames only at the end).
+fn long_run(dir: &Path, config: &Path) -> std::process::Child {
+    gravel_command()
+        .args([
             OsStr::new("run"),
             config.as_os_str(),
             OsStr::new("--out"),
-            out_dir.as_os_str(),
+            dir.join("out").as_os_str(),
+            OsStr::new("--steps"),
+            OsStr::new("200000"),
             OsStr::new("--quiet"),
-        ],
+        ])
+        .current_dir(dir)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// A second run into the output a first one is writing is refused at once (exit 2,
+/// naming the file and the first run's pid), even with `--overwrite`; the first
+/// run's output is whole (`gravel info` reads it).
+#[test]
+fn a_second_run_into_a_busy_output_is_refused() {
+    let body = small_config().replace("every = 50", "every = 0");
+    assert_ne!(body, small_config());
+    let (dir, config) = setup(&body);
+    let mut first = long_run(dir.path(), &config);
+    let out_dir = dir.path().join("out");
+    wait_for_lock(&out_dir, "small", &mut first);
+    let start = std::time::Instant::now();
+    let (second, _) = run(dir.path(), &config, &["--quiet", "--overwrite"]);
+    let took = start.elapsed();
+    let still_running = first.try_wait().unwrap().is_none();
+    let stderr = text(&second.stderr);
+    assert_eq!(second.status.code(), Some(2), "{}", describe(&second));
+    assert!(
+        stderr.contains("another gravel run")
+            && stderr.contains(&format!("pid {}", first.id()))
+            && stderr.contains("small.h5"),
+        "{stderr}"
+    );
+    assert!(
+        still_running,
+        "the first run ended before the second was refused"
+    );
+    assert!(took.as_secs() < 10, "refused only after {took:?}");
+    let done = first.wait_with_output().unwrap();
+    assert_eq!(done.status.code(), Some(0), "{}", describe(&done));
+    let info = gravel(
+        [OsStr::new("info"), out_dir.join("small.h5").as_os_str()],
         dir.path(),
     );
-    assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
+    assert_eq!(info.status.code(), Some(0), "{}", describe(&info));
     assert!(
-        text(&out.stderr).contains(&*out_dir.to_string_lossy()),
+        text(&info.stdout).contains("steps 200000 to 200000"),
         "{}",
-        describe(&out)
+        describe(&info)
     );
+}
+
+/// The lock of a run killed with SIGKILL is released with it: its lock file, left
+/// behind, does not stop the next run.
+#[test]
+fn a_killed_run_leaves_no_lock_behind() {
+    let (dir, config) = setup(&small_config().replace("every = 50", "every = 0"));
+    let mut first = long_run(dir.path(), &config);
+    let out_dir = dir.path().join("out");
+    wait_for_lock(&out_dir, "small", &mut first);
+    first.kill().unwrap();
+    first.wait().unwrap();
+    assert!(
+        out_dir.join("small.lock").is_file(),
+        "the stale lock file is there"
+    );
+    let (out, _) = run(
+        dir.path(),
+        &config,
+        &["--steps", "10", "--quiet", "--overwrite"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    assert_eq!(list_frames(&out_dir.join("small.h5")).unwrap(), vec![10]);
+}
+
+/// Flips one bit inside the stored `position` of the frame at `step` of `h5`, found
+/// by the bytes of one of its rows, which the file must hold exactly once.
+fn flip_a_bit_in_frame(h5: &Path, step: u64) {
+    let frame = read_frame(h5, step).unwrap();
+    let needle: Vec<u8> = frame.position[3]
+        .iter()
+        .flat_map(|x| x.to_le_bytes())
+        .collect();
+    let mut bytes = std::fs::read(h5).unwrap();
+    let hits: Vec<usize> = (0..bytes.len() - needle.len())
+        .filter(|&k| bytes[k..k + needle.len()] == needle[..])
+        .collect();
+    assert_eq!(hits.len(), 1, "frame {step}'s row is stored once, raw");
+    bytes[hits[0] + 12] ^= 0x20;
+    std::fs::write(h5, bytes).unwrap();
+}
+
+/// `gravel info --verify` reads every frame and thermo column, checking their
+/// checksums: exit 0 on an intact file, exit 2 naming the frame a flipped bit hit.
+#[test]
+fn info_verify_finds_a_flipped_bit_in_a_frame() {
+    let (dir, config) = setup(&small_config());
+    let (out, out_dir) = run(dir.path(), &config, &["--quiet"]);
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    let h5 = out_dir.join("small.h5");
+    let verify = || {
+        gravel(
+            [OsStr::new("info"), OsStr::new("--verify"), h5.as_os_str()],
+            dir.path(),
+        )
+    };
+    let good = verify();
+    assert_eq!(good.status.code(), Some(0), "{}", describe(&good));
+    assert!(
+        text(&good.stdout).contains("all 6 frames verified")
+            && text(&good.stdout).contains("every one checksummed"),
+        "{}",
+        describe(&good)
+    );
+    flip_a_bit_in_frame(&h5, 100);
+    let bad = verify();
+    let stderr = text(&bad.stderr);
+    assert_eq!(bad.status.code(), Some(2), "{}", describe(&bad));
+    assert!(
+        stderr.contains("small.h5") && stderr.contains("frame 100 (`position`"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("damaged: 1 of 6 frames"), "{stderr}");
+}
+
+/// A restart that would append to a damaged output is refused before step 0 (exit
+/// 2, naming the frame), and the output is left as it was.
+#[test]
+fn a_restart_onto_a_damaged_output_is_refused() {
+    let (dir, config) = setup(&small_config());
+    let (out, out_dir) = run(dir.path(), &config, &["--steps", "100", "--quiet"]);
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    flip_a_bit_in_frame(&out_dir.join("small.h5"), 50);
+    let before = snapshot(dir.path());
+    let ckpt = out_dir.join("small.checkpoint.h5");
+    let (out, _) = run(
+        dir.path(),
+        &config,
+        &["--quiet", "--restart", ckpt.to_str().unwrap()],
+    );
+    assert_refused_untouched(
+        &out,
+        &["--out", "small.h5", "frame 50 (`position`", "--verify"],
+        dir.path(),
+        &before,
+    );
+}
+
+/// Frames carry the frozen flag of every particle, `/materials` names the material
+/// indices, and datasets with a unit give it in a `units` attribute.
+#[test]
+fn frames_carry_frozen_flags_material_names_and_units() {
+    let body = Config::new("tagged")
+        .run("dt", 1e-5)
+        .run("steps", 5)
+        .domain([0.0; 3], [0.01; 3])
+        .material(glass())
+        .material(glass().with("name", "steel"))
+        .contact("normal", hertz(0.5))
+        .particles(list("glass", 0.001, vec![[0.002, 0.002, 0.002]]).with("frozen", true))
+        .particles(list("steel", 0.001, vec![[0.006, 0.006, 0.006]]))
+        .output("fields", ["velocity", "force"])
+        .text();
+    let (dir, config) = setup(&body);
+    let (out, out_dir) = run(dir.path(), &config, &["--quiet"]);
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    let h5 = out_dir.join("tagged.h5");
+    let frame = read_frame(&h5, 5).unwrap();
+    let by_id = |v: &[u8]| -> Vec<u8> {
+        let mut rows: Vec<(u64, u8)> = frame.id.iter().copied().zip(v.iter().copied()).collect();
+        rows.sort_unstable();
+        rows.into_iter().map(|r| r.1).collect()
+    };
+    assert_eq!(by_id(&frame.frozen), [1, 0]);
+    let file = hdf5::File::with_options()
+        .with_fapl(|p| p.file_locking(false))
+        .open(&h5)
+        .unwrap();
+    let names: Vec<String> = file
+        .dataset("materials")
+        .unwrap()
+        .read_raw::<hdf5::types::VarLenUnicode>()
+        .unwrap()
+        .iter()
+        .map(|n| n.as_str().to_owned())
+        .collect();
+    assert_eq!(names, ["glass", "steel"]);
+    let units = |path: &str| -> Option<String> {
+        let ds = file.dataset(path).unwrap();
+        ds.attr("units").ok().map(|a| {
+            a.read_scalar::<hdf5::types::VarLenUnicode>()
+                .unwrap()
+                .as_str()
+                .to_owned()
+        })
+    };
+    for (path, unit) in [
+        ("frames/000000005/position", Some("m")),
+        ("frames/000000005/radius", Some("m")),
+        ("frames/000000005/velocity", Some("m/s")),
+        ("frames/000000005/force", Some("N")),
+        ("frames/000000005/frozen", None),
+        ("thermo/time", Some("s")),
+        ("thermo/kinetic_energy", Some("J")),
+        ("thermo/contacts", None),
+    ] {
+        assert_eq!(units(path).as_deref(), unit, "{path}");
+    }
+    let xdmf = std::fs::read_to_string(out_dir.join("tagged.xdmf")).unwrap();
+    assert!(xdmf.contains("/frames/000000005/frozen"), "{xdmf}");
 }

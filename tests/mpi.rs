@@ -428,3 +428,42 @@ fn checkpoint_on_3_ranks_restarts_on_2_bit_for_bit() {
         "3-rank checkpoint restarted on 2 ranks",
     );
 }
+
+/// An output another process holds the lock of is refused on every rank (exit
+/// 2, one message, from rank 0, which alone takes the lock) before anything is
+/// written; once the lock is released the same run goes through.
+#[test]
+fn a_busy_output_is_refused_on_every_rank() {
+    use rustix::fs::{flock, FlockOperation};
+    let dir = tempfile::tempdir().unwrap();
+    let config = write_file(dir.path(), "bed.toml", &bed().run("steps", 20).text());
+    let out = dir.path().join("out");
+    std::fs::create_dir(&out).unwrap();
+    let lock = std::fs::File::create(out.join("bed.lock")).unwrap();
+    flock(&lock, FlockOperation::NonBlockingLockExclusive).unwrap();
+    let args = [
+        "run",
+        config.to_str().unwrap(),
+        "--quiet",
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    let o = mpirun(2, &args, dir.path());
+    assert_eq!(o.status.code(), Some(2), "{}", describe(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("another gravel run") && err.contains("bed.h5"),
+        "{err}"
+    );
+    assert_eq!(
+        err.matches("error:").count(),
+        1,
+        "one message, from rank 0: {err}"
+    );
+    let left: Vec<_> = std::fs::read_dir(&out).unwrap().collect();
+    assert_eq!(left.len(), 1, "only the lock file: {left:?}");
+    drop(lock);
+    let o = mpirun(2, &args, dir.path());
+    assert!(o.status.success(), "{}", describe(&o));
+    assert!(out.join("bed.h5").is_file());
+}

@@ -507,6 +507,16 @@ pub(super) fn output(cx: &Ctx, o: &OutputConfig) -> Result<OutputSettings> {
                 FIELD_NAMES.join(", ")
             )));
         }
+        if let Some(first) = o.fields[..k].iter().position(|g| g == f) {
+            return Err(cx.err(format!(
+                "output.fields[{k}]: `{f}` is already output.fields[{first}]; each field may be listed once"
+            )));
+        }
+    }
+    if o.dir.is_empty() {
+        return Err(cx.err(
+            "output.dir: must not be empty; give a folder (\".\" for the working directory)",
+        ));
     }
     if o.thermo_every == 0 {
         return Err(cx.err("output.thermo_every: must be at least 1"));

@@ -7,12 +7,13 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use hdf5::plist::group_create::LinkCreationOrder;
+use hdf5::types::VarLenUnicode;
 use hdf5::{Dataset, File, Group, H5Type};
 use ndarray::ArrayView2;
 
 use super::layout::{
-    frame_name, open_gravel, write_attr, write_str_attr, CORE_DATASETS, FRAMES, ID, MATERIAL,
-    POSITION, RADIUS, THERMO, VERTEX_INDEX,
+    frame_name, open_gravel, unit_of, write_attr, write_str_attr, CORE_DATASETS, FRAMES, FROZEN,
+    ID, MATERIAL, MATERIALS, POSITION, RADIUS, THERMO, UNITS, VERTEX_INDEX,
 };
 use super::read::read_layout;
 use super::xdmf::{write_xdmf, XdmfFrame};
@@ -22,6 +23,9 @@ use crate::error::{Context, IoError, IoResult};
 const THERMO_CHUNK: usize = 1024;
 /// Entries per chunk of the vertex index.
 const VERTEX_INDEX_CHUNK: usize = 8192;
+/// Rows per chunk of a frame dataset: a frame of up to a million particles is one
+/// chunk (at most 24 MiB), with one checksum.
+const FRAME_CHUNK_ROWS: usize = 1 << 20;
 
 /// One output frame, borrowed from the engine's arrays (rows in any order; `id`
 /// identifies).
@@ -39,6 +43,8 @@ pub struct Frame<'a> {
     pub radius: &'a [f64],
     /// Material indices.
     pub material: &'a [u32],
+    /// 1 for a frozen particle, 0 otherwise.
+    pub frozen: &'a [u8],
     /// Requested vector fields (`velocity`, `omega`, ...), each one row per particle.
     pub fields: Vec<(&'a str, &'a [[f64; 3]])>,
 }
@@ -52,6 +58,7 @@ impl Frame<'_> {
             (POSITION, self.position.len()),
             (RADIUS, self.radius.len()),
             (MATERIAL, self.material.len()),
+            (FROZEN, self.frozen.len()),
         ]
         .into_iter()
         .chain(self.fields.iter().map(|(name, rows)| (*name, rows.len())));
@@ -238,10 +245,10 @@ impl OutputFile {
         // Forget the old frame first: if writing fails half way, it is gone anyway.
         self.frames.retain(|f| f.0 != frame.step);
         write_frame_group(&self.file, frame).at(&self.path, context())?;
-        let field_names = frame
-            .fields
-            .iter()
-            .map(|(name, _)| name.to_string())
+        // The sidecar lists `frozen` with the fields (see `read_layout`).
+        let field_names = std::iter::once(FROZEN)
+            .chain(frame.fields.iter().map(|(name, _)| *name))
+            .map(ToString::to_string)
             .collect();
         let at = self.frames.partition_point(|f| f.0 < frame.step);
         self.frames
@@ -250,6 +257,30 @@ impl OutputFile {
         set_vertex_index_len(&self.file, largest).at(&self.path, context())?;
         self.flush()?;
         self.write_sidecar()
+    }
+
+    /// Writes (or replaces) `/materials`: the material names, by the index the
+    /// `material` datasets hold.
+    ///
+    /// # Errors
+    /// If a name is not valid UTF-8 for HDF5, or writing fails.
+    pub fn write_materials(&mut self, names: &[&str]) -> IoResult<()> {
+        let names = names
+            .iter()
+            .map(|n| n.parse::<VarLenUnicode>())
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| IoError::invalid(&self.path, format!("a material name: {e}")))?;
+        let write = || -> hdf5::Result<()> {
+            if self.file.link_exists(MATERIALS) {
+                self.file.unlink(MATERIALS)?;
+            }
+            self.file
+                .new_dataset_builder()
+                .with_data(&names[..])
+                .create(MATERIALS)?;
+            Ok(())
+        };
+        write().at(&self.path, "writing /materials")
     }
 
     /// Appends one row to `/thermo/`: `row[i]` goes to the i-th column given at
@@ -376,11 +407,14 @@ fn create_layout(file: &File, thermo_columns: &[&str]) -> hdf5::Result<Vec<Datas
     thermo_columns
         .iter()
         .map(|name| {
-            thermo
+            let column = thermo
                 .new_dataset::<f64>()
                 .chunk(THERMO_CHUNK)
+                .fletcher32()
                 .shape(0..)
-                .create(*name)
+                .create(*name)?;
+            set_units(&column, name)?;
+            Ok(column)
         })
         .collect()
 }
@@ -412,22 +446,52 @@ fn write_frame_group(file: &File, frame: &Frame) -> hdf5::Result<()> {
     write_vectors(&group, POSITION, frame.position)?;
     write_rows(&group, RADIUS, frame.radius)?;
     write_rows(&group, MATERIAL, frame.material)?;
+    write_rows(&group, FROZEN, frame.frozen)?;
     frame
         .fields
         .iter()
-        .try_for_each(|(name, rows)| write_vectors(&group, name, rows))
-}
-
-/// A 1-D dataset with one element per particle.
-pub(super) fn write_rows<T: H5Type>(group: &Group, name: &str, rows: &[T]) -> hdf5::Result<()> {
-    group.new_dataset_builder().with_data(rows).create(name)?;
+        .try_for_each(|(name, rows)| write_vectors(&group, name, rows))?;
+    for name in group.member_names()? {
+        set_units(&group.dataset(&name)?, &name)?;
+    }
     Ok(())
 }
 
-/// An N×3 f64 dataset.
+/// The `units` attribute of the dataset `name`, where it has a unit ([`unit_of`]).
+fn set_units(ds: &Dataset, name: &str) -> hdf5::Result<()> {
+    match unit_of(name) {
+        Some(unit) => write_str_attr(ds, UNITS, unit),
+        None => Ok(()),
+    }
+}
+
+/// A 1-D dataset with one element per particle, chunked with HDF5's Fletcher32
+/// checksum on every chunk (an empty one holds no data and is left plain).
+pub(super) fn write_rows<T: H5Type>(group: &Group, name: &str, rows: &[T]) -> hdf5::Result<()> {
+    let builder = group.new_dataset_builder().with_data(rows);
+    if rows.is_empty() {
+        builder.create(name)?;
+    } else {
+        builder
+            .chunk(rows.len().min(FRAME_CHUNK_ROWS))
+            .fletcher32()
+            .create(name)?;
+    }
+    Ok(())
+}
+
+/// An N×3 f64 dataset, checksummed as [`write_rows`].
 pub(super) fn write_vectors(group: &Group, name: &str, rows: &[[f64; 3]]) -> hdf5::Result<()> {
     let view = ArrayView2::from_shape((rows.len(), 3), rows.as_flattened())?;
-    group.new_dataset_builder().with_data(view).create(name)?;
+    let builder = group.new_dataset_builder().with_data(view);
+    if rows.is_empty() {
+        builder.create(name)?;
+    } else {
+        builder
+            .chunk((rows.len().min(FRAME_CHUNK_ROWS), 3))
+            .fletcher32()
+            .create(name)?;
+    }
     Ok(())
 }
 
@@ -438,6 +502,7 @@ fn set_vertex_index_len(file: &File, len: usize) -> hdf5::Result<()> {
         group_or_create(file, group)?
             .new_dataset::<i64>()
             .chunk(VERTEX_INDEX_CHUNK)
+            .fletcher32()
             .shape(0..)
             .create(name)
     })?;
@@ -508,8 +573,29 @@ mod tests {
         assert_eq!(group.dataset(POSITION).unwrap().shape(), vec![6, 3]);
         assert_eq!(type_name(&group.dataset(ID).unwrap()), "uint64");
         assert_eq!(type_name(&group.dataset(MATERIAL).unwrap()), "uint32");
+        assert_eq!(type_name(&group.dataset(FROZEN).unwrap()), "uint8");
         let column = file.dataset("thermo/time").unwrap();
         assert!(column.is_chunked() && column.is_resizable());
+        // Units where there is one, none on counts and indices.
+        let units = |ds: &Dataset| ds.attr(UNITS).ok().map(|a| read_str_attr(&a).unwrap());
+        assert_eq!(units(&column).as_deref(), Some("s"));
+        let kinetic = file.dataset("thermo/kinetic_energy").unwrap();
+        assert_eq!(units(&kinetic).as_deref(), Some("J"));
+        for (name, unit) in [
+            (POSITION, Some("m")),
+            (RADIUS, Some("m")),
+            ("velocity", Some("m/s")),
+            ("omega", Some("rad/s")),
+            (ID, None),
+            (MATERIAL, None),
+            (FROZEN, None),
+        ] {
+            assert_eq!(
+                units(&group.dataset(name).unwrap()).as_deref(),
+                unit,
+                "{name}"
+            );
+        }
     }
 
     #[test]
@@ -593,6 +679,52 @@ mod tests {
             .unwrap()
             .iter()
             .all(|(_, v)| v.len() == 5));
+    }
+
+    /// A frame written before gravel stored `frozen` keeps a sidecar entry without
+    /// it when a restart appends to the file; new frames list it.
+    #[test]
+    fn the_sidecar_lists_frozen_only_where_a_frame_has_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let (path, _) = write_sample(dir.path());
+        {
+            let file = crate::io::open_rw(&path).unwrap();
+            file.group("frames/000000000")
+                .unwrap()
+                .unlink(FROZEN)
+                .unwrap();
+        }
+        let mut out = OutputFile::open_append(&path).unwrap();
+        out.write_frame(&borrow(&sample(3000, 4))).unwrap();
+        drop(out);
+        let xml = std::fs::read_to_string(path.with_extension("xdmf")).unwrap();
+        assert!(!xml.contains(&format!("{}/frozen", frame_path(0))), "{xml}");
+        for step in [1000, 2000, 3000] {
+            assert!(
+                xml.contains(&format!("{}/frozen", frame_path(step))),
+                "{xml}"
+            );
+        }
+    }
+
+    #[test]
+    fn material_names_are_stored_by_index() {
+        let dir = tempfile::tempdir().unwrap();
+        let (path, _) = write_sample(dir.path());
+        let mut out = OutputFile::open_append(&path).unwrap();
+        out.write_materials(&["glass", "steel"]).unwrap();
+        out.write_materials(&["glass", "steel", "ice"]).unwrap();
+        drop(out);
+        let file = crate::io::open_read(&path).unwrap();
+        let names: Vec<String> = file
+            .dataset(MATERIALS)
+            .unwrap()
+            .read_raw::<VarLenUnicode>()
+            .unwrap()
+            .iter()
+            .map(|n| n.as_str().to_owned())
+            .collect();
+        assert_eq!(names, ["glass", "steel", "ice"]);
     }
 
     #[test]

@@ -7,14 +7,18 @@
 //!   `ranks` (u32) and `threads` (u32);
 //! - `/frames/<step as 9 digits>/` with attributes `step` (u64) and `time` (f64, s),
 //!   datasets `id` (u64, N), `position` (f64, N×3), `radius` (f64, N), `material`
-//!   (u32, N) and one f64 N×3 dataset per requested field; rows come in any order,
-//!   `id` identifies the particle;
+//!   (u32, N), `frozen` (u8, N) and one f64 N×3 dataset per requested field; rows
+//!   come in any order, `id` identifies the particle; datasets with a unit carry it
+//!   in a `units` string attribute ([`unit_of`]);
+//! - `/materials`: the material names by index (strings);
 //! - `/thermo/` with one chunked, resizable 1-D f64 dataset per column;
 //! - `/xdmf/vertex_index` (i64, as long as the largest frame, holding `0, 1, 2, ...`):
 //!   the point connectivity the XDMF sidecar refers to (see [`super::xdmf`]).
 //!
 //! Groups `/frames/<step>` and `/thermo` track link creation order, so fields and
-//! thermo columns read back in the order they were written.
+//! thermo columns read back in the order they were written. Every non-empty frame
+//! dataset, thermo column and the vertex index is chunked with HDF5's Fletcher32
+//! checksum ([`super::verify`] reads them all).
 
 use std::path::Path;
 use std::str::FromStr;
@@ -40,9 +44,38 @@ pub const POSITION: &str = "position";
 pub const RADIUS: &str = "radius";
 /// Frame dataset: material indices (u32, N).
 pub const MATERIAL: &str = "material";
+/// Frame dataset: 1 for a frozen particle, 0 otherwise (u8, N).
+pub const FROZEN: &str = "frozen";
+/// Root dataset: the material names, by index (variable-length UTF-8 strings).
+pub const MATERIALS: &str = "materials";
+/// Name of the string attribute that gives a dataset's unit.
+pub const UNITS: &str = "units";
 
 /// The datasets every frame has; field names may not take them.
-pub(super) const CORE_DATASETS: [&str; 4] = [ID, POSITION, RADIUS, MATERIAL];
+pub(super) const CORE_DATASETS: [&str; 5] = [ID, POSITION, RADIUS, MATERIAL, FROZEN];
+
+/// The unit of a frame dataset or thermo column, as its `units` attribute gives it:
+/// SI, the units gravel reads every config value in (`None` for counts, indices
+/// and flags, `"1"` for a ratio).
+#[must_use]
+pub fn unit_of(name: &str) -> Option<&'static str> {
+    Some(match name {
+        POSITION | RADIUS => "m",
+        "velocity" => "m/s",
+        "omega" => "rad/s",
+        "force" => "N",
+        "torque" => "N m",
+        "time" => "s",
+        "kinetic_energy"
+        | "rotational_energy"
+        | "potential_energy"
+        | "elastic_energy"
+        | "temperature"
+        | "rotational_temperature" => "J",
+        "max_overlap" => "1",
+        _ => return None,
+    })
+}
 
 /// The name of the group of the frame at `step` inside `/frames`: the step as at least
 /// 9 digits, zero padded (`1000` → `000001000`).

@@ -8,7 +8,8 @@ use std::path::Path;
 use hdf5::{Dataset, File, Group, H5Type, IndexType, IterationOrder, LocationType};
 
 use super::layout::{
-    frame_name, frames_group, open_gravel, CORE_DATASETS, ID, MATERIAL, POSITION, RADIUS, THERMO,
+    frame_name, frames_group, open_gravel, CORE_DATASETS, FROZEN, ID, MATERIAL, POSITION, RADIUS,
+    THERMO,
 };
 use super::xdmf::XdmfFrame;
 use crate::error::{Context, IoError, IoResult};
@@ -28,6 +29,9 @@ pub struct FrameOwned {
     pub radius: Vec<f64>,
     /// Material indices.
     pub material: Vec<u32>,
+    /// 1 for a frozen particle, 0 otherwise (empty for a file written before gravel
+    /// stored it).
+    pub frozen: Vec<u8>,
     /// Vector fields, in the order they were written.
     pub fields: Vec<(String, Vec<[f64; 3]>)>,
 }
@@ -92,11 +96,21 @@ pub fn read_thermo(path: &Path) -> IoResult<Vec<(String, Vec<f64>)>> {
 pub(super) type Layout = (Vec<XdmfFrame>, Vec<(String, Dataset)>);
 
 /// Reads what [`OutputFile`](super::frames::OutputFile) keeps in memory from an existing file.
+/// The sidecar's list of a frame's datasets beyond `id`, `position`, `radius` and
+/// `material` holds `frozen` too, where the frame has it (files written before
+/// gravel stored it do not).
 pub(super) fn read_layout(file: &File) -> hdf5::Result<Layout> {
     let frames = match frames_group(file) {
         Some(group) => steps_in(&group)?
             .into_iter()
-            .map(|step| frame_info(&group.group(&frame_name(step))?))
+            .map(|step| {
+                let frame = group.group(&frame_name(step))?;
+                let mut info = frame_info(&frame)?;
+                if frame.link_exists(FROZEN) {
+                    info.3.insert(0, FROZEN.to_owned());
+                }
+                Ok(info)
+            })
             .collect::<hdf5::Result<_>>()?,
         None => Vec::new(),
     };
@@ -181,6 +195,11 @@ fn read_frame_group(group: &Group, path: &Path) -> IoResult<FrameOwned> {
         position: read_vectors(group, POSITION, n, path)?,
         radius: read_dataset(group, RADIUS, &[n], path)?,
         material: read_dataset(group, MATERIAL, &[n], path)?,
+        frozen: if group.link_exists(FROZEN) {
+            read_dataset(group, FROZEN, &[n], path)?
+        } else {
+            Vec::new()
+        },
         fields,
     })
 }

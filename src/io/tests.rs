@@ -26,6 +26,7 @@ pub(super) fn sample(step: u64, n: usize) -> FrameOwned {
         position: rows(0),
         radius: (0..n).map(|i| 1e-3 + i as f64 * 1e-7 / 3.0).collect(),
         material: (0..n as u32).map(|i| i % 3).collect(),
+        frozen: (0..n as u8).map(|i| u8::from(i % 4 == 1)).collect(),
         fields: vec![("velocity".into(), rows(1)), ("omega".into(), rows(2))],
     }
 }
@@ -38,6 +39,7 @@ pub(super) fn borrow(frame: &FrameOwned) -> Frame<'_> {
         position: &frame.position,
         radius: &frame.radius,
         material: &frame.material,
+        frozen: &frame.frozen,
         fields: frame
             .fields
             .iter()
@@ -82,6 +84,7 @@ pub(super) fn assert_bitwise_eq(a: &FrameOwned, b: &FrameOwned) {
         |f: &FrameOwned| -> Vec<u64> { f.radius.iter().map(|x| x.to_bits()).collect() };
     assert_eq!(radius_bits(a), radius_bits(b));
     assert_eq!(a.material, b.material);
+    assert_eq!(a.frozen, b.frozen);
     assert_eq!(a.fields.len(), b.fields.len());
     for ((na, va), (nb, vb)) in a.fields.iter().zip(&b.fields) {
         assert_eq!(na, nb);

@@ -4,7 +4,7 @@
 //! Each frame becomes a `Uniform` grid inside a `Temporal` collection: a `Polyvertex`
 //! topology with one vertex per particle, `XYZ` geometry from
 //! `<h5>:/frames/<step>/position`, and the node-centred attributes `radius`, `id`,
-//! `material` (scalars) and every field (vectors). The vertex connectivity (`0..N`)
+//! `material`, `frozen` (scalars) and every field (vectors). The vertex connectivity (`0..N`)
 //! is a hyperslab of the shared dataset [`VERTEX_INDEX`]
 //! in the HDF5 file, which [`OutputFile`](super::frames::OutputFile) keeps as long as
 //! the largest frame: readers that build no default connectivity (ParaView's
@@ -17,11 +17,13 @@ use std::fs;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
-use super::layout::{frame_path, ID, MATERIAL, POSITION, RADIUS, VERTEX_INDEX};
+use super::layout::{frame_path, FROZEN, ID, MATERIAL, POSITION, RADIUS, VERTEX_INDEX};
 use crate::error::{Context, IoResult};
 
 /// What the sidecar needs to know about one frame: step, time (s), particle count and
-/// the names of the vector fields it holds, in the order they should be listed.
+/// the names of its datasets beyond `id`, `position`, `radius` and `material`, in the
+/// order they should be listed: `frozen` (a u8 scalar) where the frame has it, and
+/// the vector fields.
 pub type XdmfFrame = (u64, f64, usize, Vec<String>);
 
 /// An element type as XDMF spells it.
@@ -30,6 +32,7 @@ enum Num {
     F64,
     U64,
     U32,
+    U8,
     I64,
 }
 
@@ -40,6 +43,7 @@ impl Num {
             Num::F64 => ("Float", 8),
             Num::U64 => ("UInt", 8),
             Num::U32 => ("UInt", 4),
+            Num::U8 => ("UChar", 1),
             Num::I64 => ("Int", 8),
         }
     }
@@ -101,7 +105,11 @@ fn render_frame(out: &mut String, h5: &str, vertex_count: usize, frame: &XdmfFra
         attribute(out, name, "Scalar", &scalar, num, &data(name));
     }
     for name in fields {
-        attribute(out, name, "Vector", &vector, Num::F64, &data(name));
+        if name == FROZEN {
+            attribute(out, name, "Scalar", &scalar, Num::U8, &data(name));
+        } else {
+            attribute(out, name, "Vector", &vector, Num::F64, &data(name));
+        }
     }
     out.push_str("      </Grid>\n");
 }
@@ -227,7 +235,12 @@ pub(crate) mod tests {
 
     fn frames() -> Vec<XdmfFrame> {
         vec![
-            (200, 0.002, 5, vec!["velocity".into(), "omega".into()]),
+            (
+                200,
+                0.002,
+                5,
+                vec!["frozen".into(), "velocity".into(), "omega".into()],
+            ),
             (100, 0.001, 4, vec!["velocity".into()]),
             (0, 0.0, 0, vec![]),
         ]
@@ -240,7 +253,7 @@ pub(crate) mod tests {
         assert_eq!(names.iter().filter(|n| *n == "Grid").count(), 3);
         assert_eq!(
             names.iter().filter(|n| *n == "Attribute").count(),
-            (3 + 2) + (3 + 1)
+            (3 + 3) + (3 + 1)
         );
         let first = xml.find("/frames/000000100/position").unwrap();
         let second = xml.find("/frames/000000200/position").unwrap();
@@ -259,6 +272,7 @@ pub(crate) mod tests {
         };
         assert!(item("id").contains("NumberType=\"UInt\" Precision=\"8\""));
         assert!(item("material").contains("NumberType=\"UInt\" Precision=\"4\""));
+        assert!(item("frozen").contains("NumberType=\"UChar\" Precision=\"1\""));
         assert!(item("radius").contains("NumberType=\"Float\" Precision=\"8\""));
         assert!(
             item("velocity").contains("Dimensions=\"4 3\""),

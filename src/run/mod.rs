@@ -1,5 +1,6 @@
 //! The run driver: thread pool, the step loop, output cadence, progress.
 
+mod preflight;
 pub mod report;
 
 use crate::config::limits;
@@ -33,6 +34,9 @@ pub struct RunOptions {
     pub dump_state: Option<PathBuf>,
     /// Also dump the state every this many steps, to `<dump_state>.<step, 9 digits>` (0: only the final state).
     pub dump_every: u64,
+    /// Replace the output of an earlier run of the same name in the output directory
+    /// (without it, such a run is refused; a restart appends instead).
+    pub overwrite: bool,
 }
 
 /// Load and timing figures of one rank at the end of a run.
@@ -109,6 +113,10 @@ pub fn run_with(mut setup: Setup, opts: &RunOptions, comm: Box<dyn Comm>) -> Res
     }
     let threads = opts.threads.unwrap_or(setup.threads);
     limits::check_threads(threads).map_err(|m| flag("--threads", threads.to_string(), m))?;
+    // Every path the run writes, before anything is built or written.
+    agree(comm.as_ref(), &config_path, || {
+        preflight::check_paths(&setup, opts)
+    })?;
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .build()
@@ -130,6 +138,12 @@ fn drive(
     };
     let first = sim.step;
     let rank0 = sim.comm().rank() == 0;
+    // Held until the run ends: a second run into this output is refused meanwhile.
+    let mut lock = None;
+    agree(sim.comm(), &sim.setup.config_path, || {
+        lock = Some(preflight::OutputLock::take(&sim.setup, opts)?);
+        Ok(())
+    })?;
     let mut out = Output::open(&sim, threads, opts.restart.is_some())?;
     let ckpt_path = checkpoint::checkpoint_path(&sim.setup.output.dir, &sim.setup.name);
     let ckpt_every = sim.setup.output.checkpoint_every;
@@ -208,6 +222,23 @@ fn drive(
     })
 }
 
+/// Runs `decide` on rank 0 and tells every rank its outcome (collective): rank 0
+/// returns its refusal as a bad-input error naming `config`; the other ranks return
+/// a silent one (rank 0 speaks for all), so that every rank exits 2.
+fn agree(
+    comm: &dyn Comm,
+    config: &Path,
+    decide: impl FnOnce() -> std::result::Result<(), String>,
+) -> Result<()> {
+    let verdict = if comm.rank() == 0 { decide() } else { Ok(()) };
+    let refused = comm.max_f64(f64::from(u8::from(verdict.is_err()))) > 0.5;
+    match verdict {
+        Err(m) => Err(GravelError::config(config, m)),
+        Ok(()) if refused => Err(GravelError::config(config, "refused on rank 0")),
+        Ok(()) => Ok(()),
+    }
+}
+
 /// Write [`Simulation::dump_state`] to `path` (rank 0; collective).
 fn write_dump(sim: &Simulation, path: &std::path::Path) -> Result<()> {
     if let Some(text) = sim.dump_state() {
@@ -268,8 +299,8 @@ fn resume(setup: Setup, comm: Box<dyn Comm>, path: &Path) -> Result<Simulation> 
         .map_err(|e| GravelError::config(path, format!("cannot restart from this checkpoint: {e}")))
 }
 
-/// One particle's row of a frame: id, position, radius, material, fields.
-type FrameRow = (u64, [f64; 3], f64, u32, Vec<[f64; 3]>);
+/// One particle's row of a frame: id, position, radius, material, frozen, fields.
+type FrameRow = (u64, [f64; 3], f64, u32, u8, Vec<[f64; 3]>);
 
 /// The output file of a run (rank 0 writes it) and its cadence.
 struct Output {
@@ -330,14 +361,17 @@ impl Output {
                 ))
             })?;
             let path = s.output.dir.join(format!("{}.h5", s.name));
-            Some(OutputFile::create(
+            let mut file = OutputFile::create(
                 &path,
                 env!("CARGO_PKG_VERSION"),
                 &s.config_text,
                 sim.comm().size() as u32,
                 threads as u32,
                 &THERMO_COLUMNS,
-            )?)
+            )?;
+            let names: Vec<&str> = s.materials.iter().map(|m| m.name.as_str()).collect();
+            file.write_materials(&names)?;
+            Some(file)
         } else {
             None
         };
@@ -376,12 +410,13 @@ impl Output {
     fn frame(&mut self, sim: &Simulation) -> Result<()> {
         let p = &sim.particles;
         let n = p.n_owned;
-        let mut buf = Vec::with_capacity(n * (48 + 24 * self.fields.len()));
+        let mut buf = Vec::with_capacity(n * (56 + 24 * self.fields.len()));
         for k in 0..n {
             buf.put_u64(p.id[k]);
             buf.put_vec3(sim.setup.domain.wrap(p.x[k]));
             buf.put_f64(p.radius[k]);
             buf.put_u64(p.material[k] as u64);
+            buf.put_u64(u64::from(p.frozen[k]));
             for f in &self.fields {
                 buf.put_vec3(match f.as_str() {
                     "velocity" => p.v[k],
@@ -406,8 +441,9 @@ impl Output {
                 let x = u.vec3().to_array();
                 let r = u.f64();
                 let m = u.u64() as u32;
+                let frozen = u8::from(u.u64() != 0);
                 let f = (0..nf).map(|_| u.vec3().to_array()).collect();
-                rows.push((id, x, r, m, f));
+                rows.push((id, x, r, m, frozen, f));
             }
         }
         rows.sort_by_key(|r| r.0);
@@ -415,8 +451,9 @@ impl Output {
         let position: Vec<[f64; 3]> = rows.iter().map(|r| r.1).collect();
         let radius: Vec<f64> = rows.iter().map(|r| r.2).collect();
         let material: Vec<u32> = rows.iter().map(|r| r.3).collect();
+        let frozen: Vec<u8> = rows.iter().map(|r| r.4).collect();
         let data: Vec<Vec<[f64; 3]>> = (0..nf)
-            .map(|j| rows.iter().map(|r| r.4[j]).collect())
+            .map(|j| rows.iter().map(|r| r.5[j]).collect())
             .collect();
         file.write_frame(&Frame {
             step: sim.step,
@@ -425,6 +462,7 @@ impl Output {
             position: &position,
             radius: &radius,
             material: &material,
+            frozen: &frozen,
             fields: self
                 .fields
                 .iter()

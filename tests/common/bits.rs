@@ -74,14 +74,20 @@ pub fn frame_bits(f: &FrameOwned) -> String {
     let pick = |v: &[[f64; 3]]| order.iter().map(|&k| v[k]).collect::<Vec<_>>();
     let fields: Vec<(String, Vec<[f64; 3]>)> =
         f.fields.iter().map(|(n, v)| (n.clone(), pick(v))).collect();
+    let frozen: Vec<u8> = if f.frozen.is_empty() {
+        Vec::new()
+    } else {
+        order.iter().map(|&k| f.frozen[k]).collect()
+    };
     format!(
-        "{} {:?} {:?} {:?} {:?} {:?} {:?}",
+        "{} {:?} {:?} {:?} {:?} {:?} {:?} {:?}",
         f.step,
         f.time,
         order.iter().map(|&k| f.id[k]).collect::<Vec<_>>(),
         pick(&f.position),
         order.iter().map(|&k| f.radius[k]).collect::<Vec<_>>(),
         order.iter().map(|&k| f.material[k]).collect::<Vec<_>>(),
+        frozen,
         fields
     )
 }
