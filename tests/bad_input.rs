@@ -4,7 +4,7 @@
 //! The cases live in `tests/bad/`, grouped by subsystem (`run.toml`,
 //! `domain.toml`, `particles.toml`, `csv.toml`, `contact.toml`,
 //! `rolling.toml`, `spinning.toml`, `stochastic.toml`, `walls.toml`,
-//! `output.toml`, `parallel.toml`), in the style of lumol's `tests/interactions/bad/*.toml`:
+//! `output.toml`, `parallel.toml`, `syntax.toml`), in the style of lumol's `tests/interactions/bad/*.toml`:
 //!
 //! ```text
 //! +++ unknown_key
@@ -219,6 +219,23 @@ macro_rules! bad_cases {
 }
 
 bad_cases! {
+    // syntax.toml
+    toml_value_missing_after_equals => "dt_missing_value" + run;
+    toml_bare_word_is_told_to_quote => "dt_unquoted_word";
+    dt_of_neither_accepted_form_lists_both => "dt_neither_number_nor_string";
+    toml_missing_comma_in_array => "array_missing_comma" + run;
+    toml_unclosed_array_names_its_opening_line => "unclosed_array";
+    toml_unclosed_inline_table_names_its_opening_line => "unclosed_inline_table" + run;
+    single_material_table_asks_for_an_array_of_tables => "material_single_table" + run;
+    single_wall_table_asks_for_an_array_of_tables => "wall_single_table";
+    single_particles_table_asks_for_an_array_of_tables => "particles_single_table";
+    single_pair_table_asks_for_an_array_of_tables => "contact_pair_single_table";
+    negative_count_names_the_key_and_its_line => "particles_negative_count" + run;
+    radius_with_a_unit_lists_the_radius_forms => "particles_radius_with_unit";
+    unknown_key_in_particles_names_its_line => "particles_unknown_key_at_its_line";
+    wrong_type_in_wall_names_the_key_and_its_line => "wall_wrong_type_at_its_line";
+    missing_key_in_particles_names_the_key => "particles_missing_key";
+    nan_velocity_is_named_as_the_velocity => "particles_nan_velocity" + run;
     // run.toml
     unknown_key_names_the_line => "unknown_key" + run;
     wrong_value_type_names_the_line => "wrong_type";

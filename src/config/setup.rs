@@ -3,7 +3,6 @@
 //! module, then what is derived from them (time step, time scales).
 
 use super::context::Ctx;
-use super::fixed::{wrong_length_at, WRONG_LENGTH};
 use super::laws::law_table;
 use super::limits::{self, usable, MemoryBudget};
 use super::particles::{check_overlaps, particles};
@@ -129,24 +128,8 @@ impl Setup {
 
     /// Validate config text (`path` is used in messages and to resolve relative file paths).
     pub fn from_str(path: &Path, text: &str) -> Result<Self> {
-        let cfg: Config = toml::from_str(text).map_err(|e| {
-            // A wrong length ([`super::fixed`]) names its key path and line.
-            let got = e
-                .message()
-                .strip_prefix(WRONG_LENGTH)
-                .and_then(|m| m.rsplit(' ').next()?.parse().ok());
-            match e
-                .span()
-                .zip(got)
-                .and_then(|(s, n)| wrong_length_at(text, s, n))
-            {
-                Some((key, start)) => {
-                    let line = text[..start].matches('\n').count() + 1;
-                    GravelError::config(path, format!("{key} (line {line}): {}", e.message()))
-                }
-                None => GravelError::config(path, format!("{e}").trim_end().to_string()),
-            }
-        })?;
+        let cfg: Config = toml::from_str(text)
+            .map_err(|e| GravelError::config(path, super::toml_error::explain(text, &e)))?;
         build(path, text, cfg)
     }
 
