@@ -89,8 +89,17 @@ impl Simulation {
     fn particle_error(&self, k: usize, step: u64) -> GravelError {
         let p = &self.particles;
         let (x, v) = (p.x[k], p.v[k]);
-        let cause = if !(x.is_finite() && p.v[k].is_finite() && p.omega[k].is_finite()) {
-            "its state became non-finite (NaN or infinity): the time step may be too large for the contact stiffness, or the overlap too deep".to_string()
+        // The first non-finite quantity, in the order the integrator makes them.
+        let non_finite = [
+            ("position", x),
+            ("velocity", p.v[k]),
+            ("angular velocity", p.omega[k]),
+            ("force", p.force[k]),
+        ]
+        .into_iter()
+        .find(|(_, q)| !q.is_finite());
+        let cause = if let Some((what, q)) = non_finite {
+            format!("its {what} became non-finite ({:?}, NaN or infinity): the time step may be too large for the contact stiffness, or the overlap too deep", q.to_array())
         } else {
             let a = self.setup.domain.outside_axis(x).unwrap_or(0);
             format!(
