@@ -507,6 +507,79 @@ fn flags_out_of_bounds_exit_2() {
     }
 }
 
+/// Negative numbers reach the validation layer (not clap's "unexpected
+/// argument"): refused with exit 2, naming the flag, its value and what is
+/// allowed, before anything is written.
+#[test]
+fn negative_numeric_flags_name_the_flag_and_the_range() {
+    let (dir, config) = setup(&small_config());
+    let cases: [(&[&str], &str); 4] = [
+        (
+            &["--steps", "-5"],
+            "--steps -5: must be a whole number, 1 to 2^53",
+        ),
+        (
+            &["--threads", "-1"],
+            "--threads -1: must be a whole number, 0 to 1024",
+        ),
+        (
+            &["--dump-state", "dump.txt", "--dump-every", "-3"],
+            "--dump-every -3: must be a whole number, 0 to 2^53",
+        ),
+        (&["--steps=-5"], "--steps -5"),
+    ];
+    for (args, expect) in cases {
+        let (out, out_dir) = run(dir.path(), &config, args);
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", describe(&out));
+        assert!(stderr.contains(expect), "{args:?}: {stderr}");
+        assert!(
+            !stderr.contains("unexpected argument"),
+            "{args:?}: {stderr}"
+        );
+        assert!(!out_dir.exists(), "{args:?}: a refused run wrote output");
+        assert!(!dir.path().join("dump.txt").exists());
+    }
+    let c = config.to_str().unwrap();
+    let out = gravel(["check", c, "--ranks", "-2"], dir.path());
+    assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("--ranks -2: must be a whole number, 1 or more"),
+        "{stderr}"
+    );
+}
+
+/// A directory given as a checkpoint or to `gravel info`, or a missing file
+/// to `info`, is refused with exit 2 and a sentence, not an HDF5 dump.
+#[test]
+fn a_directory_is_not_a_checkpoint() {
+    let (dir, config) = setup(&small_config());
+    let folder = dir.path().join("old_run");
+    std::fs::create_dir(&folder).unwrap();
+    let (out, out_dir) = run(dir.path(), &config, &["--restart", "old_run"]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
+    assert!(
+        stderr.contains("--restart: old_run is a directory")
+            && stderr.contains("give a checkpoint file (.h5)"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("HDF5"), "{stderr}");
+    assert!(!out_dir.exists());
+    assert_eq!(std::fs::read_dir(&folder).unwrap().count(), 0);
+    for (arg, what) in [
+        ("old_run", "is a directory"),
+        ("missing.h5", "does not exist"),
+    ] {
+        let out = gravel(["info", arg], dir.path());
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{arg}: {}", describe(&out));
+        assert!(stderr.contains(&format!("info: {arg} {what}")), "{stderr}");
+        assert!(!stderr.contains("HDF5"), "{stderr}");
+    }
+}
+
 #[test]
 fn restart_from_a_missing_checkpoint_is_refused_with_exit_2() {
     let (dir, config) = setup(&small_config());
