@@ -265,6 +265,56 @@ fn check_prints_the_stable_time_step_and_particle_count() {
     assert_eq!(entries.len(), 1);
 }
 
+/// `gravel check` reads as a report: laws in the config's words, no Rust
+/// `Debug` structs, numbers to 4 significant digits (the time steps aside,
+/// printed exactly to be pasted as `dt`), units stated once.
+#[test]
+fn check_prints_laws_and_rounded_numbers() {
+    let (dir, config) = setup(&small_config());
+    let out = gravel([OsStr::new("check"), config.as_os_str()], dir.path());
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains("units: the config's own"), "{stdout}");
+    let law = stdout
+        .lines()
+        .find(|l| l.starts_with("contact glass–glass: "))
+        .unwrap_or_else(|| panic!("no law line:\n{stdout}"));
+    assert!(law.contains(": hertz (restitution 0.5, E* "), "{law}");
+    assert!(
+        law.ends_with(" + spring_slider (friction 0.5, mindlin)"),
+        "{law}"
+    );
+    for line in stdout.lines() {
+        assert!(
+            !line.contains(" { ") && !line.contains("Some("),
+            "a Debug struct: {line}"
+        );
+        if line.starts_with("stable time step")
+            || line.starts_with("chosen time step")
+            || line.starts_with("warning")
+            || line.starts_with("config:")
+            || line.starts_with("decomposition")
+        {
+            continue;
+        }
+        for word in line.split([' ', ',', '(', ')', '[', ']', ';']) {
+            let Ok(x) = word.parse::<f64>() else {
+                continue;
+            };
+            let mantissa = word.split(['e', 'E']).next().unwrap();
+            let figures = mantissa
+                .trim_start_matches(['-', '0', '.'])
+                .chars()
+                .filter(char::is_ascii_digit)
+                .count();
+            assert!(
+                figures <= 4 || x.fract() == 0.0 && !word.contains('.'),
+                "`{word}` has {figures} significant digits: {line}"
+            );
+        }
+    }
+}
+
 #[test]
 fn steps_override() {
     let (dir, config) = setup(&small_config());

@@ -3,6 +3,7 @@
 //! short sine and cosine series of the contact twist ([`series`]).
 
 pub mod erfcx;
+pub mod figures;
 #[cfg(test)]
 pub(crate) mod quadrature;
 pub mod series;
