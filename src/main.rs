@@ -44,7 +44,7 @@ enum Command {
         /// Rayon threads per rank (0 = all available).
         #[arg(long, allow_negative_numbers = true)]
         threads: Option<i128>,
-        /// No progress output.
+        /// No progress output (the final summary is still printed).
         #[arg(long)]
         quiet: bool,
         /// Write the final state (particles and contact history, exact bits
@@ -239,7 +239,8 @@ fn dispatch(cmd: Command, comm: Box<dyn Comm>) -> Result<(), GravelError> {
                 dump_every,
             };
             let s = run_with(setup, &opts, comm)?;
-            if !quiet && s.is_root() {
+            // --quiet hides the progress only: the summary is always printed.
+            if s.is_root() {
                 if s.first_step > 0 {
                     println!("restarted from step {}", s.first_step);
                 }
