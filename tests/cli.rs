@@ -315,14 +315,57 @@ fn check_prints_laws_and_rounded_numbers() {
     }
 }
 
+/// Without a terminal, a log line every 10 % of the run shows the
+/// simulated time, the kinetic energy and contacts of the last thermo row,
+/// the particle count, the rate and the ETA; the summary follows.
+#[test]
+fn progress_lines_show_time_energy_and_contacts() {
+    let (dir, config) = setup(&small_config());
+    let out_dir = dir.path().join("out");
+    let out = gravel(
+        [
+            OsStr::new("run"),
+            config.as_os_str(),
+            OsStr::new("--out"),
+            out_dir.as_os_str(),
+        ],
+        dir.path(),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    let stderr = text(&out.stderr);
+    let lines: Vec<&str> = stderr.lines().filter(|l| l.starts_with("step ")).collect();
+    assert_eq!(lines.len(), 10, "{stderr}");
+    // Step 23 is 10 % of 230; the thermo row before it is step 20.
+    let first = lines[0];
+    assert!(
+        first.starts_with("step 23/230 (10%)  t = 2.3e-4  KE "),
+        "{first}"
+    );
+    for part in [" contacts  50 particles  ", " steps/s  eta "] {
+        assert!(first.contains(part), "{first}");
+    }
+    assert!(
+        text(&out.stdout).contains("done: 230 steps"),
+        "{}",
+        describe(&out)
+    );
+}
+
 #[test]
 fn steps_override() {
     let (dir, config) = setup(&small_config());
     let (out, out_dir) = run(dir.path(), &config, &["--steps", "30", "--quiet"]);
     assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    // --quiet hides the progress lines only; the summary stays.
     assert!(
-        text(&out.stdout).is_empty(),
-        "--quiet printed {}",
+        !text(&out.stderr).contains("step "),
+        "--quiet printed progress: {}",
+        describe(&out)
+    );
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.contains("done: 30 steps of 50 particles") && stdout.contains("output: "),
+        "--quiet hid the summary: {}",
         describe(&out)
     );
     let h5 = out_dir.join("small.h5");
