@@ -4,7 +4,7 @@
 //! The cases live in `tests/bad/`, grouped by subsystem (`run.toml`,
 //! `domain.toml`, `particles.toml`, `csv.toml`, `contact.toml`,
 //! `rolling.toml`, `spinning.toml`, `stochastic.toml`, `walls.toml`,
-//! `output.toml`, `parallel.toml`, `syntax.toml`), in the style of lumol's `tests/interactions/bad/*.toml`:
+//! `output.toml`, `parallel.toml`, `syntax.toml`, `materials.toml`), in the style of lumol's `tests/interactions/bad/*.toml`:
 //!
 //! ```text
 //! +++ unknown_key
@@ -236,6 +236,8 @@ bad_cases! {
     wrong_type_in_wall_names_the_key_and_its_line => "wall_wrong_type_at_its_line";
     missing_key_in_particles_names_the_key => "particles_missing_key";
     nan_velocity_is_named_as_the_velocity => "particles_nan_velocity" + run;
+    // materials.toml
+    density_required_by_a_particle_block => "density_missing_for_particles" + run;
     // run.toml
     unknown_key_names_the_line => "unknown_key" + run;
     wrong_value_type_names_the_line => "wrong_type";
@@ -385,6 +387,29 @@ fn repaired_case_passes_check() {
     let out = gravel([OsStr::new("check"), path.as_os_str()], dir.path());
     assert_eq!(out.status.code(), Some(0), "stderr:\n{}", text(&out.stderr));
     assert!(text(&out.stdout).contains("particles at step 0: 1"));
+}
+
+/// A material only walls use may leave out its density: the
+/// `density_missing_for_particles` case with its particles made of the
+/// other material passes `check`.
+#[test]
+fn density_is_optional_for_a_material_only_walls_use() {
+    let body = bad_case("density_missing_for_particles").text;
+    let fixed = body.replace(
+        "kind = \"list\"\nmaterial = \"glass\"",
+        "kind = \"list\"\nmaterial = \"steel\"",
+    );
+    assert_ne!(body, fixed);
+    let dir = tempfile::tempdir().unwrap();
+    let path = write_file(dir.path(), "walls_only.toml", &fixed);
+    let out = gravel([OsStr::new("check"), path.as_os_str()], dir.path());
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "stderr:\n{}", text(&out.stderr));
+    assert!(stdout.contains("material `glass`: no density"), "{stdout}");
+    assert!(
+        stdout.contains("material `steel`: density 7800"),
+        "{stdout}"
+    );
 }
 
 /// The config of the `dt_too_large` case with `allow_large_dt = true`.

@@ -108,8 +108,9 @@ pub struct ParallelConfig {
 pub struct MaterialConfig {
     /// Name referenced by particles, walls and pair overrides.
     pub name: String,
-    /// Density (kg/m³).
-    pub density: f64,
+    /// Density (kg/m³); required if a particle block (other than `file`)
+    /// uses the material.
+    pub density: Option<f64>,
     /// Young's modulus (Pa); needed by Hertz and Mindlin.
     pub youngs_modulus: Option<f64>,
     /// Poisson's ratio; needed by Hertz and Mindlin.

@@ -29,7 +29,8 @@ pub const FIELD_NAMES: [&str; 4] = ["velocity", "omega", "force", "torque"];
 pub struct Material {
     /// Name.
     pub name: String,
-    /// Density.
+    /// Density; NaN when not given, which only a material that no
+    /// particle block (but `file` ones, whose rows give it) uses may be.
     pub density: f64,
     /// Young's modulus, if given.
     pub youngs_modulus: Option<f64>,
@@ -359,7 +360,9 @@ pub(super) fn materials(cx: &Ctx, cfg: &[MaterialConfig]) -> Result<Vec<Material
                 m.name
             )));
         }
-        cx.positive(&format!("{key}.density"), m.density)?;
+        if let Some(rho) = m.density {
+            cx.positive(&format!("{key}.density"), rho)?;
+        }
         if let Some(e) = m.youngs_modulus {
             cx.positive(&format!("{key}.youngs_modulus"), e)?;
         }
@@ -372,7 +375,7 @@ pub(super) fn materials(cx: &Ctx, cfg: &[MaterialConfig]) -> Result<Vec<Material
         }
         out.push(Material {
             name: m.name.clone(),
-            density: m.density,
+            density: m.density.unwrap_or(f64::NAN),
             youngs_modulus: m.youngs_modulus,
             poisson_ratio: m.poisson_ratio,
         });
@@ -402,6 +405,16 @@ pub(super) fn steps_covering(time: f64, dt: f64) -> u64 {
         whole as u64
     } else {
         ratio.ceil() as u64
+    }
+}
+
+/// The material's density, or, for one without (whose particles all come
+/// from files), that of its particle of radius `r` and mass `m`.
+fn density_of(mat: &Material, r: f64, m: f64) -> f64 {
+    if mat.density.is_nan() {
+        m / ((4.0 / 3.0) * std::f64::consts::PI * r * r * r)
+    } else {
+        mat.density
     }
 }
 
@@ -442,7 +455,7 @@ pub(super) fn time_scales(
             let (ts, inputs) = match laws.get(a as u32, b as u32).normal {
                 NormalModel::Hertz(_) => match (mats[a].youngs_modulus, mats[a].poisson_ratio) {
                     (Some(e), Some(nu)) => (
-                        TimeScales::rayleigh(r, mats[a].density, e, nu),
+                        TimeScales::rayleigh(r, density_of(&mats[a], r, m), e, nu),
                         format!("material[{a}].density = {:e}, material[{a}].youngs_modulus = {e:e}, material[{a}].poisson_ratio = {nu}", mats[a].density),
                     ),
                     _ => continue,
@@ -671,7 +684,7 @@ position = [[2.0, 2.0, 2.0]]
         };
         let m = |name: &str, density: f64, nu: Option<f64>| MaterialConfig {
             name: name.into(),
-            density,
+            density: Some(density),
             youngs_modulus: Some(1e6),
             poisson_ratio: nu,
         };

@@ -38,7 +38,14 @@ pub fn check_report(s: &Setup, decomp: &Decomposition) -> String {
         let _ = writeln!(o, "mass: {} .. {}", g(mmin), g(mmax));
     }
     for m in &s.materials {
-        let mut line = format!("material `{}`: density {}", m.name, g(m.density));
+        let mut line = if m.density.is_nan() {
+            format!(
+                "material `{}`: no density (no particle block uses it)",
+                m.name
+            )
+        } else {
+            format!("material `{}`: density {}", m.name, g(m.density))
+        };
         if let Some(e) = m.youngs_modulus {
             line += &format!(", youngs_modulus {}", g(e));
         }
