@@ -4,7 +4,7 @@
 //! The cases live in `tests/bad/`, grouped by subsystem (`run.toml`,
 //! `domain.toml`, `particles.toml`, `csv.toml`, `contact.toml`,
 //! `rolling.toml`, `spinning.toml`, `stochastic.toml`, `walls.toml`,
-//! `output.toml`, `parallel.toml`, `syntax.toml`, `materials.toml`), in the style of lumol's `tests/interactions/bad/*.toml`:
+//! `output.toml`, `parallel.toml`, `syntax.toml`, `materials.toml`, `output_interval.toml`), in the style of lumol's `tests/interactions/bad/*.toml`:
 //!
 //! ```text
 //! +++ unknown_key
@@ -238,6 +238,9 @@ bad_cases! {
     nan_velocity_is_named_as_the_velocity => "particles_nan_velocity" + run;
     // materials.toml
     density_required_by_a_particle_block => "density_missing_for_particles" + run;
+    // output_interval.toml
+    frame_interval_in_steps_and_in_time => "every_and_every_time" + run;
+    frame_interval_below_one_step => "every_time_below_one_step";
     // run.toml
     unknown_key_names_the_line => "unknown_key" + run;
     wrong_value_type_names_the_line => "wrong_type";

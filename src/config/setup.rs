@@ -321,7 +321,7 @@ pub(super) fn build(path: &Path, text: &str, cfg: Config) -> Result<Setup> {
             )));
         }
     }
-    let output = output(&cx, &cfg.output)?;
+    let output = output(&cx, &cfg.output, dt)?;
     Ok(Setup {
         config_path: path.to_path_buf(),
         config_text: text.to_string(),
@@ -493,7 +493,27 @@ pub(super) fn time_scales(
     }))
 }
 
-pub(super) fn output(cx: &Ctx, o: &OutputConfig) -> Result<OutputSettings> {
+pub(super) fn output(cx: &Ctx, o: &OutputConfig, dt: f64) -> Result<OutputSettings> {
+    let every = match (o.every, o.every_time) {
+        (Some(_), Some(_)) => {
+            return Err(cx.err(
+                "output: give at most one of `every` (steps) and `every_time` (simulated time)",
+            ))
+        }
+        (Some(n), None) => n,
+        (None, None) => DEFAULT_EVERY,
+        (None, Some(t)) => {
+            let t = cx.positive("output.every_time", t)?;
+            let steps = (t / dt).round();
+            if steps < 1.0 {
+                return Err(cx.err(format!(
+                    "output.every_time = {t:e}: with dt = {dt:e} it rounds to {steps} steps; give at least dt (frames are written at steps)"
+                )));
+            }
+            // Beyond 2^53 steps the run ends first: only the last frame.
+            steps.min(limits::MAX_STEPS as f64) as u64
+        }
+    };
     for (k, f) in o.fields.iter().enumerate() {
         if !FIELD_NAMES.contains(&f.as_str()) {
             return Err(cx.err(format!(
@@ -507,7 +527,7 @@ pub(super) fn output(cx: &Ctx, o: &OutputConfig) -> Result<OutputSettings> {
     }
     Ok(OutputSettings {
         dir: PathBuf::from(&o.dir),
-        every: o.every,
+        every,
         fields: o.fields.clone(),
         thermo_every: o.thermo_every,
         checkpoint_every: o.checkpoint_every,
@@ -675,6 +695,28 @@ position = [[2.0, 2.0, 2.0]]
         assert_eq!(steps_covering(2.0001e-3, 1e-6), 2001);
         assert_eq!(steps_covering(0.0, 1e-6), 0);
         assert_eq!(steps_covering(1e-7, 1e-6), 1);
+    }
+
+    #[test]
+    fn every_time_is_rounded_to_whole_steps() {
+        let with = |extra: &str| {
+            Setup::from_str(
+                Path::new("unit.toml"),
+                &format!("{TWO_GLASSES}\n[output]\n{extra}\n")
+                    .replace("dt = \"auto\"", "dt = 1e-6"),
+            )
+        };
+        let every = |extra: &str| with(extra).unwrap().output.every;
+        assert_eq!(every(""), 1000);
+        assert_eq!(every("every = 7"), 7);
+        assert_eq!(every("every_time = 2.5e-5"), 25);
+        assert_eq!(every("every_time = 2.46e-5"), 25);
+        assert_eq!(every("every_time = 0.6e-6"), 1);
+        let err = |extra: &str| with(extra).unwrap_err().to_string();
+        assert!(err("every_time = 0.4e-6").contains("output.every_time = 4e-7"));
+        assert!(err("every_time = 0.4e-6").contains("rounds to 0 steps"));
+        assert!(err("every_time = 1e-3\nevery = 5").contains("at most one of `every`"));
+        assert!(err("every_time = -1.0").contains("output.every_time"));
     }
 
     #[test]
