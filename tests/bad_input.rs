@@ -236,6 +236,7 @@ bad_cases! {
     wrong_type_in_wall_names_the_key_and_its_line => "wall_wrong_type_at_its_line";
     missing_key_in_particles_names_the_key => "particles_missing_key";
     nan_velocity_is_named_as_the_velocity => "particles_nan_velocity" + run;
+    missing_table_is_named_as_a_table => "missing_table";
     // materials.toml
     density_required_by_a_particle_block => "density_missing_for_particles" + run;
     // output_interval.toml

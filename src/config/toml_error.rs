@@ -339,7 +339,14 @@ fn schema(text: &str, span: Range<usize>, msg: &str) -> Option<String> {
     all("", &root, &mut nodes);
     // The innermost node with that span: an array of tables and its single
     // table can share one.
-    let (path, _, node) = nodes.iter().rev().find(|(_, s, _)| *s == span)?;
+    let Some((path, _, node)) = nodes.iter().rev().find(|(_, s, _)| *s == span) else {
+        // A table missing from the whole file is reported at its start.
+        let rest = msg.strip_prefix("missing field `")?;
+        let field = &rest[..rest.find('`')?];
+        return Some(format!(
+            "[{field}] is required, but the config has none (missing field `{field}`)"
+        ));
+    };
     let line = |s: &Range<usize>| line_of(text, s.start);
     let source = |s: &Range<usize>| text.get(s.clone()).unwrap_or("").trim().to_string();
     // A single `[name]` where `[[name]]` is meant.
