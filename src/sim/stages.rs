@@ -89,12 +89,14 @@ impl Simulation {
     fn particle_error(&self, k: usize, step: u64) -> GravelError {
         let p = &self.particles;
         let (x, v) = (p.x[k], p.v[k]);
-        // The first non-finite quantity, in the order the integrator makes them.
+        // The first non-finite quantity in the order the step makes them
+        // from each other: the force, then the kick's velocity and angular
+        // velocity, then the drift's position.
         let non_finite = [
-            ("position", x),
+            ("force", p.force[k]),
             ("velocity", p.v[k]),
             ("angular velocity", p.omega[k]),
-            ("force", p.force[k]),
+            ("position", x),
         ]
         .into_iter()
         .find(|(_, q)| !q.is_finite());
