@@ -223,7 +223,7 @@ fn dispatch(cmd: Command, comm: Box<dyn Comm>) -> Result<(), GravelError> {
                 &config,
                 "--dump-every",
                 dump_every,
-                "a whole number, 0 to 2^53 (0 = only the final state)",
+                "a whole number ≥ 0 (0 = only the final state)",
             )?;
             if let Some(r) = &restart {
                 checkpoint_file(r, "--restart")?;

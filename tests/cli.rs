@@ -617,7 +617,7 @@ fn negative_numeric_flags_name_the_flag_and_the_range() {
         ),
         (
             &["--dump-state", "dump.txt", "--dump-every", "-3"],
-            "--dump-every -3: must be a whole number, 0 to 2^53",
+            "--dump-every -3: must be a whole number ≥ 0",
         ),
         (&["--steps=-5"], "--steps -5"),
     ];
