@@ -237,6 +237,8 @@ bad_cases! {
     missing_key_in_particles_names_the_key => "particles_missing_key";
     nan_velocity_is_named_as_the_velocity => "particles_nan_velocity" + run;
     missing_table_is_named_as_a_table => "missing_table";
+    unclosed_table_header_is_named => "unclosed_table_header";
+    unknown_table_is_named_at_its_header => "unknown_table";
     // materials.toml
     density_required_by_a_particle_block => "density_missing_for_particles" + run;
     // output_interval.toml

@@ -174,6 +174,20 @@ fn syntax(text: &str, span: Range<usize>, msg: &str) -> Option<String> {
     if msg.starts_with("missing comma between array elements") || msg.starts_with("unclosed array")
     {
         let open = open_bracket(text, here, '[')?;
+        // A table header missing its closing bracket.
+        let line = line_at(text, open);
+        if line.trim_start().starts_with('[')
+            && line
+                .trim_start()
+                .trim_start_matches('[')
+                .starts_with(|c: char| c.is_ascii_alphabetic())
+        {
+            return Some(format!(
+                "line {}: the table header `{}` is not closed; write `[name]` or `[[name]]`",
+                line_of(text, open),
+                line.trim()
+            ));
+        }
         // The parser stops where the next line starts: the array was never closed.
         let next_line = line_of(text, open) < line_of(text, here)
             && text[..here].trim_end_matches([' ', '\t']).ends_with('\n');
@@ -340,6 +354,18 @@ fn schema(text: &str, span: Range<usize>, msg: &str) -> Option<String> {
     // The innermost node with that span: an array of tables and its single
     // table can share one.
     let Some((path, _, node)) = nodes.iter().rev().find(|(_, s, _)| *s == span) else {
+        // An unknown key is reported at the key: name its table and line.
+        if msg.starts_with("unknown field `") {
+            let line = line_at(text, span.start);
+            return Some(match header(line) {
+                Some(_) => format!(
+                    "line {}: unknown table `{}`; {msg}",
+                    line_of(text, span.start),
+                    line.trim()
+                ),
+                None => format!("{}: {msg}", at(text, span.start)),
+            });
+        }
         // A table missing from the whole file is reported at its start.
         let rest = msg.strip_prefix("missing field `")?;
         let field = &rest[..rest.find('`')?];
