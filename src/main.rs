@@ -9,7 +9,7 @@ use gravel::parallel::comm::SerialComm;
 use gravel::parallel::grid::Decomposition;
 use gravel::run::{run_with, RunOptions};
 use gravel::sim::Stage;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 #[global_allocator]
@@ -32,9 +32,9 @@ enum Command {
     Run {
         /// The TOML config.
         config: PathBuf,
-        /// Override the number of steps.
-        #[arg(long)]
-        steps: Option<u64>,
+        /// Override the number of steps (1 to 2^53).
+        #[arg(long, allow_negative_numbers = true)]
+        steps: Option<i128>,
         /// Override the output directory.
         #[arg(long)]
         out: Option<PathBuf>,
@@ -42,9 +42,9 @@ enum Command {
         #[arg(long)]
         restart: Option<PathBuf>,
         /// Rayon threads per rank (0 = all available).
-        #[arg(long)]
-        threads: Option<usize>,
-        /// No progress output.
+        #[arg(long, allow_negative_numbers = true)]
+        threads: Option<i128>,
+        /// No progress output (the final summary is still printed).
         #[arg(long)]
         quiet: bool,
         /// Write the final state (particles and contact history, exact bits
@@ -52,8 +52,14 @@ enum Command {
         #[arg(long, value_name = "FILE")]
         dump_state: Option<PathBuf>,
         /// With --dump-state: also dump every N steps, to FILE.<step, 9 digits>.
-        #[arg(long, value_name = "N", default_value_t = 0, requires = "dump_state")]
-        dump_every: u64,
+        #[arg(
+            long,
+            value_name = "N",
+            default_value_t = 0,
+            requires = "dump_state",
+            allow_negative_numbers = true
+        )]
+        dump_every: i128,
         /// Replace the output of an earlier run of the same name in the output
         /// directory (without it, such a run is refused).
         #[arg(long)]
@@ -64,8 +70,8 @@ enum Command {
         /// The TOML config.
         config: PathBuf,
         /// Show the decomposition this many MPI ranks would use.
-        #[arg(long, default_value_t = 1)]
-        ranks: usize,
+        #[arg(long, default_value_t = 1, allow_negative_numbers = true)]
+        ranks: i128,
     },
     /// Summarise an output or checkpoint file.
     Info {
@@ -165,6 +171,35 @@ fn check_isa() -> Result<(), GravelError> {
         .map_err(|m| GravelError::config(std::path::Path::new("environment"), m))
 }
 
+/// A whole-number flag as a `u64`: a negative value or one beyond `u64` is
+/// refused (exit 2), naming the flag, its value and what is allowed; the
+/// bounds within are checked where the flag is used.
+fn whole(config: &Path, flag: &str, n: i128, allowed: &str) -> Result<u64, GravelError> {
+    u64::try_from(n)
+        .map_err(|_| GravelError::config(config, format!("{flag} {n}: must be {allowed}")))
+}
+
+/// `path` must be a file: a directory or a missing path is refused (exit 2)
+/// before the HDF5 library sees it.
+fn checkpoint_file(path: &Path, what: &str) -> Result<(), GravelError> {
+    let problem = if path.is_dir() {
+        "is a directory"
+    } else if !path.exists() {
+        "does not exist"
+    } else {
+        return Ok(());
+    };
+    let p = path.display();
+    Err(GravelError::config(
+        path,
+        if what == "info" {
+            format!("info: {p} {problem}; give an output or checkpoint file (.h5)")
+        } else {
+            format!("{what}: {p} {problem}, cannot restart from it; give a checkpoint file (.h5)")
+        },
+    ))
+}
+
 fn dispatch(cmd: Command, comm: Box<dyn Comm>) -> Result<(), GravelError> {
     match cmd {
         Command::Run {
@@ -179,6 +214,29 @@ fn dispatch(cmd: Command, comm: Box<dyn Comm>) -> Result<(), GravelError> {
             overwrite,
         } => {
             check_isa()?;
+            let steps = steps
+                .map(|n| whole(&config, "--steps", n, "a whole number, 1 to 2^53"))
+                .transpose()?;
+            let threads = threads
+                .map(|n| {
+                    whole(
+                        &config,
+                        "--threads",
+                        n,
+                        "a whole number, 0 to 1024 (0 = all available)",
+                    )
+                })
+                .transpose()?
+                .map(|n| n as usize);
+            let dump_every = whole(
+                &config,
+                "--dump-every",
+                dump_every,
+                "a whole number ≥ 0 (0 = only the final state)",
+            )?;
+            if let Some(r) = &restart {
+                checkpoint_file(r, "--restart")?;
+            }
             let setup = Setup::from_file(&config)?;
             let opts = RunOptions {
                 steps,
@@ -191,7 +249,8 @@ fn dispatch(cmd: Command, comm: Box<dyn Comm>) -> Result<(), GravelError> {
                 overwrite,
             };
             let s = run_with(setup, &opts, comm)?;
-            if !quiet && s.is_root() {
+            // --quiet hides the progress only: the summary is always printed.
+            if s.is_root() {
                 if s.first_step > 0 {
                     println!("restarted from step {}", s.first_step);
                 }
@@ -239,6 +298,10 @@ fn dispatch(cmd: Command, comm: Box<dyn Comm>) -> Result<(), GravelError> {
         }
         Command::Check { config, ranks } => {
             check_isa()?;
+            let ranks = whole(&config, "--ranks", ranks, "a whole number, 1 or more")? as usize;
+            if ranks == 0 {
+                return Err(GravelError::config(&config, "--ranks 0: must be 1 or more"));
+            }
             let setup = Setup::from_file(&config)?;
             let decomp = Decomposition::for_ranks(&setup, ranks, 0)?;
             if comm.rank() == 0 {
@@ -255,6 +318,7 @@ fn dispatch(cmd: Command, comm: Box<dyn Comm>) -> Result<(), GravelError> {
             if comm.rank() != 0 {
                 return Ok(());
             }
+            checkpoint_file(&file, "info")?;
             let is_checkpoint = gravel::io::checkpoint::is_checkpoint(&file);
             if verify && !is_checkpoint {
                 // (A checkpoint is read and verified in full by its summary.)

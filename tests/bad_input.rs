@@ -4,7 +4,8 @@
 //! The cases live in `tests/bad/`, grouped by subsystem (`run.toml`,
 //! `domain.toml`, `particles.toml`, `csv.toml`, `contact.toml`,
 //! `rolling.toml`, `spinning.toml`, `stochastic.toml`, `walls.toml`,
-//! `geometry.toml`, `output.toml`, `parallel.toml`), in the style of lumol's `tests/interactions/bad/*.toml`:
+//! `geometry.toml`, `output.toml`, `parallel.toml`, `syntax.toml`, `materials.toml`,
+//! `output_interval.toml`), in the style of lumol's `tests/interactions/bad/*.toml`:
 //!
 //! ```text
 //! +++ unknown_key
@@ -219,6 +220,31 @@ macro_rules! bad_cases {
 }
 
 bad_cases! {
+    // syntax.toml
+    toml_value_missing_after_equals => "dt_missing_value" + run;
+    toml_bare_word_is_told_to_quote => "dt_unquoted_word";
+    dt_of_neither_accepted_form_lists_both => "dt_neither_number_nor_string";
+    toml_missing_comma_in_array => "array_missing_comma" + run;
+    toml_unclosed_array_names_its_opening_line => "unclosed_array";
+    toml_unclosed_inline_table_names_its_opening_line => "unclosed_inline_table" + run;
+    single_material_table_asks_for_an_array_of_tables => "material_single_table" + run;
+    single_wall_table_asks_for_an_array_of_tables => "wall_single_table";
+    single_particles_table_asks_for_an_array_of_tables => "particles_single_table";
+    single_pair_table_asks_for_an_array_of_tables => "contact_pair_single_table";
+    negative_count_names_the_key_and_its_line => "particles_negative_count" + run;
+    radius_with_a_unit_lists_the_radius_forms => "particles_radius_with_unit";
+    unknown_key_in_particles_names_its_line => "particles_unknown_key_at_its_line";
+    wrong_type_in_wall_names_the_key_and_its_line => "wall_wrong_type_at_its_line";
+    missing_key_in_particles_names_the_key => "particles_missing_key";
+    nan_velocity_is_named_as_the_velocity => "particles_nan_velocity" + run;
+    missing_table_is_named_as_a_table => "missing_table";
+    unclosed_table_header_is_named => "unclosed_table_header";
+    unknown_table_is_named_at_its_header => "unknown_table";
+    // materials.toml
+    density_required_by_a_particle_block => "density_missing_for_particles" + run;
+    // output_interval.toml
+    frame_interval_in_steps_and_in_time => "every_and_every_time" + run;
+    frame_interval_below_one_step => "every_time_below_one_step";
     // run.toml
     unknown_key_names_the_line => "unknown_key" + run;
     wrong_value_type_names_the_line => "wrong_type";
@@ -379,6 +405,29 @@ fn repaired_case_passes_check() {
     let out = gravel([OsStr::new("check"), path.as_os_str()], dir.path());
     assert_eq!(out.status.code(), Some(0), "stderr:\n{}", text(&out.stderr));
     assert!(text(&out.stdout).contains("particles at step 0: 1"));
+}
+
+/// A material only walls use may leave out its density: the
+/// `density_missing_for_particles` case with its particles made of the
+/// other material passes `check`.
+#[test]
+fn density_is_optional_for_a_material_only_walls_use() {
+    let body = bad_case("density_missing_for_particles").text;
+    let fixed = body.replace(
+        "kind = \"list\"\nmaterial = \"glass\"",
+        "kind = \"list\"\nmaterial = \"steel\"",
+    );
+    assert_ne!(body, fixed);
+    let dir = tempfile::tempdir().unwrap();
+    let path = write_file(dir.path(), "walls_only.toml", &fixed);
+    let out = gravel([OsStr::new("check"), path.as_os_str()], dir.path());
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "stderr:\n{}", text(&out.stderr));
+    assert!(stdout.contains("material `glass`: no density"), "{stdout}");
+    assert!(
+        stdout.contains("material `steel`: density 7800"),
+        "{stdout}"
+    );
 }
 
 /// The config of the `dt_too_large` case with `allow_large_dt = true`.

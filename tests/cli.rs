@@ -265,14 +265,107 @@ fn check_prints_the_stable_time_step_and_particle_count() {
     assert_eq!(entries.len(), 1);
 }
 
+/// `gravel check` reads as a report: laws in the config's words, no Rust
+/// `Debug` structs, numbers to 4 significant digits (the time steps aside,
+/// printed exactly to be pasted as `dt`), units stated once.
+#[test]
+fn check_prints_laws_and_rounded_numbers() {
+    let (dir, config) = setup(&small_config());
+    let out = gravel([OsStr::new("check"), config.as_os_str()], dir.path());
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains("units: the config's own"), "{stdout}");
+    let law = stdout
+        .lines()
+        .find(|l| l.starts_with("contact glass–glass: "))
+        .unwrap_or_else(|| panic!("no law line:\n{stdout}"));
+    assert!(law.contains(": hertz (restitution 0.5, E* "), "{law}");
+    assert!(
+        law.ends_with(" + spring_slider (friction 0.5, mindlin)"),
+        "{law}"
+    );
+    for line in stdout.lines() {
+        assert!(
+            !line.contains(" { ") && !line.contains("Some("),
+            "a Debug struct: {line}"
+        );
+        if line.starts_with("stable time step")
+            || line.starts_with("chosen time step")
+            || line.starts_with("warning")
+            || line.starts_with("config:")
+            || line.starts_with("decomposition")
+        {
+            continue;
+        }
+        for word in line.split([' ', ',', '(', ')', '[', ']', ';']) {
+            let Ok(x) = word.parse::<f64>() else {
+                continue;
+            };
+            let mantissa = word.split(['e', 'E']).next().unwrap();
+            let figures = mantissa
+                .trim_start_matches(['-', '0', '.'])
+                .chars()
+                .filter(char::is_ascii_digit)
+                .count();
+            assert!(
+                figures <= 4 || x.fract() == 0.0 && !word.contains('.'),
+                "`{word}` has {figures} significant digits: {line}"
+            );
+        }
+    }
+}
+
+/// Without a terminal, a log line every 10 % of the run shows the
+/// simulated time, the kinetic energy and contacts of the last thermo row,
+/// the particle count, the rate and the ETA; the summary follows.
+#[test]
+fn progress_lines_show_time_energy_and_contacts() {
+    let (dir, config) = setup(&small_config());
+    let out_dir = dir.path().join("out");
+    let out = gravel(
+        [
+            OsStr::new("run"),
+            config.as_os_str(),
+            OsStr::new("--out"),
+            out_dir.as_os_str(),
+        ],
+        dir.path(),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    let stderr = text(&out.stderr);
+    let lines: Vec<&str> = stderr.lines().filter(|l| l.starts_with("step ")).collect();
+    assert_eq!(lines.len(), 10, "{stderr}");
+    // Step 23 is 10 % of 230; the thermo row before it is step 20.
+    let first = lines[0];
+    assert!(
+        first.starts_with("step 23/230 (10%)  t = 2.3e-4  KE "),
+        "{first}"
+    );
+    for part in [" contacts  50 particles  ", " steps/s  eta "] {
+        assert!(first.contains(part), "{first}");
+    }
+    assert!(
+        text(&out.stdout).contains("done: 230 steps"),
+        "{}",
+        describe(&out)
+    );
+}
+
 #[test]
 fn steps_override() {
     let (dir, config) = setup(&small_config());
     let (out, out_dir) = run(dir.path(), &config, &["--steps", "30", "--quiet"]);
     assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    // --quiet hides the progress lines only; the summary stays.
     assert!(
-        text(&out.stdout).is_empty(),
-        "--quiet printed {}",
+        !text(&out.stderr).contains("step "),
+        "--quiet printed progress: {}",
+        describe(&out)
+    );
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.contains("done: 30 steps of 50 particles") && stdout.contains("output: "),
+        "--quiet hid the summary: {}",
         describe(&out)
     );
     let h5 = out_dir.join("small.h5");
@@ -666,6 +759,79 @@ fn flags_out_of_bounds_exit_2() {
         assert_eq!(out.status.code(), Some(2), "{args:?}: {}", describe(&out));
         assert!(stderr.contains(expect), "{args:?}: {stderr}");
         assert!(!out_dir.exists(), "{args:?}: a refused run wrote output");
+    }
+}
+
+/// Negative numbers reach the validation layer (not clap's "unexpected
+/// argument"): refused with exit 2, naming the flag, its value and what is
+/// allowed, before anything is written.
+#[test]
+fn negative_numeric_flags_name_the_flag_and_the_range() {
+    let (dir, config) = setup(&small_config());
+    let cases: [(&[&str], &str); 4] = [
+        (
+            &["--steps", "-5"],
+            "--steps -5: must be a whole number, 1 to 2^53",
+        ),
+        (
+            &["--threads", "-1"],
+            "--threads -1: must be a whole number, 0 to 1024",
+        ),
+        (
+            &["--dump-state", "dump.txt", "--dump-every", "-3"],
+            "--dump-every -3: must be a whole number ≥ 0",
+        ),
+        (&["--steps=-5"], "--steps -5"),
+    ];
+    for (args, expect) in cases {
+        let (out, out_dir) = run(dir.path(), &config, args);
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", describe(&out));
+        assert!(stderr.contains(expect), "{args:?}: {stderr}");
+        assert!(
+            !stderr.contains("unexpected argument"),
+            "{args:?}: {stderr}"
+        );
+        assert!(!out_dir.exists(), "{args:?}: a refused run wrote output");
+        assert!(!dir.path().join("dump.txt").exists());
+    }
+    let c = config.to_str().unwrap();
+    let out = gravel(["check", c, "--ranks", "-2"], dir.path());
+    assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("--ranks -2: must be a whole number, 1 or more"),
+        "{stderr}"
+    );
+}
+
+/// A directory given as a checkpoint or to `gravel info`, or a missing file
+/// to `info`, is refused with exit 2 and a sentence, not an HDF5 dump.
+#[test]
+fn a_directory_is_not_a_checkpoint() {
+    let (dir, config) = setup(&small_config());
+    let folder = dir.path().join("old_run");
+    std::fs::create_dir(&folder).unwrap();
+    let (out, out_dir) = run(dir.path(), &config, &["--restart", "old_run"]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
+    assert!(
+        stderr.contains("--restart: old_run is a directory")
+            && stderr.contains("give a checkpoint file (.h5)"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("HDF5"), "{stderr}");
+    assert!(!out_dir.exists());
+    assert_eq!(std::fs::read_dir(&folder).unwrap().count(), 0);
+    for (arg, what) in [
+        ("old_run", "is a directory"),
+        ("missing.h5", "does not exist"),
+    ] {
+        let out = gravel(["info", arg], dir.path());
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{arg}: {}", describe(&out));
+        assert!(stderr.contains(&format!("info: {arg} {what}")), "{stderr}");
+        assert!(!stderr.contains("HDF5"), "{stderr}");
     }
 }
 

@@ -9,6 +9,7 @@ pub mod limits;
 mod particles;
 pub mod schema;
 mod setup;
+mod toml_error;
 mod walls;
 
 pub use setup::{LawTable, Material, OutputSettings, Setup, FIELD_NAMES};

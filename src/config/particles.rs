@@ -64,6 +64,8 @@ pub(super) fn particles(
     let mut placer = Placer::new(max_r_all);
     for (k, b) in blocks.iter().enumerate() {
         let key = format!("particles[{k}]");
+        finite_vectors(cx, &key, b)?;
+        needs_density(cx, &key, b, mats)?;
         let rec = |x: DVec3, v: DVec3, w: DVec3, r: f64, m: u32, frozen: bool| ParticleRecord {
             id: 0,
             x,
@@ -338,6 +340,66 @@ pub(super) fn max_block_radius(blocks: &[ParticleBlock]) -> f64 {
         })
         .filter(|r| r.is_finite())
         .fold(0.0, f64::max)
+}
+
+/// A block that makes its particles' masses from its material's density
+/// (every kind but `file`) needs a material that has one.
+fn needs_density(cx: &Ctx, key: &str, b: &ParticleBlock, mats: &[Material]) -> Result<()> {
+    let name = match b {
+        ParticleBlock::Lattice { material, .. }
+        | ParticleBlock::Random { material, .. }
+        | ParticleBlock::Pour { material, .. }
+        | ParticleBlock::List { material, .. } => material,
+        ParticleBlock::File { .. } => return Ok(()),
+    };
+    match mats
+        .iter()
+        .position(|m| &m.name == name && m.density.is_nan())
+    {
+        Some(i) => Err(cx.err(format!(
+            "material[{i}].density is required: {key} uses `{name}` (a particle's mass is (4/3) π R³ ρ); only a material no particle block uses, or only `file` blocks, may leave it out"
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// Every position, velocity and angular velocity a block gives must be
+/// finite: the message names the key, not a position it would spoil.
+fn finite_vectors(cx: &Ctx, key: &str, b: &ParticleBlock) -> Result<()> {
+    let mut named: Vec<(String, [f64; 3])> = Vec::new();
+    match b {
+        ParticleBlock::Lattice { velocity, .. }
+        | ParticleBlock::Random { velocity, .. }
+        | ParticleBlock::Pour { velocity, .. } => {
+            named.push((format!("{key}.velocity"), velocity.0));
+        }
+        ParticleBlock::List {
+            position,
+            velocity,
+            omega,
+            ..
+        } => {
+            for (name, list) in [
+                ("position", Some(position)),
+                ("velocity", velocity.as_ref()),
+                ("omega", omega.as_ref()),
+            ] {
+                for (i, v) in list.into_iter().flatten().enumerate() {
+                    named.push((format!("{key}.{name}[{i}]"), v.0));
+                }
+            }
+        }
+        ParticleBlock::File { .. } => {}
+    }
+    match named
+        .into_iter()
+        .find(|(_, v)| !v.iter().all(|c| c.is_finite()))
+    {
+        Some((k, v)) => Err(cx.err(format!(
+            "{k} = {v:?}: every component must be a finite number (not nan or inf)"
+        ))),
+        None => Ok(()),
+    }
 }
 
 pub(super) fn check_inside(cx: &Ctx, r: &ParticleRecord, d: &Domain) -> Result<()> {

@@ -108,8 +108,9 @@ pub struct ParallelConfig {
 pub struct MaterialConfig {
     /// Name referenced by particles, walls and pair overrides.
     pub name: String,
-    /// Density (kg/m³).
-    pub density: f64,
+    /// Density (kg/m³); required if a particle block (other than `file`)
+    /// uses the material.
+    pub density: Option<f64>,
     /// Young's modulus (Pa); needed by Hertz and Mindlin.
     pub youngs_modulus: Option<f64>,
     /// Poisson's ratio; needed by Hertz and Mindlin.
@@ -321,9 +322,11 @@ pub struct OutputConfig {
     /// Output directory (relative to the working directory).
     #[serde(default = "default_out_dir")]
     pub dir: String,
-    /// Steps between frames (0 = no frames but the last).
-    #[serde(default = "default_every")]
-    pub every: u64,
+    /// Steps between frames (0 = no frames but the last); default 1000.
+    pub every: Option<u64>,
+    /// Simulated time between frames (exclusive with `every`): `every` is
+    /// `round(every_time / dt)` steps, at least 1.
+    pub every_time: Option<f64>,
     /// Extra per-particle fields: velocity, omega, force, torque.
     #[serde(default)]
     pub fields: Vec<String>,
@@ -339,7 +342,8 @@ impl Default for OutputConfig {
     fn default() -> Self {
         Self {
             dir: default_out_dir(),
-            every: default_every(),
+            every: None,
+            every_time: None,
             fields: Vec::new(),
             thermo_every: default_thermo_every(),
             checkpoint_every: 0,
@@ -350,9 +354,8 @@ impl Default for OutputConfig {
 fn default_out_dir() -> String {
     "out".into()
 }
-fn default_every() -> u64 {
-    1000
-}
+/// Steps between frames when neither `every` nor `every_time` is given.
+pub const DEFAULT_EVERY: u64 = 1000;
 fn default_thermo_every() -> u64 {
     100
 }

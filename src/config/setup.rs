@@ -3,7 +3,6 @@
 //! module, then what is derived from them (time step, time scales).
 
 use super::context::Ctx;
-use super::fixed::{wrong_length_at, WRONG_LENGTH};
 use super::laws::law_table;
 use super::limits::{self, usable, MemoryBudget};
 use super::particles::{check_overlaps, particles};
@@ -30,7 +29,8 @@ pub const FIELD_NAMES: [&str; 4] = ["velocity", "omega", "force", "torque"];
 pub struct Material {
     /// Name.
     pub name: String,
-    /// Density.
+    /// Density; NaN when not given, which only a material that no
+    /// particle block (but `file` ones, whose rows give it) uses may be.
     pub density: f64,
     /// Young's modulus, if given.
     pub youngs_modulus: Option<f64>,
@@ -129,24 +129,8 @@ impl Setup {
 
     /// Validate config text (`path` is used in messages and to resolve relative file paths).
     pub fn from_str(path: &Path, text: &str) -> Result<Self> {
-        let cfg: Config = toml::from_str(text).map_err(|e| {
-            // A wrong length ([`super::fixed`]) names its key path and line.
-            let got = e
-                .message()
-                .strip_prefix(WRONG_LENGTH)
-                .and_then(|m| m.rsplit(' ').next()?.parse().ok());
-            match e
-                .span()
-                .zip(got)
-                .and_then(|(s, n)| wrong_length_at(text, s, n))
-            {
-                Some((key, start)) => {
-                    let line = text[..start].matches('\n').count() + 1;
-                    GravelError::config(path, format!("{key} (line {line}): {}", e.message()))
-                }
-                None => GravelError::config(path, format!("{e}").trim_end().to_string()),
-            }
-        })?;
+        let cfg: Config = toml::from_str(text)
+            .map_err(|e| GravelError::config(path, super::toml_error::explain(text, &e)))?;
         build(path, text, cfg)
     }
 
@@ -339,7 +323,7 @@ pub(super) fn build(path: &Path, text: &str, cfg: Config) -> Result<Setup> {
             )));
         }
     }
-    let output = output(&cx, &cfg.output)?;
+    let output = output(&cx, &cfg.output, dt)?;
     Ok(Setup {
         config_path: path.to_path_buf(),
         config_text: text.to_string(),
@@ -378,7 +362,9 @@ pub(super) fn materials(cx: &Ctx, cfg: &[MaterialConfig]) -> Result<Vec<Material
                 m.name
             )));
         }
-        cx.positive(&format!("{key}.density"), m.density)?;
+        if let Some(rho) = m.density {
+            cx.positive(&format!("{key}.density"), rho)?;
+        }
         if let Some(e) = m.youngs_modulus {
             cx.positive(&format!("{key}.youngs_modulus"), e)?;
         }
@@ -391,7 +377,7 @@ pub(super) fn materials(cx: &Ctx, cfg: &[MaterialConfig]) -> Result<Vec<Material
         }
         out.push(Material {
             name: m.name.clone(),
-            density: m.density,
+            density: m.density.unwrap_or(f64::NAN),
             youngs_modulus: m.youngs_modulus,
             poisson_ratio: m.poisson_ratio,
         });
@@ -421,6 +407,16 @@ pub(super) fn steps_covering(time: f64, dt: f64) -> u64 {
         whole as u64
     } else {
         ratio.ceil() as u64
+    }
+}
+
+/// The material's density, or, for one without (whose particles all come
+/// from files), that of its particle of radius `r` and mass `m`.
+fn density_of(mat: &Material, r: f64, m: f64) -> f64 {
+    if mat.density.is_nan() {
+        m / ((4.0 / 3.0) * std::f64::consts::PI * r * r * r)
+    } else {
+        mat.density
     }
 }
 
@@ -461,7 +457,7 @@ pub(super) fn time_scales(
             let (ts, inputs) = match laws.get(a as u32, b as u32).normal {
                 NormalModel::Hertz(_) => match (mats[a].youngs_modulus, mats[a].poisson_ratio) {
                     (Some(e), Some(nu)) => (
-                        TimeScales::rayleigh(r, mats[a].density, e, nu),
+                        TimeScales::rayleigh(r, density_of(&mats[a], r, m), e, nu),
                         format!("material[{a}].density = {:e}, material[{a}].youngs_modulus = {e:e}, material[{a}].poisson_ratio = {nu}", mats[a].density),
                     ),
                     _ => continue,
@@ -499,7 +495,27 @@ pub(super) fn time_scales(
     }))
 }
 
-pub(super) fn output(cx: &Ctx, o: &OutputConfig) -> Result<OutputSettings> {
+pub(super) fn output(cx: &Ctx, o: &OutputConfig, dt: f64) -> Result<OutputSettings> {
+    let every = match (o.every, o.every_time) {
+        (Some(_), Some(_)) => {
+            return Err(cx.err(
+                "output: give at most one of `every` (steps) and `every_time` (simulated time)",
+            ))
+        }
+        (Some(n), None) => n,
+        (None, None) => DEFAULT_EVERY,
+        (None, Some(t)) => {
+            let t = cx.positive("output.every_time", t)?;
+            let steps = (t / dt).round();
+            if steps < 1.0 {
+                return Err(cx.err(format!(
+                    "output.every_time = {t:e}: with dt = {dt:e} it rounds to {steps} steps; give at least dt (frames are written at steps)"
+                )));
+            }
+            // Beyond 2^53 steps the run ends first: only the last frame.
+            steps.min(limits::MAX_STEPS as f64) as u64
+        }
+    };
     for (k, f) in o.fields.iter().enumerate() {
         if !FIELD_NAMES.contains(&f.as_str()) {
             return Err(cx.err(format!(
@@ -523,7 +539,7 @@ pub(super) fn output(cx: &Ctx, o: &OutputConfig) -> Result<OutputSettings> {
     }
     Ok(OutputSettings {
         dir: PathBuf::from(&o.dir),
-        every: o.every,
+        every,
         fields: o.fields.clone(),
         thermo_every: o.thermo_every,
         checkpoint_every: o.checkpoint_every,
@@ -694,13 +710,35 @@ position = [[2.0, 2.0, 2.0]]
     }
 
     #[test]
+    fn every_time_is_rounded_to_whole_steps() {
+        let with = |extra: &str| {
+            Setup::from_str(
+                Path::new("unit.toml"),
+                &format!("{TWO_GLASSES}\n[output]\n{extra}\n")
+                    .replace("dt = \"auto\"", "dt = 1e-6"),
+            )
+        };
+        let every = |extra: &str| with(extra).unwrap().output.every;
+        assert_eq!(every(""), 1000);
+        assert_eq!(every("every = 7"), 7);
+        assert_eq!(every("every_time = 2.5e-5"), 25);
+        assert_eq!(every("every_time = 2.46e-5"), 25);
+        assert_eq!(every("every_time = 0.6e-6"), 1);
+        let err = |extra: &str| with(extra).unwrap_err().to_string();
+        assert!(err("every_time = 0.4e-6").contains("output.every_time = 4e-7"));
+        assert!(err("every_time = 0.4e-6").contains("rounds to 0 steps"));
+        assert!(err("every_time = 1e-3\nevery = 5").contains("at most one of `every`"));
+        assert!(err("every_time = -1.0").contains("output.every_time"));
+    }
+
+    #[test]
     fn materials_are_checked_one_by_one() {
         let cx = Ctx {
             file: Path::new("unit.toml"),
         };
         let m = |name: &str, density: f64, nu: Option<f64>| MaterialConfig {
             name: name.into(),
-            density,
+            density: Some(density),
             youngs_modulus: Some(1e6),
             poisson_ratio: nu,
         };

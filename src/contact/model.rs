@@ -53,6 +53,13 @@ pub trait Model: Copy {
         None
     }
 
+    /// Its parameters in the config's words, for `gravel check`
+    /// (`restitution 0.5`), numbers to 4 significant digits; empty for a
+    /// model without any (the default).
+    fn describe(&self) -> String {
+        String::new()
+    }
+
     /// Turn `history` (its `HISTORY_LEN` values) into what it holds for the
     /// same contact seen with `i` and `j` exchanged (`n → −n`,
     /// `v_t → −v_t`, `ω_rel → −ω_rel`). Contacts are always evaluated in
@@ -217,6 +224,18 @@ macro_rules! registry {
                 match self {
                     $($Model::$Unit => "none",)?
                     $($Model::$V(_) => $name,)+
+                }
+            }
+
+            /// The model's name with its parameters, for `gravel check`:
+            /// `hertz (restitution 0.5)`, `none`
+            /// ([`Model::describe`](crate::contact::model::Model::describe)).
+            pub fn describe(&self) -> String {
+                let params: String = $each!(self, m => $crate::contact::model::Model::describe(m));
+                if params.is_empty() {
+                    self.name().to_string()
+                } else {
+                    format!("{} ({params})", self.name())
                 }
             }
 

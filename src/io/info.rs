@@ -72,8 +72,10 @@ fn summarize_frames(out: &mut String, file: &File) -> hdf5::Result<()> {
     let (_, last_time, n, fields) = frame_info(&frames.group(&frame_name(last))?)?;
     let _ = writeln!(
         out,
-        "frames: {} (steps {first} to {last}, time {first_time} s to {last_time} s)",
-        steps.len()
+        "frames: {} (steps {first} to {last}, time {} to {})",
+        steps.len(),
+        number(first_time),
+        number(last_time)
     );
     let fields = if fields.is_empty() {
         "none".to_owned()
@@ -102,7 +104,7 @@ fn summarize_thermo(out: &mut String, file: &File) -> hdf5::Result<()> {
         out.push_str("last thermo row:\n");
         for (name, ds) in &columns {
             let value = ds.read_slice_1d::<f64, _>(rows - 1..rows)?[0];
-            let _ = writeln!(out, "    {name} = {value}");
+            let _ = writeln!(out, "    {name} = {}", number(value));
         }
     }
     Ok(())
@@ -145,10 +147,10 @@ pub(super) fn type_name(container: &hdf5::Container) -> String {
 /// the first line), small numeric arrays as lists, anything else as type and shape.
 fn attr_text(attr: &Attribute) -> String {
     let value = match attr.dtype().and_then(|dtype| dtype.to_descriptor()) {
-        Ok(TypeDescriptor::Unsigned(_)) => numbers_text::<u64>(attr),
-        Ok(TypeDescriptor::Integer(_)) => numbers_text::<i64>(attr),
-        Ok(TypeDescriptor::Float(_)) => numbers_text::<f64>(attr),
-        Ok(TypeDescriptor::Boolean) => numbers_text::<bool>(attr),
+        Ok(TypeDescriptor::Unsigned(_)) => numbers_text::<u64>(attr, u64::to_string),
+        Ok(TypeDescriptor::Integer(_)) => numbers_text::<i64>(attr, i64::to_string),
+        Ok(TypeDescriptor::Float(_)) => numbers_text::<f64>(attr, |x| number(*x)),
+        Ok(TypeDescriptor::Boolean) => numbers_text::<bool>(attr, bool::to_string),
         Ok(TypeDescriptor::VarLenUnicode | TypeDescriptor::VarLenAscii) if attr.is_scalar() => {
             read_str_attr(attr).map(|text| first_line(&text))
         }
@@ -158,15 +160,27 @@ fn attr_text(attr: &Attribute) -> String {
 }
 
 /// A scalar as text, or an array of at most 8 elements as `[a, b, ...]`.
-fn numbers_text<T: H5Type + std::fmt::Display>(attr: &Attribute) -> hdf5::Result<String> {
+fn numbers_text<T: H5Type>(attr: &Attribute, show: fn(&T) -> String) -> hdf5::Result<String> {
     if attr.is_scalar() {
-        return attr.read_scalar::<T>().map(|v| v.to_string());
+        return attr.read_scalar::<T>().map(|v| show(&v));
     }
     if attr.size() > 8 {
         return Err("too long to show".into());
     }
-    let values: Vec<String> = attr.read_raw::<T>()?.iter().map(T::to_string).collect();
+    let values: Vec<String> = attr.read_raw::<T>()?.iter().map(show).collect();
     Ok(format!("[{}]", values.join(", ")))
+}
+
+/// A float for people: a whole number below 2^53 as an integer (a step
+/// count in a float column), anything else to 6 significant digits,
+/// scientific where small or large (`1.09528e-9`, not
+/// `0.0000000010952839974493789`).
+fn number(x: f64) -> String {
+    if x.fract() == 0.0 && x.abs() < 9007199254740992.0 {
+        format!("{x:.0}")
+    } else {
+        crate::math::figures::sig(x, 6)
+    }
 }
 
 /// The first line of `text`, with `...` if there is more.
@@ -203,6 +217,16 @@ mod tests {
             assert!(text.contains(needle), "missing `{needle}` in:\n{text}");
         }
         assert!(!text.contains("checkpoint"));
+    }
+
+    #[test]
+    fn numbers_have_six_figures_and_whole_numbers_none() {
+        assert_eq!(number(0.0000000010952839974493789), "1.09528e-9");
+        assert_eq!(number(0.123456789), "0.123457");
+        assert_eq!(number(45000.0), "45000");
+        assert_eq!(number(1e7), "10000000");
+        assert_eq!(number(2.5e-5), "2.5e-5");
+        assert_eq!(number(-0.0), "-0");
     }
 
     #[test]

@@ -1,8 +1,10 @@
 //! Small numerical functions shared by the models: the scaled complementary error
 //! function of the stochastic friction laws ([`erfcx`](erfcx::erfcx)) and the
-//! short sine and cosine series of the contact twist ([`series`]).
+//! short sine and cosine series of the contact twist ([`series`]); and
+//! numbers printed for people, to a few significant digits ([`figures`]).
 
 pub mod erfcx;
+pub mod figures;
 #[cfg(test)]
 pub(crate) mod quadrature;
 pub mod series;

@@ -201,7 +201,7 @@ impl Decomposition {
     pub fn describe(&self) -> String {
         let fmt = |v: &Vec<f64>| {
             v.iter()
-                .map(|c| format!("{c:.4e}"))
+                .map(|&c| crate::math::figures::sig(c, 5))
                 .collect::<Vec<_>>()
                 .join(", ")
         };

@@ -5,10 +5,11 @@ pub mod report;
 
 use crate::config::limits;
 use crate::config::Setup;
-use crate::diagnostics::{MAX_OVERLAP, THERMO_COLUMNS};
+use crate::diagnostics::{Thermo, MAX_OVERLAP, THERMO_COLUMNS};
 use crate::error::{GravelError, IoError, Result};
 use crate::io::checkpoint;
 use crate::io::frames::{Frame, OutputFile};
+use crate::math::figures::sig;
 use crate::parallel::comm::{Comm, SerialComm};
 use crate::sim::timers::Lap;
 use crate::sim::{Simulation, Stage, Timers};
@@ -147,7 +148,15 @@ fn drive(
     let mut out = Output::open(&sim, threads, opts.restart.is_some())?;
     let ckpt_path = checkpoint::checkpoint_path(&sim.setup.output.dir, &sim.setup.name);
     let ckpt_every = sim.setup.output.checkpoint_every;
-    let progress = Progress::new(first, total, opts.quiet || !rank0);
+    let mut progress = Progress::new(
+        first,
+        total,
+        expected_particles(&sim.setup, total),
+        opts.quiet || !rank0,
+    );
+    // Communication of the set-up (first migration, halo, insertion) is
+    // outside the timed loop: the share printed is of the loop's time.
+    let comm_before = sim.timers.comm;
     let start = Instant::now();
     while sim.step < total {
         if let Err(e) = sim.step() {
@@ -164,7 +173,12 @@ fn drive(
         if ckpt_every > 0 && sim.step % ckpt_every == 0 && sim.step < total {
             write_checkpoint(&sim, &mut out, &ckpt_path)?;
         }
-        progress.tick(sim.step, sim.particles.n_owned);
+        progress.tick(
+            sim.step,
+            sim.time(),
+            sim.particles.n_owned,
+            out.last.as_ref(),
+        );
         if let Some(path) = &opts.dump_state {
             if opts.dump_every > 0 && sim.step % opts.dump_every == 0 {
                 let mut name = path.clone().into_os_string();
@@ -188,7 +202,7 @@ fn drive(
         b.put_u64(sim.particles.n_owned as u64);
         b.put_u64(sim.ghosts() as u64);
         b.put_f64(seconds);
-        b.put_f64(sim.timers.comm.as_secs_f64());
+        b.put_f64(sim.timers.comm.saturating_sub(comm_before).as_secs_f64());
         b.put_f64(sim.timers.spent(Stage::Force).as_secs_f64());
         b
     };
@@ -308,6 +322,8 @@ struct Output {
     every: u64,
     thermo_every: u64,
     fields: Vec<String>,
+    /// The last thermo row, which the progress lines show (no reduction of their own).
+    last: Option<Thermo>,
 }
 
 impl Output {
@@ -344,6 +360,7 @@ impl Output {
                 every: s.every,
                 thermo_every: s.thermo_every,
                 fields: s.fields.clone(),
+                last: None,
             });
         }
         let mut out = Self::create(sim, threads)?;
@@ -380,6 +397,7 @@ impl Output {
             every: s.output.every,
             thermo_every: s.output.thermo_every,
             fields: s.output.fields.clone(),
+            last: None,
         })
     }
 
@@ -389,6 +407,7 @@ impl Output {
         let last = step == total;
         if step % self.thermo_every == 0 || last {
             let thermo = sim.thermo();
+            self.last = Some(thermo);
             if let Some(f) = &mut self.file {
                 f.append_thermo(&thermo.row())?;
             }
@@ -485,18 +504,36 @@ impl Output {
     }
 }
 
+/// The particles a run will hold at its end, at most: those of step 0 and
+/// what every pour source owes by the last step (for the progress lines'
+/// ETA, which a growing pour would otherwise underestimate).
+fn expected_particles(setup: &Setup, total: u64) -> f64 {
+    let end = total as f64 * setup.dt;
+    let poured: f64 = setup
+        .pours
+        .iter()
+        .map(|p| {
+            let owed = (p.rate * p.until.min(end)).floor();
+            p.count.map_or(owed, |c| owed.min(c as f64))
+        })
+        .sum();
+    setup.initial.len() as f64 + poured
+}
+
 /// A progress bar on a terminal, periodic log lines otherwise.
 struct Progress {
     bar: Option<indicatif::ProgressBar>,
-    first: u64,
     log_every: u64,
     total: u64,
-    start: Instant,
+    /// Particles expected at the end ([`expected_particles`]).
+    final_particles: f64,
+    /// Step and clock of the last log line: rates are of the recent window.
+    last: (u64, Instant),
     quiet: bool,
 }
 
 impl Progress {
-    fn new(first: u64, total: u64, quiet: bool) -> Self {
+    fn new(first: u64, total: u64, final_particles: f64, quiet: bool) -> Self {
         let bar = (!quiet && std::io::stderr().is_terminal()).then(|| {
             let b = indicatif::ProgressBar::new(total);
             b.set_position(first);
@@ -511,31 +548,51 @@ impl Progress {
         Self {
             bar,
             log_every: (total / 10).max(1),
-            first,
             total,
-            start: Instant::now(),
+            final_particles,
+            last: (first, Instant::now()),
             quiet,
         }
     }
 
-    fn tick(&self, step: u64, particles: usize) {
+    /// Show step `step` (simulated time `time`, `owned` particles on this
+    /// rank) with the last thermo row's particle count, kinetic energy and
+    /// contacts.
+    fn tick(&mut self, step: u64, time: f64, owned: usize, thermo: Option<&Thermo>) {
         if self.quiet {
             return;
         }
+        let particles = thermo.map_or(owned as f64, |t| t.particles);
+        let state = match thermo {
+            Some(t) => format!(
+                "t = {}  KE {}  {:.0} contacts  {:.0} particles",
+                sig(time, 4),
+                sig(t.kinetic_energy, 4),
+                t.contacts,
+                t.particles
+            ),
+            None => format!("t = {}  {particles:.0} particles", sig(time, 4)),
+        };
         if let Some(b) = &self.bar {
             if step % 64 == 0 || step == self.total {
                 b.set_position(step);
-                b.set_message(format!("{particles} particles"));
+                b.set_message(state);
             }
         } else if step % self.log_every == 0 {
-            let el = self.start.elapsed().as_secs_f64();
-            let rate = (step - self.first) as f64 / el.max(1e-9);
-            let eta = (self.total - step) as f64 / rate.max(1e-9);
+            // The rate of the recent window, in particle-steps: the
+            // remaining steps cost what the particles of the end will.
+            let (since, at) = self.last;
+            let el = at.elapsed().as_secs_f64().max(1e-9);
+            let rate = (step - since) as f64 / el;
+            let per_particle = rate * particles.max(1.0);
+            let eta = (self.total - step) as f64 * particles.max(self.final_particles).max(1.0)
+                / per_particle.max(1e-9);
             eprintln!(
-                "step {step}/{} ({:.0}%)  {rate:.0} steps/s  eta {eta:.0} s  {particles} particles",
+                "step {step}/{} ({:.0}%)  {state}  {rate:.0} steps/s  eta {eta:.0} s",
                 self.total,
                 100.0 * step as f64 / self.total as f64
             );
+            self.last = (step, Instant::now());
         }
     }
 

@@ -1,100 +1,115 @@
 //! What `gravel check` prints: the quantities a config derives.
 
 use crate::config::Setup;
-use crate::contact::NormalModel;
 use crate::integrate::MAX_STEP_FRACTION;
+use crate::math::figures::sig;
 use crate::parallel::grid::Decomposition;
 use glam::DVec3;
 use std::fmt::Write;
 
 /// A human-readable summary of a validated setup and the decomposition it would run on.
 pub fn check_report(s: &Setup, decomp: &Decomposition) -> String {
+    let g = |x: f64| sig(x, 4);
     let mut o = String::new();
     let n = s.initial.len();
     let frozen = s.initial.iter().filter(|p| p.frozen).count();
     let _ = writeln!(o, "config: {}", s.config_path.display());
+    let _ = writeln!(
+        o,
+        "units: the config's own (m, kg, s if it is SI; gravel converts nothing); 4 significant digits, time steps exact"
+    );
     let _ = writeln!(o, "particles at step 0: {n} ({frozen} frozen)");
     for src in &s.pours {
         let total = ((src.rate * src.until).floor() as u64).min(src.count.unwrap_or(u64::MAX));
         let _ = writeln!(
             o,
-            "pouring: up to {total} particles of `{}` at {} per second until t = {} s",
-            s.materials[src.material as usize].name, src.rate, src.until
+            "pouring: up to {total} particles of `{}` at {} per unit time until t = {}",
+            s.materials[src.material as usize].name,
+            g(src.rate),
+            g(src.until)
         );
     }
     let (rmin, rmax) = s.initial.iter().fold((f64::INFINITY, 0.0f64), |(a, b), p| {
         (a.min(p.radius), b.max(p.radius))
     });
     if n > 0 {
-        let _ = writeln!(o, "radius: {rmin:e} .. {rmax:e}");
+        let _ = writeln!(o, "radius: {} .. {}", g(rmin), g(rmax));
         let (mmin, mmax) = s.initial.iter().fold((f64::INFINITY, 0.0f64), |(a, b), p| {
             (a.min(p.mass), b.max(p.mass))
         });
-        let _ = writeln!(o, "mass: {mmin:e} .. {mmax:e}");
+        let _ = writeln!(o, "mass: {} .. {}", g(mmin), g(mmax));
     }
     for m in &s.materials {
-        let _ = writeln!(o, "material `{}`: density {}", m.name, m.density);
+        let mut line = if m.density.is_nan() {
+            format!(
+                "material `{}`: no density (no particle block uses it)",
+                m.name
+            )
+        } else {
+            format!("material `{}`: density {}", m.name, g(m.density))
+        };
+        if let Some(e) = m.youngs_modulus {
+            line += &format!(", youngs_modulus {}", g(e));
+        }
+        if let Some(nu) = m.poisson_ratio {
+            line += &format!(", poisson_ratio {}", g(nu));
+        }
+        let _ = writeln!(o, "{line}");
     }
     for (k, l) in s.laws.laws.iter().enumerate() {
         let (a, b) = (k / s.laws.n, k % s.laws.n);
         if a > b {
             continue;
         }
-        let normal = match l.normal {
-            NormalModel::Hooke(h) => format!("hooke k_n = {:e}", h.stiffness),
-            NormalModel::Hertz(h) => {
-                format!("hertz E* = {:e}, beta = {:.6}", h.e_star, h.beta)
-            }
-            NormalModel::Wca(w) => {
-                format!("wca epsilon = {}, sigma = {}", w.epsilon, w.sigma)
-            }
-        };
-        let _ = writeln!(
-            o,
-            "contact {}–{}: {normal}; tangential {:?}",
-            s.materials[a].name, s.materials[b].name, l.tangential
-        );
+        let mut parts = vec![l.normal.describe()];
+        if l.tangential.name() != "none" {
+            parts.push(l.tangential.describe());
+        }
         if let Some(st) = &l.stochastic {
-            let _ = writeln!(
-                o,
-                "  stochastic friction {st:?} (particle–particle contacts)"
-            );
+            parts.push(format!("stochastic {} between particles", st.describe()));
         }
         if let Some(r) = &l.rolling {
-            let _ = writeln!(o, "  rolling {r:?}");
+            parts.push(format!("rolling {}", r.describe()));
         }
         if let Some(sp) = &l.spinning {
-            let _ = writeln!(o, "  spinning {sp:?}");
+            parts.push(format!("spinning {}", sp.describe()));
         }
+        let _ = writeln!(
+            o,
+            "contact {}–{}: {}",
+            s.materials[a].name,
+            s.materials[b].name,
+            parts.join(" + ")
+        );
     }
     let ts = &s.time_scales;
-    let _ = writeln!(o, "{}: {:e} s", ts.kind, ts.critical);
+    let _ = writeln!(o, "{}: {}", ts.kind, g(ts.critical));
     let _ = writeln!(
         o,
-        "stable time step: {:e} s (auto would choose {:e} s)",
+        "stable time step: {:e} (auto would choose {:e})",
         ts.stable, ts.auto
     );
     let _ = writeln!(
         o,
-        "chosen time step: {:e} s ({:.1}% of the stable limit)",
+        "chosen time step: {:e} ({:.1}% of the stable limit)",
         s.dt,
         100.0 * s.dt / ts.stable
     );
     if s.dt > ts.stable {
         let _ = writeln!(
             o,
-            "warning: the time step exceeds the stable limit {:e} s (allowed by run.allow_large_dt = true); contacts may blow up",
+            "warning: the time step exceeds the stable limit {:e} (allowed by run.allow_large_dt = true); contacts may blow up",
             ts.stable
         );
     }
     step_bound_warnings(s, &mut o);
     let _ = writeln!(
         o,
-        "steps: {} (simulated time {:e} s)",
+        "steps: {} (simulated time {})",
         s.steps,
-        s.steps as f64 * s.dt
+        g(s.steps as f64 * s.dt)
     );
-    let _ = writeln!(o, "skin: {:e}; walls: {}", s.skin, s.walls.len());
+    let _ = writeln!(o, "skin: {}; walls: {}", g(s.skin), s.walls.len());
     let _ = writeln!(
         o,
         "decomposition: {}; threads per rank: {}",

@@ -198,6 +198,28 @@ omega = [[5.0, 0.0, 0.0]]
         out
     }
 
+    /// A particle that goes bad is blamed on the first non-finite quantity
+    /// in the order the step makes them: force, velocity, angular
+    /// velocity, position.
+    #[test]
+    fn a_bad_particle_names_the_first_non_finite_quantity() {
+        let cause = |f: fn(&mut Simulation)| {
+            let mut sim = simulation();
+            f(&mut sim);
+            let e = sim.step().unwrap_err().to_string();
+            assert!(e.contains("particle id "), "{e}");
+            e
+        };
+        let e = cause(|s| s.particles.force[0].x = f64::NAN);
+        assert!(e.contains("its force became non-finite"), "{e}");
+        let e = cause(|s| s.particles.v[0].y = f64::INFINITY);
+        assert!(e.contains("its velocity became non-finite"), "{e}");
+        let e = cause(|s| s.particles.omega[0].z = f64::NAN);
+        assert!(e.contains("its angular velocity became non-finite"), "{e}");
+        let e = cause(|s| s.particles.x[0].x = f64::NAN);
+        assert!(e.contains("its position became non-finite"), "{e}");
+    }
+
     #[test]
     fn a_collision_conserves_momentum_and_angular_momentum() {
         let mut sim = simulation();

@@ -105,8 +105,19 @@ impl Simulation {
         let (dx, fraction) = (self.setup.dt * v, integrate::MAX_STEP_FRACTION);
         let too_far =
             !p.frozen[k] && dx.length_squared() > fraction * fraction * (p.radius[k] * p.radius[k]);
-        let cause = if !(x.is_finite() && p.v[k].is_finite() && p.omega[k].is_finite()) {
-            "its state became non-finite (NaN or infinity): the time step may be too large for the contact stiffness, or the overlap too deep".to_string()
+        // The first non-finite quantity in the order the step makes them
+        // from each other: the force, then the kick's velocity and angular
+        // velocity, then the drift's position.
+        let non_finite = [
+            ("force", p.force[k]),
+            ("velocity", p.v[k]),
+            ("angular velocity", p.omega[k]),
+            ("position", x),
+        ]
+        .into_iter()
+        .find(|(_, q)| !q.is_finite());
+        let cause = if let Some((what, q)) = non_finite {
+            format!("its {what} became non-finite ({:?}, NaN or infinity): the time step may be too large for the contact stiffness, or the overlap too deep", q.to_array())
         } else if too_far {
             format!(
                 "it moved {:e} m in one step, more than {fraction} of its radius {:e} m: run.dt = {:e} s is too large for its speed (at most {:e} m/s), or a contact or wall force threw it",

@@ -50,6 +50,15 @@ pub struct Spec {
 }
 
 impl Model for Hertz {
+    fn describe(&self) -> String {
+        let tension = if self.no_tension { ", no_tension" } else { "" };
+        format!(
+            "restitution {}, E* {}{tension}",
+            crate::math::figures::sig(super::restitution_of(self.beta), 4),
+            crate::math::figures::sig(self.e_star, 4)
+        )
+    }
+
     type Spec = Spec;
     const KIND: u8 = Kind::HERTZ;
 

@@ -82,6 +82,25 @@ impl Hooke {
 }
 
 impl Model for Hooke {
+    fn describe(&self) -> String {
+        let damping = match self.damping {
+            HookeDamping::Restitution { beta } => {
+                format!(
+                    "restitution {}",
+                    crate::math::figures::sig(super::restitution_of(beta), 4)
+                )
+            }
+            HookeDamping::Rate { rate } => {
+                format!("damping_rate {}", crate::math::figures::sig(rate, 4))
+            }
+        };
+        let tension = if self.no_tension { ", no_tension" } else { "" };
+        format!(
+            "stiffness {}, {damping}{tension}",
+            crate::math::figures::sig(self.stiffness, 4)
+        )
+    }
+
     type Spec = Spec;
     const KIND: u8 = Kind::HOOKE;
 

@@ -81,6 +81,13 @@ pub fn damping_ratio_from_restitution(e: f64) -> f64 {
     -l / (l * l + std::f64::consts::PI * std::f64::consts::PI).sqrt()
 }
 
+/// The restitution coefficient `e` whose damping ratio is `beta`, the
+/// inverse of [`damping_ratio_from_restitution`] (for `gravel check`):
+/// `e = exp(−π β / sqrt(1 − β²))`.
+pub fn restitution_of(beta: f64) -> f64 {
+    (-std::f64::consts::PI * beta / (1.0 - beta * beta).sqrt()).exp()
+}
+
 /// The damping ratio `β` of `key.restitution = e`, which must lie in (0, 1].
 fn restitution(key: &Key, e: f64) -> Result<f64> {
     if e > 0.0 && e <= 1.0 {

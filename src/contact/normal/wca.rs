@@ -46,6 +46,14 @@ pub struct Spec {
 }
 
 impl Model for Wca {
+    fn describe(&self) -> String {
+        format!(
+            "epsilon {}, sigma {}",
+            crate::math::figures::sig(self.epsilon, 4),
+            crate::math::figures::sig(self.sigma, 4)
+        )
+    }
+
     type Spec = Spec;
     const KIND: u8 = Kind::WCA;
 

@@ -57,6 +57,10 @@ pub struct Spec {
 }
 
 impl Model for Cdt {
+    fn describe(&self) -> String {
+        format!("friction {}", crate::math::figures::sig(self.friction, 4))
+    }
+
     type Spec = Spec;
 
     fn from_spec(s: &Spec, key: &Key, _: &PairMaterials) -> Result<Self> {

@@ -142,6 +142,30 @@ impl<P: Parameterisation> Model for P {
     type Spec = P::Spec;
     const HISTORY_LEN: usize = 3;
 
+    fn describe(&self) -> String {
+        let s = self.as_spring_dashpot();
+        let sig = |x| crate::math::figures::sig(x, 4);
+        let mut out = format!(
+            "friction {}, damping {}, stiffness_factor {}",
+            sig(s.friction),
+            sig(s.damping),
+            sig(s.stiffness_factor)
+        );
+        if let Some(r) = s.rolling_radius {
+            out += &format!(", rolling_radius {}", sig(r));
+        }
+        if s.torsion_torque {
+            out += ", torsion_torque";
+        }
+        if s.mobilised_damping_factor > 0.0 {
+            out += &format!(
+                ", mobilised_damping_factor {}",
+                sig(s.mobilised_damping_factor)
+            );
+        }
+        out
+    }
+
     fn from_spec(spec: &P::Spec, key: &Key, _: &PairMaterials) -> Result<Self> {
         P::from_table(spec, key)
     }

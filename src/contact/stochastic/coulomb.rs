@@ -39,6 +39,14 @@ pub struct Spec {
 }
 
 impl Model for Coulomb {
+    fn describe(&self) -> String {
+        format!(
+            "kappa {}, kT {}",
+            crate::math::figures::sig(self.kappa, 4),
+            crate::math::figures::sig(self.kt, 4)
+        )
+    }
+
     type Spec = Spec;
 
     fn from_spec(s: &Spec, key: &Key, _: &PairMaterials) -> Result<Self> {

@@ -57,6 +57,15 @@ pub struct Spec {
 }
 
 impl Model for CoulombNewton {
+    fn describe(&self) -> String {
+        format!(
+            "gamma {}, kappa {}, kT {}",
+            crate::math::figures::sig(self.gamma, 4),
+            crate::math::figures::sig(self.kappa, 4),
+            crate::math::figures::sig(self.kt, 4)
+        )
+    }
+
     type Spec = Spec;
 
     fn from_spec(s: &Spec, key: &Key, _: &PairMaterials) -> Result<Self> {

@@ -37,6 +37,14 @@ pub struct Spec {
 }
 
 impl Model for Linear {
+    fn describe(&self) -> String {
+        format!(
+            "gamma {}, kT {}",
+            crate::math::figures::sig(self.gamma, 4),
+            crate::math::figures::sig(self.kt, 4)
+        )
+    }
+
     type Spec = Spec;
 
     fn from_spec(s: &Spec, key: &Key, _: &PairMaterials) -> Result<Self> {

@@ -46,6 +46,14 @@ pub struct Spec {
 }
 
 impl Model for DashpotSlider {
+    fn describe(&self) -> String {
+        format!(
+            "friction {}, damping {}",
+            crate::math::figures::sig(self.friction, 4),
+            crate::math::figures::sig(self.damping, 4)
+        )
+    }
+
     type Spec = Spec;
     const KIND: u8 = Kind::DASHPOT_SLIDER;
 

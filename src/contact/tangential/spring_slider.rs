@@ -96,6 +96,27 @@ pub struct Spec {
 }
 
 impl Model for SpringSlider {
+    fn describe(&self) -> String {
+        let stiffness = match self.stiffness {
+            TangentialStiffness::Linear { ratio } => {
+                format!("stiffness_ratio {}", crate::math::figures::sig(ratio, 4))
+            }
+            TangentialStiffness::Mindlin { .. } => "mindlin".to_string(),
+        };
+        let damping = if self.damping_ratio > 0.0 {
+            format!(
+                ", damping_ratio {}",
+                crate::math::figures::sig(self.damping_ratio, 4)
+            )
+        } else {
+            String::new()
+        };
+        format!(
+            "friction {}, {stiffness}{damping}",
+            crate::math::figures::sig(self.friction, 4)
+        )
+    }
+
     type Spec = Spec;
     const KIND: u8 = Kind::SPRING_SLIDER;
     const HISTORY_LEN: usize = 3;
