@@ -61,7 +61,7 @@ pub(super) fn particles(
     let mut file_blocks: Vec<usize> = Vec::new();
     let mut pours = Vec::new();
     let max_r_all = max_block_radius(blocks);
-    let mut placer = Placer::new(max_r_all);
+    let mut placer = Placer::new(max_r_all).periodic_in(domain);
     for (k, b) in blocks.iter().enumerate() {
         let key = format!("particles[{k}]");
         finite_vectors(cx, &key, b)?;

@@ -35,6 +35,35 @@ impl Domain {
         x
     }
 
+    /// `x` wrapped into the box and every periodic image of it that lies
+    /// within `margin` of the box (along a periodic axis, the copy one box
+    /// length over when `x` is within `margin` of the far face): the
+    /// positions at which a sphere near a periodic face is met from inside
+    /// the box. At most eight, the wrapped position first.
+    pub fn images_within(&self, x: DVec3, margin: f64) -> Vec<DVec3> {
+        let x = self.wrap(x);
+        let l = self.length();
+        let mut images = vec![x];
+        for a in 0..3 {
+            if !self.periodic[a] {
+                continue;
+            }
+            let shift = if x[a] - self.lo[a] < margin {
+                l[a]
+            } else if self.hi[a] - x[a] < margin {
+                -l[a]
+            } else {
+                continue;
+            };
+            for k in 0..images.len() {
+                let mut y = images[k];
+                y[a] += shift;
+                images.push(y);
+            }
+        }
+        images
+    }
+
     /// The first non-periodic axis along which `x` lies outside the box, if any.
     pub fn outside_axis(&self, x: DVec3) -> Option<usize> {
         (0..3).find(|&a| {
@@ -54,6 +83,33 @@ mod tests {
             hi: DVec3::new(1.0, 4.0, 3.0),
             periodic,
         }
+    }
+
+    #[test]
+    fn images_within_a_margin_cross_periodic_faces_only() {
+        // x periodic over [-1, 1), y periodic over [0, 4), z not.
+        let d = domain([true, true, false]);
+        let near_corner = DVec3::new(0.95, 0.05, 2.5);
+        let mut got = d.images_within(near_corner, 0.1);
+        got.sort_by(|a, b| a.to_array().partial_cmp(&b.to_array()).unwrap());
+        assert_eq!(
+            got,
+            vec![
+                DVec3::new(-1.05, 0.05, 2.5),
+                DVec3::new(-1.05, 4.05, 2.5),
+                DVec3::new(0.95, 0.05, 2.5),
+                DVec3::new(0.95, 4.05, 2.5),
+            ]
+        );
+        // Unwrapped input is wrapped first; the middle of the box has no image.
+        assert_eq!(
+            d.images_within(DVec3::new(1.02, 2.0, 2.01), 0.1),
+            vec![DVec3::new(-0.98, 2.0, 2.01), DVec3::new(1.02, 2.0, 2.01)]
+        );
+        assert_eq!(
+            d.images_within(DVec3::new(0.0, 2.0, 2.01), 0.1),
+            vec![DVec3::new(0.0, 2.0, 2.01)]
+        );
     }
 
     #[test]

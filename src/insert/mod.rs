@@ -5,6 +5,7 @@
 //! `(seed, block index, insertion step)` only, so every rank draws the same
 //! candidates and a restarted run continues the same sequence.
 
+use crate::geometry::domain::Domain;
 use crate::state::particles::ParticleRecord;
 use glam::DVec3;
 use rand_core::{Rng, SeedableRng};
@@ -51,11 +52,19 @@ pub fn stream(seed: u64, block: u64, step: u64) -> Pcg64 {
 /// The cells are at least one diameter of the largest sphere recorded (the
 /// grid is rebuilt, with cells at least twice as large, when a larger one
 /// arrives), so a query looks only at the cells within its reach.
+///
+/// In a box with periodic axes ([`Placer::periodic_in`]) a sphere is
+/// recorded with its periodic images, so that a candidate inside the box
+/// sees a sphere across a periodic face.
 #[derive(Debug, Clone)]
 pub struct Placer {
     cell: f64,
     max_stored: f64,
     grid: HashMap<[i64; 3], Vec<(DVec3, f64)>>,
+    /// The largest radius a candidate may have.
+    max_candidate: f64,
+    /// The box across whose periodic axes images are recorded.
+    domain: Option<Domain>,
 }
 
 impl Placer {
@@ -65,6 +74,31 @@ impl Placer {
             cell: 2.0 * max_radius.max(f64::MIN_POSITIVE),
             max_stored: 0.0,
             grid: HashMap::new(),
+            max_candidate: max_radius,
+            domain: None,
+        }
+    }
+
+    /// The same placer, recording spheres with their images across the
+    /// periodic axes of `domain` (its candidates lie inside the box and have
+    /// radii of at most the `max_radius` it was made for).
+    pub fn periodic_in(mut self, domain: &Domain) -> Self {
+        if domain.periodic.iter().any(|&p| p) {
+            self.domain = Some(*domain);
+        }
+        self
+    }
+
+    /// Record a sphere (of any size), with its periodic images where a
+    /// candidate can touch them.
+    pub fn add(&mut self, x: DVec3, r: f64) {
+        match self.domain {
+            Some(d) => {
+                for y in d.images_within(x, r + self.max_candidate) {
+                    self.add_one(y, r);
+                }
+            }
+            None => self.add_one(x, r),
         }
     }
 
@@ -73,8 +107,7 @@ impl Placer {
         [c.x as i64, c.y as i64, c.z as i64]
     }
 
-    /// Record a sphere (of any size).
-    pub fn add(&mut self, x: DVec3, r: f64) {
+    fn add_one(&mut self, x: DVec3, r: f64) {
         if r > 0.5 * self.cell {
             let all: Vec<(DVec3, f64)> = self.grid.drain().flat_map(|(_, v)| v).collect();
             self.cell = (2.0 * r).max(2.0 * self.cell);
@@ -444,6 +477,28 @@ mod tests {
         }
         assert!(q.overlaps(DVec3::new(10.5, 0.0, 0.0), 0.2));
         assert!(!q.overlaps(DVec3::new(10.5, 0.0, 0.0), 0.05));
+    }
+
+    #[test]
+    fn a_periodic_placer_sees_spheres_across_periodic_faces() {
+        let domain = Domain {
+            lo: DVec3::ZERO,
+            hi: DVec3::new(1.0, 1.0, 1.0),
+            periodic: [true, false, false],
+        };
+        let mut p = Placer::new(0.05).periodic_in(&domain);
+        let mut flat = Placer::new(0.05);
+        for q in [&mut p, &mut flat] {
+            q.add(DVec3::new(0.98, 0.5, 0.5), 0.05);
+        }
+        // 0.06 apart across the periodic face x = 0 = 1, less than 0.1.
+        let across = DVec3::new(0.04, 0.5, 0.5);
+        assert!(p.overlaps(across, 0.05));
+        assert!(!flat.overlaps(across, 0.05));
+        assert!(!p.overlaps(DVec3::new(0.09, 0.5, 0.5), 0.05));
+        // Not across a face that is not periodic.
+        p.add(DVec3::new(0.5, 0.98, 0.5), 0.05);
+        assert!(!p.overlaps(DVec3::new(0.5, 0.04, 0.5), 0.05));
     }
 
     #[test]

@@ -228,17 +228,24 @@ impl Simulation {
             if self.step % src.interval != 0 || src.owed(time) == 0 {
                 continue;
             }
-            let margin = DVec3::splat(2.0 * self.setup.max_radius);
+            // The spheres a candidate could touch, across periodic faces too
+            // (the placer records their images).
+            let reach = 2.0 * self.setup.max_radius;
+            let (lo, hi) = (src.lo - DVec3::splat(reach), src.hi + DVec3::splat(reach));
+            let domain = &self.setup.domain;
             let p = &self.particles;
             let mut near = Vec::new();
             for k in 0..p.n_owned {
-                let x = p.x[k];
-                if x.cmpge(src.lo - margin).all() && x.cmple(src.hi + margin).all() {
-                    near.put_vec3(x);
+                let images = domain.images_within(p.x[k], reach);
+                if images
+                    .iter()
+                    .any(|x| x.cmpge(lo).all() && x.cmple(hi).all())
+                {
+                    near.put_vec3(p.x[k]);
                     near.put_f64(p.radius[k]);
                 }
             }
-            let mut placer = Placer::new(self.setup.max_radius);
+            let mut placer = Placer::new(self.setup.max_radius).periodic_in(domain);
             let tc = Instant::now();
             let all = if self.comm.size() > 1 {
                 self.comm.all_gather(&near)
