@@ -85,6 +85,15 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    // A reader that closes our standard output early (`gravel check c.toml |
+    // head`) ends the process quietly, as it does any Unix filter, instead of
+    // making `println!` panic. Only the summary and reports go to standard
+    // output, after the run and its checkpoint are written.
+    // SAFETY: called first thing in `main`, before any thread is started;
+    // `SIG_DFL` is a valid disposition for `SIGPIPE`.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {

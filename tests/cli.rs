@@ -265,6 +265,32 @@ fn check_prints_the_stable_time_step_and_particle_count() {
     assert_eq!(entries.len(), 1);
 }
 
+/// A reader that closes `gravel check`'s output before it is written (as
+/// `gravel check c.toml | head -0` does) ends it by SIGPIPE, as any Unix
+/// filter, never by a Rust panic (exit 101 and a backtrace).
+#[test]
+fn check_into_a_closed_pipe_ends_quietly() {
+    use std::os::unix::process::ExitStatusExt;
+    let (dir, config) = setup(&small_config());
+    let mut child = gravel_command()
+        .args([OsStr::new("check"), config.as_os_str()])
+        .current_dir(dir.path())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let stderr = text(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(
+        out.status.signal(),
+        Some(libc::SIGPIPE),
+        "{}",
+        describe(&out)
+    );
+}
+
 /// `gravel check` reads as a report: laws in the config's words, no Rust
 /// `Debug` structs, numbers to 4 significant digits (the time steps aside,
 /// printed exactly to be pasted as `dt`), units stated once.
