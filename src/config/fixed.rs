@@ -8,6 +8,7 @@
 //! path of the value a TOML error points at, so that the message reads
 //! `domain.lo: expected exactly 3 values, got 4`.
 
+use super::toml_error::{all, Node};
 use serde::de::{Deserialize, Deserializer, Error, IgnoredAny, SeqAccess, Visitor};
 use std::fmt;
 use std::marker::PhantomData;
@@ -98,35 +99,6 @@ pub(super) fn wrong_length_at(
     span: Range<usize>,
     got: usize,
 ) -> Option<(String, usize)> {
-    type Node<'a, 'i> = (String, Range<usize>, &'a DeValue<'i>);
-    fn children<'a, 'i>(path: &str, v: &'a DeValue<'i>) -> Vec<Node<'a, 'i>> {
-        match v {
-            DeValue::Table(t) => t
-                .iter()
-                .map(|(k, v)| {
-                    let path = if path.is_empty() {
-                        k.get_ref().to_string()
-                    } else {
-                        format!("{path}.{}", k.get_ref())
-                    };
-                    (path, v.span(), v.get_ref())
-                })
-                .collect(),
-            DeValue::Array(a) => a
-                .iter()
-                .enumerate()
-                .map(|(i, v)| (format!("{path}[{i}]"), v.span(), v.get_ref()))
-                .collect(),
-            _ => Vec::new(),
-        }
-    }
-    /// Every node under `v`, depth first.
-    fn all<'a, 'i>(path: &str, v: &'a DeValue<'i>, out: &mut Vec<Node<'a, 'i>>) {
-        for (p, s, c) in children(path, v) {
-            out.push((p.clone(), s, c));
-            all(&p, c, out);
-        }
-    }
     let is_list = |v: &DeValue| {
         matches!(v, DeValue::Array(a) if a.len() == got
             && a.iter().all(|e| !matches!(e.get_ref(), DeValue::Array(_) | DeValue::Table(_))))

@@ -260,7 +260,7 @@ fn syntax(text: &str, span: Range<usize>, msg: &str) -> Option<String> {
 }
 
 /// One node of the parsed document: its key path, span and value.
-type Node<'a, 'i> = (String, Range<usize>, &'a DeValue<'i>);
+pub(super) type Node<'a, 'i> = (String, Range<usize>, &'a DeValue<'i>);
 
 fn children<'a, 'i>(path: &str, v: &'a DeValue<'i>) -> Vec<Node<'a, 'i>> {
     match v {
@@ -285,7 +285,7 @@ fn children<'a, 'i>(path: &str, v: &'a DeValue<'i>) -> Vec<Node<'a, 'i>> {
 }
 
 /// Every node under `v`, depth first.
-fn all<'a, 'i>(path: &str, v: &'a DeValue<'i>, out: &mut Vec<Node<'a, 'i>>) {
+pub(super) fn all<'a, 'i>(path: &str, v: &'a DeValue<'i>, out: &mut Vec<Node<'a, 'i>>) {
     for (p, s, c) in children(path, v) {
         out.push((p.clone(), s, c));
         all(&p, c, out);
