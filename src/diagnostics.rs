@@ -2,6 +2,7 @@
 //! trajectory, so their sums may run in any order.
 
 use crate::config::LawTable;
+use crate::contact::ContactLaw;
 use crate::geometry::walls::Wall;
 use crate::neighbor::NeighborList;
 use crate::parallel::comm::Comm;
@@ -98,12 +99,80 @@ pub struct DeepContact {
     pub ratio: f64,
 }
 
+/// What a contact of an owned particle touches.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Partner {
+    /// Another particle, by local index.
+    Particle(usize),
+    /// A wall, by index.
+    Wall(usize),
+}
+
+/// One contact as the diagnostics measure it.
+struct Contact<'l> {
+    partner: Partner,
+    /// The overlap `δ`.
+    delta: f64,
+    /// The centre distance (at a wall: the centre's distance from its surface).
+    dist: f64,
+    /// `R* = Ri Rj/(Ri + Rj)` (at a wall: the sphere's radius).
+    r_eff: f64,
+    /// The law between the two materials.
+    law: &'l ContactLaw,
+}
+
+/// Every contact of the owned particle `k`: its pairs within the normal
+/// law's range, each seen from its lower-id side only (so each pair counts
+/// once over all ranks), then the walls it touches. Both the thermo row
+/// ([`measure`]) and the overlap bound ([`deep_contact`]) read contacts
+/// through this one definition, so they agree.
+fn contacts_of<'a>(
+    p: &'a Particles,
+    nl: &'a NeighborList,
+    laws: &'a LawTable,
+    walls: &'a [Wall],
+    k: usize,
+) -> impl Iterator<Item = Contact<'a>> + 'a {
+    let rk = p.radius[k];
+    let pairs = nl.rows().row_partners(k).iter().filter_map(move |&q| {
+        let q = q as usize;
+        if p.id[k] > p.id[q] {
+            return None;
+        }
+        let d = (p.x[q] - p.x[k]) + (p.shift[q] - p.shift[k]);
+        let law = laws.get(p.material[k], p.material[q]);
+        let range = law.normal.range(rk, p.radius[q]);
+        // Most partners are out of range: a test on the squared distance,
+        // with a margin far above the root's rounding, spares them the root.
+        if d.length_squared() >= range * range * (1.0 + 1e-12) {
+            return None;
+        }
+        let r = d.length();
+        (r < range).then(|| Contact {
+            partner: Partner::Particle(q),
+            delta: rk + p.radius[q] - r,
+            dist: r,
+            r_eff: rk * p.radius[q] / (rk + p.radius[q]),
+            law,
+        })
+    });
+    let touched = walls.iter().enumerate().filter_map(move |(i, w)| {
+        let t = w.touch(p.x[k], rk, 0.0)?;
+        Some(Contact {
+            partner: Partner::Wall(i),
+            delta: rk - t.dist,
+            dist: t.dist,
+            r_eff: rk,
+            law: laws.get(p.material[k], w.material),
+        })
+    });
+    pairs.chain(touched)
+}
+
 /// The contact deeper than [`MAX_OVERLAP`] whose owned particle has the
-/// lowest id on this rank, measured as [`measure`] measures `max_overlap`
-/// (so it finds one exactly when that exceeds the bound). Pairs are first
-/// tested on their squared distance against the sum of the radii (a deep
-/// contact overlaps), which spares the others the root and the division;
-/// the owned particles are split over the threads.
+/// lowest id on this rank, among the contacts [`measure`] measures
+/// `max_overlap` over (so it finds one exactly when that exceeds the
+/// bound); the owned particles are split over the threads.
 pub fn deep_contact(
     p: &Particles,
     nl: &NeighborList,
@@ -114,41 +183,18 @@ pub fn deep_contact(
         .into_par_iter()
         .with_min_len(512)
         .filter_map(|k| {
-            let rk = p.radius[k];
-            let deep = |partner: &dyn Fn() -> String, overlap: f64, ratio: f64| {
+            contacts_of(p, nl, laws, walls, k).find_map(|c| {
+                let ratio = c.delta / c.r_eff;
                 (ratio > MAX_OVERLAP).then(|| DeepContact {
                     k,
                     id: p.id[k],
-                    partner: partner(),
-                    overlap,
+                    partner: match c.partner {
+                        Partner::Particle(q) => format!("particle id {}", p.id[q]),
+                        Partner::Wall(i) => format!("wall[{i}]"),
+                    },
+                    overlap: c.delta,
                     ratio,
                 })
-            };
-            for &q in nl.rows().row_partners(k) {
-                let q = q as usize;
-                if p.id[k] > p.id[q] {
-                    continue;
-                }
-                let d = (p.x[q] - p.x[k]) + (p.shift[q] - p.shift[k]);
-                let sum = rk + p.radius[q];
-                if d.length_squared() >= sum * sum {
-                    continue;
-                }
-                let law = laws.get(p.material[k], p.material[q]);
-                let r = d.length();
-                if r < law.normal.range(rk, p.radius[q]) {
-                    let delta = rk + p.radius[q] - r;
-                    let r_eff = rk * p.radius[q] / (rk + p.radius[q]);
-                    let partner = || format!("particle id {}", p.id[q]);
-                    if let Some(c) = deep(&partner, delta, delta / r_eff) {
-                        return Some(c);
-                    }
-                }
-            }
-            walls.iter().enumerate().find_map(|(i, w)| {
-                let t = w.touch(p.x[k], rk, 0.0)?;
-                let delta = rk - t.dist;
-                deep(&|| format!("wall[{i}]"), delta, delta / rk)
             })
         })
         .min_by_key(|c| c.id)
@@ -187,32 +233,10 @@ pub fn measure(
             mobile[5] += m * v.length_squared();
             mobile[6] += p.omega[k].length_squared() / p.inv_inertia[k];
         }
-        for &q in nl.rows().row_partners(k) {
-            let q = q as usize;
-            if p.id[k] > p.id[q] {
-                continue;
-            }
-            let d = (p.x[q] - p.x[k]) + (p.shift[q] - p.shift[k]);
-            let law = laws.get(p.material[k], p.material[q]);
-            let r = d.length();
-            if r < law.normal.range(p.radius[k], p.radius[q]) {
-                let delta = p.radius[k] + p.radius[q] - r;
-                let r_eff = p.radius[k] * p.radius[q] / (p.radius[k] + p.radius[q]);
-                sums[4] += law.normal.energy(delta, r, r_eff);
-                sums[5] += 1.0;
-                max_overlap = max_overlap.max(delta / r_eff);
-            }
-        }
-        for w in walls {
-            if let Some(t) = w.touch(p.x[k], p.radius[k], 0.0) {
-                let delta = p.radius[k] - t.dist;
-                sums[4] +=
-                    laws.get(p.material[k], w.material)
-                        .normal
-                        .energy(delta, t.dist, p.radius[k]);
-                sums[5] += 1.0;
-                max_overlap = max_overlap.max(delta / p.radius[k]);
-            }
+        for c in contacts_of(p, nl, laws, walls, k) {
+            sums[4] += c.law.normal.energy(c.delta, c.dist, c.r_eff);
+            sums[5] += 1.0;
+            max_overlap = max_overlap.max(c.delta / c.r_eff);
         }
     }
     comm.sum_f64(&mut sums[..6]);
