@@ -27,6 +27,13 @@ use std::ops::Range;
 /// (the distance travelled per step against the skin).
 pub const MAX_STEP_FRACTION: f64 = 0.5;
 
+/// Whether a step's squared displacement `step2` keeps a particle of radius
+/// `radius` within [`MAX_STEP_FRACTION`] of its radius (a NaN is not).
+#[inline(always)]
+pub fn within_step_bound(step2: f64, radius: f64) -> bool {
+    step2 <= MAX_STEP_FRACTION * MAX_STEP_FRACTION * (radius * radius)
+}
+
 /// What the first half step saw.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct DriftScan {
@@ -146,7 +153,6 @@ fn drift_block_body(
         max_disp2: 0.0,
         bad: None,
     };
-    let fraction2 = MAX_STEP_FRACTION * MAX_STEP_FRACTION;
     for k in 0..m {
         // The step's displacement, read only (the same product the drift adds).
         let mut step2 = 0.0;
@@ -161,7 +167,7 @@ fn drift_block_body(
         let radius = packed[k].w;
         packed[k] = xk.extend(radius);
         // Not too far in one step (a NaN compares false: flagged either way).
-        let slow = step2 <= fraction2 * (radius * radius);
+        let slow = within_step_bound(step2, radius);
         // A sum of the six components is finite when they all are (the
         // exact test runs only when the sum says otherwise); `x` is finite
         // when it is within the bounds.

@@ -104,7 +104,7 @@ impl Simulation {
         // The test of `integrate::kick_drift`, on the same values.
         let (dx, fraction) = (self.setup.dt * v, integrate::MAX_STEP_FRACTION);
         let too_far =
-            !p.frozen[k] && dx.length_squared() > fraction * fraction * (p.radius[k] * p.radius[k]);
+            !p.frozen[k] && !integrate::within_step_bound(dx.length_squared(), p.radius[k]);
         // The first non-finite quantity in the order the step makes them
         // from each other: the force, then the kick's velocity and angular
         // velocity, then the drift's position.
