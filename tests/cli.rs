@@ -17,7 +17,7 @@ const DT: f64 = 1e-5;
 const L: f64 = 0.01;
 const RADIUS: f64 = 0.0005;
 
-const THERMO_COLUMNS: [&str; 11] = [
+const THERMO_COLUMNS: [&str; 16] = [
     "step",
     "time",
     "particles",
@@ -29,6 +29,11 @@ const THERMO_COLUMNS: [&str; 11] = [
     "max_overlap",
     "temperature",
     "rotational_temperature",
+    "stress",
+    "stress_kinetic",
+    "stress_contact",
+    "wall_force",
+    "wall_torque",
 ];
 
 /// 50 spheres placed at random in a closed box (six walls), falling under

@@ -38,6 +38,34 @@ impl Ctx<'_> {
                 ))
             })
     }
+    /// The rule for the names that become HDF5 names in the output (wall
+    /// and diagnostic names): 1 to 64 characters, each a letter, a digit,
+    /// `_`, `-` or `.`, not starting with `.`, and each name given once
+    /// among `named` (key and name, in config order).
+    pub(super) fn names<'n>(
+        &self,
+        what: &str,
+        named: impl IntoIterator<Item = (String, &'n str)>,
+    ) -> Result<()> {
+        let mut seen: Vec<&str> = Vec::new();
+        for (key, name) in named {
+            let allowed = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.');
+            if name.is_empty()
+                || name.len() > 64
+                || name.starts_with('.')
+                || !name.chars().all(allowed)
+            {
+                return Err(self.err(format!(
+                    "{key}: `{name}` is not a usable {what} name: 1 to 64 characters, each a letter, a digit, `_`, `-` or `.`, not starting with `.`"
+                )));
+            }
+            if seen.contains(&name) {
+                return Err(self.err(format!("{key}: the {what} name `{name}` is given twice")));
+            }
+            seen.push(name);
+        }
+        Ok(())
+    }
     pub(super) fn unit(&self, key: &str, v: [f64; 3]) -> Result<DVec3> {
         let d = DVec3::from_array(v);
         let l = d.length();

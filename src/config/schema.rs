@@ -190,6 +190,9 @@ pub struct RegionConfig {
 pub enum WallConfig {
     /// An infinite plane; particles live on the side the normal points to.
     Plane {
+        /// Its name in the output (default `wall<k>`, `k` its index).
+        #[serde(default)]
+        name: Option<String>,
         /// A point on the plane.
         point: Fixed<f64, 3>,
         /// Normal pointing into the particles' side.
@@ -199,6 +202,9 @@ pub enum WallConfig {
     },
     /// An infinite circular cylinder, optionally rotating about its axis.
     Cylinder {
+        /// Its name in the output (default `wall<k>`, `k` its index).
+        #[serde(default)]
+        name: Option<String>,
         /// A point on the axis.
         axis_point: Fixed<f64, 3>,
         /// Axis direction.
@@ -214,6 +220,15 @@ pub enum WallConfig {
         /// Material name.
         material: String,
     },
+}
+
+impl WallConfig {
+    /// The wall's name as given, if any.
+    pub fn name(&self) -> Option<&str> {
+        match self {
+            Self::Plane { name, .. } | Self::Cylinder { name, .. } => name.as_deref(),
+        }
+    }
 }
 
 fn default_true() -> bool {

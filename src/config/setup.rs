@@ -7,7 +7,7 @@ use super::laws::law_table;
 use super::limits::{self, usable, MemoryBudget};
 use super::particles::{check_overlaps, particles};
 use super::schema::*;
-use super::walls::{check_periodic, walls};
+use super::walls::{check_periodic, wall_names, walls};
 use crate::contact::model::Elastic;
 use crate::contact::{ContactLaw, NormalModel};
 use crate::error::{GravelError, Result};
@@ -105,6 +105,8 @@ pub struct Setup {
     pub laws: LawTable,
     /// Walls.
     pub walls: Vec<Wall>,
+    /// The walls' names in the output, by index.
+    pub wall_names: Vec<String>,
     /// Particles present at step 0.
     pub initial: Vec<ParticleRecord>,
     /// Pouring sources.
@@ -193,6 +195,7 @@ pub(super) fn build(path: &Path, text: &str, cfg: Config) -> Result<Setup> {
     };
     let laws = law_table(&cx, &cfg.contact, &materials)?;
     let walls = walls(&cx, &cfg.wall, &materials)?;
+    let wall_names = wall_names(&cx, &cfg.wall)?;
     for (k, w) in walls.iter().enumerate() {
         for a in 0..materials.len() as u32 {
             if !laws.get(a, w.material).normal.has_stiffness() {
@@ -340,6 +343,7 @@ pub(super) fn build(path: &Path, text: &str, cfg: Config) -> Result<Setup> {
         materials,
         laws,
         walls,
+        wall_names,
         initial,
         pours,
         next_id,

@@ -18,6 +18,7 @@ pub(super) fn walls(cx: &Ctx, cfg: &[WallConfig], mats: &[Material]) -> Result<V
                     point,
                     normal,
                     material,
+                    ..
                 } => Wall {
                     shape: WallShape::Plane {
                         point: DVec3::from_array(point.0),
@@ -32,6 +33,7 @@ pub(super) fn walls(cx: &Ctx, cfg: &[WallConfig], mats: &[Material]) -> Result<V
                     inside,
                     angular_velocity,
                     material,
+                    ..
                 } => Wall {
                     shape: WallShape::Cylinder {
                         axis_point: DVec3::from_array(axis_point.0),
@@ -49,6 +51,24 @@ pub(super) fn walls(cx: &Ctx, cfg: &[WallConfig], mats: &[Material]) -> Result<V
             })
         })
         .collect()
+}
+
+/// The walls' names in the output: as given, or `wall<k>` (`k` the wall's
+/// index), each under the name rule ([`Ctx::names`]).
+pub(super) fn wall_names(cx: &Ctx, cfg: &[WallConfig]) -> Result<Vec<String>> {
+    let names: Vec<String> = cfg
+        .iter()
+        .enumerate()
+        .map(|(k, w)| w.name().map_or_else(|| format!("wall{k}"), str::to_owned))
+        .collect();
+    cx.names(
+        "wall",
+        names
+            .iter()
+            .enumerate()
+            .map(|(k, n)| (format!("wall[{k}].name"), n.as_str())),
+    )?;
+    Ok(names)
 }
 
 /// Refuse a wall that cuts a periodic axis ([`Wall::periodic_cut`]): a
@@ -133,11 +153,13 @@ mod tests {
     fn walls_get_unit_normals_and_their_material_index() {
         let cfg = [
             WallConfig::Plane {
+                name: None,
                 point: [0.0, 0.0, 1.0].into(),
                 normal: [0.0, 0.0, -2.0].into(),
                 material: "steel".into(),
             },
             WallConfig::Cylinder {
+                name: None,
                 axis_point: [1.0, 0.0, 0.0].into(),
                 axis: [0.0, 3.0, 4.0].into(),
                 radius: 0.5,
@@ -175,6 +197,7 @@ mod tests {
     #[test]
     fn bad_walls_name_their_key() {
         let plane = |normal: [f64; 3], material: &str| WallConfig::Plane {
+            name: None,
             point: [0.0; 3].into(),
             normal: normal.into(),
             material: material.into(),
@@ -186,6 +209,7 @@ mod tests {
         );
         assert!(err(&[plane([0.0, 0.0, 1.0], "iron")]).contains("wall[0].material"));
         let cylinder = |radius: f64, angular_velocity: f64| WallConfig::Cylinder {
+            name: None,
             axis_point: [0.0; 3].into(),
             axis: [0.0, 0.0, 1.0].into(),
             radius,

@@ -4,7 +4,7 @@
 
 use super::pairs::Block;
 use super::pairs::DYN;
-use crate::neighbor::{Contribution, NO_SLOT};
+use crate::neighbor::Contribution;
 use crate::simd::prefetch::prefetch_at;
 use glam::DVec4;
 
@@ -227,11 +227,11 @@ pub(super) fn opened(blk: &Block, history: &mut [f64], active: &mut [bool], j: u
     if active[j] {
         history[j * h..(j + 1) * h].fill(0.0);
         active[j] = false;
-        let slot = blk.share_slot[j];
-        if slot != NO_SLOT {
-            // SAFETY: this job is the slot's only writer, and its reader
-            // runs after this block's pass one.
-            unsafe { blk.slots.put(slot as usize, Contribution::default()) };
-        }
+        // SAFETY: this job is the slot's only writer, and its reader
+        // runs after this block's pass one.
+        unsafe {
+            blk.slots
+                .put(blk.share_slot[j] as usize, Contribution::default())
+        };
     }
 }

@@ -56,6 +56,35 @@ pub fn split_chunks<T>(mut data: &mut [T], lens: impl Iterator<Item = usize>) ->
     out
 }
 
+/// The force and torque that each wall gives each owned particle, kept by a
+/// force stage asked to ([`compute`]'s `loads`) for the diagnostics (wall
+/// forces, stress). Zero where the particle does not touch the wall, or is
+/// frozen.
+#[derive(Debug, Clone, Default)]
+pub struct WallLoads {
+    values: Vec<Contribution>,
+    walls: usize,
+    step: Option<u64>,
+}
+
+impl WallLoads {
+    /// What wall `w` gives owned particle `k`.
+    #[inline]
+    pub fn get(&self, k: usize, w: usize) -> Contribution {
+        self.values[k * self.walls + w]
+    }
+
+    /// The step of the force stage that wrote them, if any did.
+    pub fn step(&self) -> Option<u64> {
+        self.step
+    }
+
+    /// Forget them (the particles have changed since).
+    pub fn forget(&mut self) {
+        self.step = None;
+    }
+}
+
 /// Results of the pair stage kept between steps so that their storage is
 /// reused (see [`compute`]).
 #[derive(Debug, Clone, Default)]
@@ -82,6 +111,10 @@ pub struct PairResults {
 /// particle sums its share slots (one per lower-id entry of its row), in
 /// row order.
 ///
+/// With `loads`, the stage also keeps what each wall gives each owned
+/// particle there (see [`WallLoads`]). Every pair's force is in its share
+/// slot after any force stage (see [`crate::neighbor::PairJobs::share_slots`]).
+///
 /// # Panics
 /// If `wall_history` does not hold a record of the list's length per
 /// (owned particle, wall of `fp`), or the list is not of these particles.
@@ -91,6 +124,7 @@ pub fn compute(
     wall_history: &mut WallHistory,
     results: &mut PairResults,
     fp: &ForceParams,
+    loads: Option<&mut WallLoads>,
 ) {
     let n = p.n_owned;
     debug_assert!(
@@ -145,6 +179,20 @@ pub fn compute(
     let job_lens = bounds(&job_at, 1);
     let particle_lens = bounds(&particle_at, 1);
     let wall_rows = wall_history.rows_mut();
+    // The wall loads, `walls` per owned particle, or none (`lw = 0`).
+    let mut no_loads = Vec::new();
+    let (load_values, lw) = match loads {
+        Some(loads) => {
+            loads.walls = fp.walls.len();
+            loads.step = Some(fp.step);
+            loads.values.clear();
+            loads
+                .values
+                .resize(n * loads.walls, Contribution::default());
+            (&mut loads.values, loads.walls)
+        }
+        None => (&mut no_loads, 0),
+    };
     let waiting: Vec<usize> = split_chunks(history, bounds(&job_at, h).into_iter())
         .into_par_iter()
         .zip(split_chunks(active, job_lens.iter().copied()))
@@ -158,9 +206,13 @@ pub fn compute(
             wall_rows,
             bounds(&particle_at, wh).into_iter(),
         ))
+        .zip(split_chunks(
+            load_values,
+            bounds(&particle_at, lw).into_iter(),
+        ))
         .zip(runs.par_iter())
         .flat_map_iter(
-            |((((((history, active), upper), fo), to), wrow), &(s, e))| {
+            |(((((((history, active), upper), fo), to), wrow), lrow), &(s, e))| {
                 let mut run = RunOut {
                     history,
                     active,
@@ -168,6 +220,7 @@ pub fn compute(
                     force: fo,
                     torque: to,
                     wall_history: wrow,
+                    wall_loads: lrow,
                 };
                 ctx.run_blocks(s, e, &mut run)
             },
@@ -182,13 +235,14 @@ pub fn compute(
         .into_iter()
         .zip(split_chunks(torque, sizes(1)))
         .zip(split_chunks(wall_rows, sizes(wh)))
+        .zip(split_chunks(load_values, sizes(lw)))
         .enumerate()
         .filter(|(b, _)| waiting.binary_search(b).is_ok())
-        .map(|(b, ((fo, to), wrow))| (b, (fo, to, wrow)))
+        .map(|(b, (((fo, to), wrow), lrow))| (b, (fo, to, wrow, lrow)))
         .collect();
-    todo.into_par_iter().for_each(|(b, (fo, to, wrow))| {
+    todo.into_par_iter().for_each(|(b, (fo, to, wrow, lrow))| {
         let (first, _) = ctx.block(b);
-        ctx.pass_two(b, &upper[first..], fo, to, wrow);
+        ctx.pass_two(b, &upper[first..], fo, to, wrow, lrow);
     });
 }
 

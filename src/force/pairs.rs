@@ -7,7 +7,7 @@ use super::shares::ShareSlots;
 use super::ForceParams;
 use crate::contact::kinematics::PairBodies;
 use crate::contact::{Body, ContactInertia, ContactLaw, Kind, Kinematics, PairContext, PairForce};
-use crate::neighbor::{Contribution, NO_SLOT};
+use crate::neighbor::Contribution;
 use crate::simd::isa::in_best_build;
 use crate::simd::lane::{F64x4, Lane, V3};
 use crate::simd::prefetch::prefetch_at;
@@ -272,13 +272,11 @@ fn jobs_block_body(blk: &Block, mut out: BlockOut) {
             };
         }
         // The higher-id side's share, for its L: the partner's if it is
-        // owned here, or k's own when the partner is a ghost with a lower id.
-        let slot = blk.share_slot[j];
-        if slot != NO_SLOT {
-            // SAFETY: this job is the slot's only writer, and its reader
-            // runs after this block's pass one.
-            unsafe { blk.slots.put(slot as usize, on_j) };
-        }
+        // owned here, k's own when the partner is a ghost with a lower id,
+        // else the job's boundary slot (kept for the diagnostics).
+        // SAFETY: this job is the slot's only writer, and its reader
+        // runs after this block's pass one.
+        unsafe { blk.slots.put(blk.share_slot[j] as usize, on_j) };
     }
 }
 
@@ -450,16 +448,13 @@ fn lanes_done<const N: u8, const TG: u8, const C: bool, const H: usize>(
                 torque: at(&group.out.torque_i, l),
             };
         }
-        let slot = blk.share_slot[j];
-        if slot != NO_SLOT {
-            let on_j = Contribution {
-                force: -force_i,
-                torque: at(&group.out.torque_j, l),
-            };
-            // SAFETY: this job is the slot's only writer, and its reader
-            // runs after this block's pass one.
-            unsafe { blk.slots.put(slot as usize, on_j) };
-        }
+        let on_j = Contribution {
+            force: -force_i,
+            torque: at(&group.out.torque_j, l),
+        };
+        // SAFETY: this job is the slot's only writer, and its reader
+        // runs after this block's pass one.
+        unsafe { blk.slots.put(blk.share_slot[j] as usize, on_j) };
     }
 }
 

@@ -18,6 +18,8 @@ pub(super) struct RunOut<'a> {
     pub(super) force: &'a mut [DVec3],
     pub(super) torque: &'a mut [DVec3],
     pub(super) wall_history: &'a mut [f64],
+    /// The wall loads: a row of one per wall per particle, or empty.
+    pub(super) wall_loads: &'a mut [Contribution],
 }
 
 /// What both passes of the force stage read.
@@ -76,12 +78,18 @@ impl Stage<'_> {
                 if next.saturating_sub(reach) >= s {
                     let (f, l) = self.block(next);
                     let (a, z) = (f - first0, l - first0);
+                    let lw = if run.wall_loads.is_empty() {
+                        0
+                    } else {
+                        self.fp.walls.len()
+                    };
                     self.pass_two(
                         next,
                         &run.upper[a..],
                         &mut run.force[a..z],
                         &mut run.torque[a..z],
                         &mut run.wall_history[a * wh..z * wh],
+                        &mut run.wall_loads[a * lw..z * lw],
                     );
                 } else {
                     waiting.push(next);
@@ -96,8 +104,9 @@ impl Stage<'_> {
     /// Pass two of block `b`: each particle's force is its lower-id shares
     /// (its row's lower-id entries of the share slots), in row order, plus
     /// its upper sum (`upper`, from the block's first particle on), its
-    /// wall contacts and gravity. Must follow pass one of every block the
-    /// block's pairs reach.
+    /// wall contacts and gravity (keeping each wall's share in `loads`,
+    /// one per wall per particle, unless it is empty). Must follow pass one
+    /// of every block the block's pairs reach.
     pub(super) fn pass_two(
         &self,
         b: usize,
@@ -105,14 +114,15 @@ impl Stage<'_> {
         fo: &mut [DVec3],
         to: &mut [DVec3],
         wrow: &mut [f64],
+        loads: &mut [Contribution],
     ) {
         // Without walls, a loop of its own: the wall code's registers and
         // branches stay out of the common case.
         if !self.fp.walls.is_empty() {
-            return self.sum_block::<true>(b, upper, fo, to, wrow);
+            return self.sum_block::<true>(b, upper, fo, to, wrow, loads);
         }
         in_best_build!(sum_block_avx2, || self
-            .sum_block::<false>(b, upper, fo, to, wrow));
+            .sum_block::<false>(b, upper, fo, to, wrow, loads));
     }
 
     /// [`Self::pass_two`], with or without walls (`WALLS`). Without, the
@@ -127,7 +137,14 @@ impl Stage<'_> {
         fo: &mut [DVec3],
         to: &mut [DVec3],
         wrow: &mut [f64],
+        loads: &mut [Contribution],
     ) {
+        // Loads per particle: one per wall, or none.
+        let lw = if loads.is_empty() {
+            0
+        } else {
+            self.fp.walls.len()
+        };
         let (p, fp, h, wh) = (self.p, self.fp, self.h, self.wh);
         let (first, last) = self.block(b);
         let len = last - first;
@@ -145,7 +162,8 @@ impl Stage<'_> {
             } else {
                 if WALLS {
                     let rec = &mut wrow[o * wh..(o + 1) * wh];
-                    let (fw, tw) = wall_forces(p, first + o, rec, h, fp);
+                    let load = &mut loads[o * lw..(o + 1) * lw];
+                    let (fw, tw) = wall_forces(p, first + o, rec, h, fp, load);
                     f += fw;
                     t += tw;
                 }

@@ -7,7 +7,6 @@ use crate::contact::tangential::{SpringSlider, TangentialStiffness};
 use crate::contact::ContactLaw;
 use crate::contact::Kinematics;
 use crate::contact::{NormalModel, TangentialModel};
-use crate::neighbor::NO_SLOT;
 use crate::rng::Stream;
 use crate::state::particles::ParticleRecord;
 #[cfg(target_arch = "x86_64")]
@@ -121,7 +120,7 @@ fn run(laws: &LawTable, steps: usize) -> (Vec<DVec3>, Vec<DVec3>, Vec<f64>) {
     let mut results = PairResults::default();
     let fp = params(laws);
     for _ in 0..steps {
-        compute(&mut p, &mut nl, &mut no_walls(), &mut results, &fp);
+        compute(&mut p, &mut nl, &mut no_walls(), &mut results, &fp, None);
         assert_slots_clear_apart(&p, &nl);
         for k in 0..p.n_owned {
             if !p.frozen[k] {
@@ -163,13 +162,11 @@ fn assert_slots_clear_apart(p: &Particles, nl: &NeighborList) {
             }
             assert!(!history.is_active(j), "job {j} of an open pair is active");
             assert!(history.record(j).iter().all(|&v| v == 0.0));
-            let slot = jobs.share_slots()[j];
-            if slot != NO_SLOT {
-                assert_eq!(shares.values()[slot as usize], Contribution::default());
-            }
+            let slot = jobs.share_slots()[j] as usize;
+            assert_eq!(shares.values()[slot], Contribution::default());
         }
     }
-    assert!(shares.len() == jobs.slot_offsets()[p.n_owned]);
+    assert!(shares.len() == jobs.slots());
 }
 
 /// The force and torque on each particle of `p` as `L + U` (+ gravity),
@@ -282,7 +279,7 @@ fn opened_contacts_leave_no_share_or_record() {
         let mut nl = NeighborList::build(&p, 0.1, laws.history_len);
         let mut results = PairResults::default();
         let fp = params(&laws);
-        compute(&mut p, &mut nl, &mut no_walls(), &mut results, &fp);
+        compute(&mut p, &mut nl, &mut no_walls(), &mut results, &fp, None);
         let touching = nl.history().active().iter().filter(|&&a| a).count();
         assert!(touching > 200, "{touching} contacts");
         // Spread by 5 %: the shallowest contacts open, the deepest stay.
@@ -290,7 +287,7 @@ fn opened_contacts_leave_no_share_or_record() {
             *x *= 1.05;
         }
         p.refresh_packed();
-        compute(&mut p, &mut nl, &mut no_walls(), &mut results, &fp);
+        compute(&mut p, &mut nl, &mut no_walls(), &mut results, &fp, None);
         assert_slots_clear_apart(&p, &nl);
         let still = nl.history().active().iter().filter(|&&a| a).count();
         assert!(

@@ -4,6 +4,7 @@
 use super::pairs::body_of;
 use super::ForceParams;
 use crate::contact::{ContactInertia, Kinematics};
+use crate::neighbor::Contribution;
 use crate::state::particles::ParticleView;
 use glam::DVec3;
 
@@ -15,7 +16,8 @@ fn clear(rec: &mut [f64]) {
     }
 }
 
-/// The wall contacts of owned particle `k`.
+/// The wall contacts of owned particle `k`; each wall's force and torque
+/// also go to `loads[w]` where `loads` is not empty (one per wall).
 #[inline]
 pub(super) fn wall_forces(
     p: &ParticleView,
@@ -23,6 +25,7 @@ pub(super) fn wall_forces(
     hist: &mut [f64],
     h: usize,
     fp: &ForceParams,
+    loads: &mut [Contribution],
 ) -> (DVec3, DVec3) {
     let mut f = DVec3::ZERO;
     let mut t = DVec3::ZERO;
@@ -38,6 +41,12 @@ pub(super) fn wall_forces(
                 });
                 f += DVec3::from(pf.force_i);
                 t += DVec3::from(pf.torque_i);
+                if let Some(load) = loads.get_mut(w) {
+                    *load = Contribution {
+                        force: pf.force_i.into(),
+                        torque: pf.torque_i.into(),
+                    };
+                }
             }
             None => clear(rec),
         }

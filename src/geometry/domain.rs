@@ -19,6 +19,12 @@ impl Domain {
         self.hi - self.lo
     }
 
+    /// The box's volume.
+    pub fn volume(&self) -> f64 {
+        let l = self.length();
+        l.x * l.y * l.z
+    }
+
     /// Map a position back into the box along periodic axes (at most one box
     /// length; particles never move that far between rebuilds).
     pub fn wrap(&self, mut x: DVec3) -> DVec3 {

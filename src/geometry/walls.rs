@@ -100,6 +100,15 @@ impl Wall {
 }
 
 impl Wall {
+    /// The point the diagnostics take a wall's torque about: a plane's
+    /// `point`, a cylinder's `axis_point`.
+    pub fn reference_point(&self) -> DVec3 {
+        match self.shape {
+            WallShape::Plane { point, .. } => point,
+            WallShape::Cylinder { axis_point, .. } => axis_point,
+        }
+    }
+
     /// Signed distance from `x` to the wall's surface, positive on the
     /// particles' side: a sphere of radius `r` at `x` clears the wall when it
     /// is at least `r`. (The distance [`Wall::touch`] measures, read only.)

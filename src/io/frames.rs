@@ -12,15 +12,13 @@ use hdf5::{Dataset, File, Group, H5Type};
 use ndarray::ArrayView2;
 
 use super::layout::{
-    frame_name, open_gravel, unit_of, write_attr, write_str_attr, CORE_DATASETS, FRAMES, FROZEN,
-    ID, MATERIAL, MATERIALS, POSITION, RADIUS, THERMO, UNITS, VERTEX_INDEX,
+    frame_name, open_gravel, unit_of, write_attr, write_str_attr, CORE_DATASETS, DIAGNOSTICS,
+    FRAMES, FROZEN, ID, MATERIAL, MATERIALS, POSITION, RADIUS, THERMO, UNITS, VERTEX_INDEX, WALLS,
 };
 use super::read::read_layout;
+use super::table::{Column, Table};
 use super::xdmf::{write_xdmf, XdmfFrame};
 use crate::error::{Context, IoError, IoResult};
-
-/// Rows per chunk of a thermo column.
-const THERMO_CHUNK: usize = 1024;
 /// Entries per chunk of the vertex index.
 const VERTEX_INDEX_CHUNK: usize = 8192;
 /// Rows per chunk of a frame dataset: a frame of up to a million particles is one
@@ -91,15 +89,16 @@ pub struct OutputFile {
     file: File,
     /// Frames in the file, sorted by step.
     frames: Vec<XdmfFrame>,
-    /// Thermo columns in order: name and dataset.
-    thermo: Vec<(String, Dataset)>,
-    thermo_rows: usize,
+    /// The thermo table.
+    thermo: Table,
+    /// The diagnostics' tables, by name.
+    diagnostics: Vec<(String, Table)>,
 }
 
 impl OutputFile {
     /// Creates (truncates) `path` and writes the root attributes `version`, `config`
     /// (the TOML text), `ranks` and `threads`, an empty `/frames` group and one empty
-    /// `/thermo` column per name in `thermo_columns`, in that order. A stale XDMF
+    /// `/thermo` column per entry of `thermo_columns`, in that order. A stale XDMF
     /// sidecar from an earlier run is removed; the first frame writes a new one.
     ///
     /// # Errors
@@ -110,24 +109,26 @@ impl OutputFile {
         config_text: &str,
         ranks: u32,
         threads: u32,
-        thermo_columns: &[&str],
+        thermo_columns: &[Column],
     ) -> IoResult<Self> {
-        check_names(path, "thermo column", thermo_columns.iter().copied(), &[])?;
+        check_names(
+            path,
+            "thermo column",
+            thermo_columns.iter().map(|c| c.name.as_str()),
+            &[],
+        )?;
         let file = super::create(path).at(path, "creating the output file")?;
         write_header(&file, version, config_text, ranks, threads)
             .at(path, "writing the root attributes")?;
-        let thermo = create_layout(&file, thermo_columns).at(path, "creating the groups")?;
-        let thermo = thermo_columns
-            .iter()
-            .map(ToString::to_string)
-            .zip(thermo)
-            .collect();
+        file.create_group(FRAMES).at(path, "creating /frames")?;
+        let thermo =
+            Table::create(&file, THERMO, thermo_columns).at(path, "creating the thermo table")?;
         let out = Self {
             path: path.to_path_buf(),
             file,
             frames: Vec::new(),
             thermo,
-            thermo_rows: 0,
+            diagnostics: Vec::new(),
         };
         match std::fs::remove_file(out.xdmf_path()) {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
@@ -146,22 +147,23 @@ impl OutputFile {
     /// If the file is missing, unreadable or not a gravel file.
     pub fn open_append(path: &Path) -> IoResult<Self> {
         let file = open_gravel(path, true)?;
-        let (frames, thermo) = read_layout(&file).at(path, "reading the existing layout")?;
-        let thermo_rows = thermo.iter().map(|(_, ds)| ds.size()).min().unwrap_or(0);
-        for (name, ds) in &thermo {
-            if ds.size() != thermo_rows {
-                ds.resize(thermo_rows).at(
-                    path,
-                    format_args!("cutting thermo column `{name}` to {thermo_rows} rows"),
-                )?;
-            }
-        }
+        let (frames, thermo, diagnostics) =
+            read_layout(&file).at(path, "reading the existing layout")?;
+        let thermo = Table::open(thermo).at(path, "opening the thermo table")?;
+        let diagnostics = diagnostics
+            .into_iter()
+            .map(|(name, columns)| {
+                let table =
+                    Table::open(columns).at(path, format_args!("opening /{DIAGNOSTICS}/{name}"))?;
+                Ok((name, table))
+            })
+            .collect::<IoResult<_>>()?;
         Ok(Self {
             path: path.to_path_buf(),
             file,
             frames,
             thermo,
-            thermo_rows,
+            diagnostics,
         })
     }
 
@@ -192,30 +194,15 @@ impl OutputFile {
             set_vertex_index_len(&self.file, largest)
                 .at(&self.path, "resizing the vertex index")?;
         }
-        if self.thermo_rows > 0 {
-            let Some((_, ds)) = self.thermo.iter().find(|(name, _)| name == "step") else {
-                return Err(IoError::invalid(
-                    &self.path,
-                    "the thermo table has no `step` column, so rows after the checkpoint cannot be found",
-                ));
-            };
-            let steps: Vec<f64> = ds
-                .read_raw()
-                .at(&self.path, "reading thermo column `step`")?;
-            let keep = steps
-                .iter()
-                .position(|&s| s > step as f64)
-                .unwrap_or(steps.len())
-                .min(self.thermo_rows);
-            if keep != self.thermo_rows {
-                for (name, ds) in &self.thermo {
-                    ds.resize(keep).at(
-                        &self.path,
-                        format_args!("cutting thermo column `{name}` to {keep} rows"),
-                    )?;
-                }
-                self.thermo_rows = keep;
-            }
+        let tables = std::iter::once((format!("/{THERMO}"), &mut self.thermo)).chain(
+            self.diagnostics
+                .iter_mut()
+                .map(|(name, t)| (format!("/{DIAGNOSTICS}/{name}"), t)),
+        );
+        for (group, table) in tables {
+            table
+                .cut_after(step)
+                .map_err(|e| IoError::invalid(&self.path, format!("{group}: {e}")))?;
         }
         self.flush()?;
         if self.frames.is_empty() {
@@ -265,50 +252,101 @@ impl OutputFile {
     /// # Errors
     /// If a name is not valid UTF-8 for HDF5, or writing fails.
     pub fn write_materials(&mut self, names: &[&str]) -> IoResult<()> {
-        let names = names
-            .iter()
-            .map(|n| n.parse::<VarLenUnicode>())
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| IoError::invalid(&self.path, format!("a material name: {e}")))?;
-        let write = || -> hdf5::Result<()> {
-            if self.file.link_exists(MATERIALS) {
-                self.file.unlink(MATERIALS)?;
-            }
-            self.file
-                .new_dataset_builder()
-                .with_data(&names[..])
-                .create(MATERIALS)?;
-            Ok(())
-        };
-        write().at(&self.path, "writing /materials")
+        write_names(&self.file, MATERIALS, names).at(&self.path, "writing /materials")
     }
 
-    /// Appends one row to `/thermo/`: `row[i]` goes to the i-th column given at
-    /// [`create`](Self::create).
+    /// Appends one row to `/thermo/`: the values of the columns given at
+    /// [`create`](Self::create), in order, each column's in row-major order
+    /// of its shape.
     ///
     /// # Errors
-    /// If `row` does not have one value per column, or writing fails.
+    /// If `row` does not have the columns' number of values, or writing fails.
     pub fn append_thermo(&mut self, row: &[f64]) -> IoResult<()> {
-        if row.len() != self.thermo.len() {
-            let message = format!(
-                "thermo row has {} values but the file has {} columns ({})",
-                row.len(),
-                self.thermo.len(),
-                self.thermo_columns().join(", ")
-            );
-            return Err(IoError::invalid(&self.path, message));
-        }
-        let (start, end) = (self.thermo_rows, self.thermo_rows + 1);
-        for ((name, ds), value) in self.thermo.iter().zip(row) {
-            ds.resize(end)
-                .and_then(|()| ds.write_slice(&[*value][..], start..end))
-                .at(
+        self.thermo
+            .append(row)
+            .map_err(|e| IoError::invalid(&self.path, format!("/{THERMO}: {e}")))
+    }
+
+    /// Writes the wall names, by index, to `/walls`.
+    ///
+    /// # Errors
+    /// If a name is not valid UTF-8 for HDF5 or writing fails.
+    pub fn write_walls(&mut self, names: &[&str]) -> IoResult<()> {
+        write_names(&self.file, WALLS, names).at(&self.path, "writing /walls")
+    }
+
+    /// Creates the group `/diagnostics/<name>` holding, besides the table
+    /// of `columns`, the fixed datasets `fixed` (name, shape, values, unit:
+    /// a profile's bin centres, a grid's coordinates) and the string
+    /// attributes `attrs`; a diagnostic of the same name left by an earlier
+    /// run in this file (as after a restart) is kept and appended to.
+    ///
+    /// # Errors
+    /// If the name is unusable or a table of that name has other columns,
+    /// or writing fails.
+    pub fn add_diagnostic(
+        &mut self,
+        name: &str,
+        columns: &[Column],
+        fixed: &[Fixed],
+        attrs: &[(&str, &str)],
+    ) -> IoResult<()> {
+        check_names(&self.path, "diagnostic", [name], &[])?;
+        let group_path = format!("/{DIAGNOSTICS}/{name}");
+        if let Some((_, t)) = self.diagnostics.iter().find(|(n, _)| n == name) {
+            let wanted: Vec<&str> = columns.iter().map(|c| c.name.as_str()).collect();
+            if t.names() != wanted || t.width() != columns.iter().map(Column::width).sum() {
+                return Err(IoError::invalid(
                     &self.path,
-                    format_args!("appending to thermo column `{name}`"),
-                )?;
+                    format!(
+                        "{group_path} holds the columns {} but this run writes {}; pass --out DIR to write a new output file",
+                        t.names().join(", "),
+                        wanted.join(", ")
+                    ),
+                ));
+            }
+            return Ok(());
         }
-        self.thermo_rows = end;
+        let create = || -> hdf5::Result<Table> {
+            let parent = group_or_create(&self.file, DIAGNOSTICS)?;
+            let table = Table::create(&parent, name, columns)?;
+            let group = parent.group(name)?;
+            for (key, value) in attrs {
+                write_str_attr(&group, key, value)?;
+            }
+            for f in fixed {
+                let ds = group
+                    .new_dataset::<f64>()
+                    .shape(f.shape.clone())
+                    .create(f.name.as_str())?;
+                ds.write_raw(&f.values)?;
+                if let Some(units) = f.units {
+                    write_str_attr(&ds, UNITS, units)?;
+                }
+            }
+            Ok(table)
+        };
+        let table = create().at(&self.path, format_args!("creating {group_path}"))?;
+        self.diagnostics.push((name.to_owned(), table));
         Ok(())
+    }
+
+    /// Appends one row to the table of `/diagnostics/<name>` (see
+    /// [`Self::add_diagnostic`]).
+    ///
+    /// # Errors
+    /// If there is no such diagnostic, `row` is not as wide as its table,
+    /// or writing fails.
+    pub fn append_diagnostic(&mut self, name: &str, row: &[f64]) -> IoResult<()> {
+        let Some((_, table)) = self.diagnostics.iter_mut().find(|(n, _)| n == name) else {
+            return Err(IoError::invalid(
+                &self.path,
+                format!("no diagnostic `{name}` in this file"),
+            ));
+        };
+        table
+            .append(row)
+            .map_err(|e| IoError::invalid(&self.path, format!("/{DIAGNOSTICS}/{name}: {e}")))
     }
 
     /// Flushes everything written so far to disk.
@@ -340,13 +378,13 @@ impl OutputFile {
     /// Names of the thermo columns, in order.
     #[must_use]
     pub fn thermo_columns(&self) -> Vec<&str> {
-        self.thermo.iter().map(|(name, _)| name.as_str()).collect()
+        self.thermo.names()
     }
 
     /// Number of complete thermo rows in the file.
     #[must_use]
     pub fn thermo_rows(&self) -> usize {
-        self.thermo_rows
+        self.thermo.rows()
     }
 
     /// Rewrites the XDMF sidecar from the frame list.
@@ -400,23 +438,33 @@ fn write_header(
     write_attr(file, "threads", &threads)
 }
 
-/// Creates `/frames` and `/thermo` with one empty column per name; returns the columns.
-fn create_layout(file: &File, thermo_columns: &[&str]) -> hdf5::Result<Vec<Dataset>> {
-    file.create_group(FRAMES)?;
-    let thermo = create_ordered_group(file, THERMO)?;
-    thermo_columns
+/// Writes (or replaces) the root dataset `name` of strings `names`.
+fn write_names(file: &File, name: &str, names: &[&str]) -> hdf5::Result<()> {
+    let names = names
         .iter()
-        .map(|name| {
-            let column = thermo
-                .new_dataset::<f64>()
-                .chunk(THERMO_CHUNK)
-                .fletcher32()
-                .shape(0..)
-                .create(*name)?;
-            set_units(&column, name)?;
-            Ok(column)
-        })
-        .collect()
+        .map(|n| n.parse::<VarLenUnicode>())
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| format!("a name: {e}"))?;
+    if file.link_exists(name) {
+        file.unlink(name)?;
+    }
+    file.new_dataset_builder()
+        .with_data(&names[..])
+        .create(name)?;
+    Ok(())
+}
+
+/// A dataset of a diagnostic's group written once, beside its table.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Fixed {
+    /// The dataset's name.
+    pub name: String,
+    /// Its shape.
+    pub shape: Vec<usize>,
+    /// Its values, row-major.
+    pub values: Vec<f64>,
+    /// Its `units` attribute, if it has a unit.
+    pub units: Option<&'static str>,
 }
 
 /// Creates the group `name` in `parent`, tracking the creation order of its links.
@@ -523,7 +571,9 @@ mod tests {
     use crate::io::info::type_name;
     use crate::io::layout::{frame_path, read_str_attr};
     use crate::io::read::{list_frames, read_frame, read_thermo};
-    use crate::io::tests::{assert_bitwise_eq, borrow, sample, thermo_row, write_sample, COLUMNS};
+    use crate::io::tests::{
+        assert_bitwise_eq, borrow, numbers, sample, thermo_row, write_sample, COLUMNS,
+    };
 
     #[test]
     fn xdmf_sidecar_lists_every_frame() {
@@ -732,7 +782,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let (path, _) = write_sample(dir.path());
         assert!(path.with_extension("xdmf").exists());
-        let out = OutputFile::create(&path, "0.1.0", "", 1, 1, &COLUMNS).unwrap();
+        let out = OutputFile::create(&path, "0.1.0", "", 1, 1, &numbers(&COLUMNS)).unwrap();
         assert!(!out.xdmf_path().exists());
         assert!(list_frames(&path).unwrap().is_empty());
     }

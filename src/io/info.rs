@@ -92,7 +92,11 @@ fn summarize_thermo(out: &mut String, file: &File) -> hdf5::Result<()> {
     if columns.is_empty() {
         return Ok(());
     }
-    let rows = columns.iter().map(|(_, ds)| ds.size()).min().unwrap_or(0);
+    let rows = columns
+        .iter()
+        .map(|(_, ds)| ds.shape().first().copied().unwrap_or(0))
+        .min()
+        .unwrap_or(0);
     let names: Vec<&str> = columns.iter().map(|(name, _)| name.as_str()).collect();
     let _ = writeln!(
         out,
@@ -103,8 +107,13 @@ fn summarize_thermo(out: &mut String, file: &File) -> hdf5::Result<()> {
     if rows > 0 {
         out.push_str("last thermo row:\n");
         for (name, ds) in &columns {
-            let value = ds.read_slice_1d::<f64, _>(rows - 1..rows)?[0];
-            let _ = writeln!(out, "    {name} = {}", number(value));
+            let values = super::table::read_row(ds, rows - 1)?;
+            let text: Vec<String> = values.iter().map(|&v| number(v)).collect();
+            match text.as_slice() {
+                [one] => writeln!(out, "    {name} = {one}"),
+                _ => writeln!(out, "    {name} = [{}]", text.join(", ")),
+            }
+            .expect("writing to a String");
         }
     }
     Ok(())

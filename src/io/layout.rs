@@ -32,6 +32,10 @@ use crate::error::{Context, IoError, IoResult};
 pub const FRAMES: &str = "frames";
 /// Name of the root group holding the thermo columns.
 pub const THERMO: &str = "thermo";
+/// Name of the root group holding one group per `[[diagnostics]]` block.
+pub const DIAGNOSTICS: &str = "diagnostics";
+/// Root dataset: the wall names, by index (variable-length UTF-8 strings).
+pub const WALLS: &str = "walls";
 /// Name of the root group a checkpoint file keeps its state in.
 pub const CHECKPOINT: &str = "checkpoint";
 /// Path (from the root) of the vertex index the XDMF sidecar uses as connectivity.
@@ -73,6 +77,9 @@ pub fn unit_of(name: &str) -> Option<&'static str> {
         | "temperature"
         | "rotational_temperature" => "J",
         "max_overlap" => "1",
+        "stress" | "stress_kinetic" | "stress_contact" => "Pa",
+        "wall_force" => "N",
+        "wall_torque" => "N m",
         _ => return None,
     })
 }

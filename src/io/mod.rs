@@ -10,6 +10,7 @@ pub mod frames;
 pub mod info;
 pub mod layout;
 pub mod read;
+pub mod table;
 pub mod verify;
 pub mod xdmf;
 

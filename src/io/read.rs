@@ -8,8 +8,8 @@ use std::path::Path;
 use hdf5::{Dataset, File, Group, H5Type, IndexType, IterationOrder, LocationType};
 
 use super::layout::{
-    frame_name, frames_group, open_gravel, CORE_DATASETS, FROZEN, ID, MATERIAL, POSITION, RADIUS,
-    THERMO,
+    frame_name, frames_group, open_gravel, CORE_DATASETS, DIAGNOSTICS, FROZEN, ID, MATERIAL,
+    POSITION, RADIUS, THERMO,
 };
 use super::xdmf::XdmfFrame;
 use crate::error::{Context, IoError, IoResult};
@@ -74,7 +74,8 @@ pub fn list_frames(path: &Path) -> IoResult<Vec<u64>> {
     }
 }
 
-/// The thermo columns of the output file `path`, in order: name and values.
+/// The thermo columns of the output file `path`, in order: name and values
+/// (a shaped column's rows one after the other, each in row-major order).
 ///
 /// # Errors
 /// If the file cannot be read or is not a gravel file.
@@ -92,8 +93,39 @@ pub fn read_thermo(path: &Path) -> IoResult<Vec<(String, Vec<f64>)>> {
         .collect()
 }
 
-/// The frames (sorted by step) and thermo columns of an existing file.
-pub(super) type Layout = (Vec<XdmfFrame>, Vec<(String, Dataset)>);
+/// One column of a table read back: its name, its dataset's shape (rows
+/// first) and its values, row-major.
+pub type TableColumn = (String, Vec<usize>, Vec<f64>);
+
+/// The columns of the table `/diagnostics/<name>` of the output file `path`
+/// (see [`super::table`]), in order.
+///
+/// # Errors
+/// If the file cannot be read, is not a gravel file or has no such diagnostic.
+pub fn read_diagnostic(path: &Path, name: &str) -> IoResult<Vec<TableColumn>> {
+    let file = open_gravel(path, false)?;
+    let where_ = format!("/{DIAGNOSTICS}/{name}");
+    let group = file
+        .group(&where_)
+        .at(path, format_args!("opening {where_}"))?;
+    let columns = table_datasets(&group).at(path, format_args!("listing {where_}"))?;
+    columns
+        .into_iter()
+        .map(|(column, ds)| {
+            let values = ds
+                .read_raw::<f64>()
+                .at(path, format_args!("reading {where_}/{column}"))?;
+            Ok((column, ds.shape(), values))
+        })
+        .collect()
+}
+
+/// Datasets with their names.
+pub(super) type Named = Vec<(String, Dataset)>;
+
+/// The frames (sorted by step), the thermo columns and the diagnostics'
+/// table columns (by diagnostic) of an existing file.
+pub(super) type Layout = (Vec<XdmfFrame>, Named, Vec<(String, Named)>);
 
 /// Reads what [`OutputFile`](super::frames::OutputFile) keeps in memory from an existing file.
 /// The sidecar's list of a frame's datasets beyond `id`, `position`, `radius` and
@@ -114,7 +146,40 @@ pub(super) fn read_layout(file: &File) -> hdf5::Result<Layout> {
             .collect::<hdf5::Result<_>>()?,
         None => Vec::new(),
     };
-    Ok((frames, thermo_datasets(file)?))
+    Ok((frames, thermo_datasets(file)?, diagnostic_tables(file)?))
+}
+
+/// The diagnostics' groups in `/diagnostics`, each with its table's columns.
+pub(super) fn diagnostic_tables(file: &File) -> hdf5::Result<Vec<(String, Named)>> {
+    let Ok(group) = file.group(DIAGNOSTICS) else {
+        return Ok(Vec::new());
+    };
+    ordered_members(&group)?
+        .into_iter()
+        .map(|name| {
+            let columns = table_datasets(&group.group(&name)?)?;
+            Ok((name, columns))
+        })
+        .collect()
+}
+
+/// The columns of a table group: its datasets whose first dimension counts
+/// the rows, as long as its `step` column (a diagnostic's group also holds
+/// fixed datasets, such as bin centres, written once).
+fn table_datasets(group: &Group) -> hdf5::Result<Vec<(String, Dataset)>> {
+    let all: Vec<(String, Dataset)> = ordered_members(group)?
+        .into_iter()
+        .filter(|name| matches!(group.loc_type_by_name(name), Ok(LocationType::Dataset)))
+        .map(|name| {
+            let ds = group.dataset(&name)?;
+            Ok((name, ds))
+        })
+        .collect::<hdf5::Result<_>>()?;
+    // A table's columns are chunked and resizable; fixed datasets are neither.
+    Ok(all
+        .into_iter()
+        .filter(|(_, ds)| ds.is_resizable())
+        .collect())
 }
 
 /// The steps of the frame groups in `/frames`, sorted.

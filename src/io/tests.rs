@@ -10,6 +10,14 @@ use super::read::{list_frames, read_frame, read_thermo, FrameOwned};
 
 pub(super) const COLUMNS: [&str; 3] = ["step", "time", "kinetic_energy"];
 
+/// Thermo columns of one number per row, named `names`.
+pub(super) fn numbers(names: &[&str]) -> Vec<super::table::Column> {
+    names
+        .iter()
+        .map(|n| super::table::Column::number(n, super::layout::unit_of(n)))
+        .collect()
+}
+
 /// Owned arrays for a frame of `n` particles at `step`, with values that are not
 /// exactly representable in decimal, rows deliberately not sorted by id.
 pub(super) fn sample(step: u64, n: usize) -> FrameOwned {
@@ -59,8 +67,15 @@ pub(super) fn thermo_row(i: usize) -> [f64; 3] {
 /// A file with frames at steps 0, 1000, 2000 (5, 6, 7 particles) and 5 thermo rows.
 pub(super) fn write_sample(dir: &Path) -> (PathBuf, Vec<FrameOwned>) {
     let path = dir.join("run.h5");
-    let mut out =
-        OutputFile::create(&path, "0.1.0", "[run]\nname = \"run\"\n", 2, 4, &COLUMNS).unwrap();
+    let mut out = OutputFile::create(
+        &path,
+        "0.1.0",
+        "[run]\nname = \"run\"\n",
+        2,
+        4,
+        &numbers(&COLUMNS),
+    )
+    .unwrap();
     let frames: Vec<FrameOwned> = (0..3).map(|i| sample(i * 1000, 5 + i as usize)).collect();
     for (i, frame) in frames.iter().enumerate() {
         out.write_frame(&borrow(frame)).unwrap();
@@ -130,10 +145,10 @@ fn empty_frame_round_trips() {
 fn bad_input_is_rejected_with_the_path() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("bad.h5");
-    let err = OutputFile::create(&path, "v", "", 1, 1, &["a", "a"]).unwrap_err();
+    let err = OutputFile::create(&path, "v", "", 1, 1, &numbers(&["a", "a"])).unwrap_err();
     assert!(err.to_string().contains("appears twice"), "{err}");
 
-    let mut out = OutputFile::create(&path, "v", "", 1, 1, &COLUMNS).unwrap();
+    let mut out = OutputFile::create(&path, "v", "", 1, 1, &numbers(&COLUMNS)).unwrap();
     let err = out.append_thermo(&[1.0]).unwrap_err();
     assert!(
         err.to_string()

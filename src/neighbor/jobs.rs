@@ -2,7 +2,7 @@
 //! side's share of its force goes; and the share slots themselves.
 
 use super::verlet::{BlockRows, VerletRows};
-use super::{Contribution, BLOCK, NO_SLOT};
+use super::{Contribution, BLOCK};
 use crate::state::particles::Particles;
 use rayon::prelude::*;
 use std::ops::Range;
@@ -20,9 +20,14 @@ use std::ops::Range;
 ///   each row) for a pair of owned particles;
 /// - owned particle `p` has one *share slot* per entry of its row whose
 ///   partner has a lower global id (its row's first entries), numbered
-///   [`Self::slots_of`]`(p)` in row order; each slot belongs to exactly one
-///   job ([`Self::share_slots`]), and a job has a slot unless its higher-id
-///   side is a ghost ([`NO_SLOT`]: the ghost's owner evaluates the pair too).
+///   [`Self::slots_of`]`(p)` in row order; a job whose higher-id side is a
+///   ghost (the ghost's owner evaluates the pair too), or an owned particle
+///   whose row lacks the pair, has a *boundary slot* instead, numbered after
+///   every owned particle's; each job has exactly one slot
+///   ([`Self::share_slots`]) and each slot belongs to exactly one job.
+///   No pass two reads a boundary slot: it keeps the pair's force for the
+///   diagnostics (stress, contact lists), which read every pair's force in
+///   its slot after a force stage.
 #[derive(Debug, Clone, Default)]
 pub struct PairJobs {
     /// The job of each entry of the rows.
@@ -36,7 +41,8 @@ pub struct PairJobs {
     evaluator_lower: Vec<bool>,
     /// Per job: its evaluator's place in its work block (`p mod BLOCK`).
     owner: Vec<u16>,
-    /// Per job: the share slot of the higher-id side's entry, or [`NO_SLOT`].
+    /// Per job: the share slot of the higher-id side's entry, or its
+    /// boundary slot.
     share_slot: Vec<u32>,
     /// Row starts of the share slots: owned particle `p`'s are
     /// `slot_offsets[p]..slot_offsets[p+1]`.
@@ -44,6 +50,8 @@ pub struct PairJobs {
     /// The largest distance, in work blocks, between the two owned
     /// particles of a pair.
     block_reach: usize,
+    /// Number of boundary slots (after the owned particles' slots).
+    boundary_slots: usize,
 }
 
 impl PairJobs {
@@ -117,9 +125,11 @@ impl PairJobs {
     }
 
     /// Per job: the share slot of the higher-id side's entry of the pair,
-    /// where that side adds its share to its lower-id sum `L`, or
-    /// [`NO_SLOT`] where that side is a ghost (its owner evaluates the
-    /// pair too).
+    /// where that side adds its share to its lower-id sum `L`, or a
+    /// boundary slot (numbered from [`Self::owned_slots`] on) where that
+    /// side is a ghost (its owner evaluates the pair too). After a force
+    /// stage every job's slot holds the force and torque on the pair's
+    /// higher-id side (zero where the pair is apart).
     #[inline(always)]
     pub fn share_slots(&self) -> &[u32] {
         &self.share_slot
@@ -140,9 +150,14 @@ impl PairJobs {
         self.slot_offsets[p]..self.slot_offsets[p + 1]
     }
 
-    /// Number of share slots.
-    pub fn slots(&self) -> usize {
+    /// Number of share slots of the owned particles (boundary slots follow).
+    pub fn owned_slots(&self) -> usize {
         self.slot_offsets.last().copied().unwrap_or(0)
+    }
+
+    /// Number of share slots, boundary slots included.
+    pub fn slots(&self) -> usize {
+        self.owned_slots() + self.boundary_slots
     }
 
     /// The largest distance, in work blocks of [`BLOCK`] owned particles,
@@ -158,6 +173,7 @@ impl PairJobs {
     /// work blocks, for their role scratch).
     pub(super) fn assign(&mut self, rows: &VerletRows, p: &Particles, blocks: &mut [BlockRows]) {
         const EVALUATES: u32 = u32::MAX;
+        const UNSET: u32 = u32::MAX;
         let n = rows.owned();
         // Per entry: EVALUATES, or the entry of the same pair that does
         // (each block's entries in its `role`).
@@ -216,7 +232,7 @@ impl PairJobs {
                     self.share_slot.push(if own {
                         self.slot_of(k, row.start, e)
                     } else {
-                        NO_SLOT
+                        UNSET
                     });
                     self.evaluator_lower.push(!own);
                     self.owner.push((k % BLOCK) as u16);
@@ -236,6 +252,14 @@ impl PairJobs {
                 }
             }
         }
+        // The jobs no owned entry takes the share of: boundary slots.
+        let owned_slots = self.owned_slots();
+        let mut next = owned_slots;
+        for slot in self.share_slot.iter_mut().filter(|s| **s == UNSET) {
+            *slot = next as u32;
+            next += 1;
+        }
+        self.boundary_slots = next - owned_slots;
         self.block_reach = (0..n)
             .flat_map(|k| {
                 rows.row_partners(k)

@@ -35,9 +35,6 @@ pub use verlet::VerletRows;
 /// Owned particles per parallel work block (fixed, so that the work split never depends on the thread count).
 pub const BLOCK: usize = 512;
 
-/// [`PairJobs::share_slots`] of a job whose higher-id side is a ghost.
-pub const NO_SLOT: u32 = u32::MAX;
-
 /// A force and a torque: what contacts give one particle.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Contribution {
@@ -158,11 +155,8 @@ impl NeighborList {
     /// mark every job inactive (only the active jobs hold anything).
     pub fn clear_history(&mut self) {
         let (slots, shares) = (self.jobs.share_slots(), &mut self.shares);
-        self.history.clear_active(|j| {
-            if slots[j] != NO_SLOT {
-                shares.zero(slots[j] as usize);
-            }
-        });
+        self.history
+            .clear_active(|j| shares.zero(slots[j] as usize));
     }
 
     /// The parts the force stage reads (the jobs) and writes (the history

@@ -246,17 +246,23 @@ fn every_pair_has_one_job_held_by_its_evaluator() {
     }
     assert!(ghost_pairs > 0 && jobs.len() > 100);
     // Each job's share goes to the higher-id side's entry of the pair,
-    // unless that side is a ghost; no entry takes two shares.
+    // or to a boundary slot when that side is a ghost; no slot takes two
+    // shares, and every slot takes one.
     assert_eq!(nl.shares().len(), jobs.slots());
     let mut taken = vec![false; jobs.slots()];
     for (j, &slot) in jobs.share_slots().iter().enumerate() {
         let (k, q) = (evaluator_of(j), jobs.partner(j));
         let higher = if p.id[k] < p.id[q] { q } else { k };
+        let s = slot as usize;
         if higher >= n {
-            assert_eq!(slot, NO_SLOT, "job {j}: the ghost's owner keeps its share");
+            assert!(s >= jobs.owned_slots(), "job {j}: a boundary slot");
+            assert!(
+                !std::mem::replace(&mut taken[s], true),
+                "slot {s} taken twice"
+            );
             continue;
         }
-        let (s, s0) = (slot as usize, jobs.slot_offsets()[higher]);
+        let s0 = jobs.slot_offsets()[higher];
         assert!(jobs.slots_of(higher).contains(&s), "job {j}");
         let e = rows.row(higher).start + (s - s0);
         assert_eq!(jobs.job_of(e), j, "slot of job {j} is its entry");
@@ -265,6 +271,8 @@ fn every_pair_has_one_job_held_by_its_evaluator() {
             "slot {s} taken twice"
         );
     }
+    assert!(taken.iter().all(|&t| t), "every slot has its job");
+    assert!(jobs.slots() > jobs.owned_slots(), "boundary slots exist");
 }
 
 /// Every owned particle's row holds exactly the partners (owned or

@@ -5,7 +5,7 @@ pub mod report;
 
 use crate::config::limits;
 use crate::config::Setup;
-use crate::diagnostics::{Thermo, MAX_OVERLAP, THERMO_COLUMNS};
+use crate::diagnostics::{thermo_columns, Thermo, MAX_OVERLAP};
 use crate::error::{GravelError, IoError, Result};
 use crate::io::checkpoint;
 use crate::io::frames::{Frame, OutputFile};
@@ -159,6 +159,8 @@ fn drive(
     let comm_before = sim.timers.comm;
     let start = Instant::now();
     while sim.step < total {
+        // The wall loads only where a row will read them.
+        sim.keep_loads = out.reads_loads(sim.step + 1, total);
         if let Err(e) = sim.step() {
             progress.finish();
             out.flush()?;
@@ -384,10 +386,12 @@ impl Output {
                 &s.config_text,
                 sim.comm().size() as u32,
                 threads as u32,
-                &THERMO_COLUMNS,
+                &thermo_columns(s.walls.len()),
             )?;
             let names: Vec<&str> = s.materials.iter().map(|m| m.name.as_str()).collect();
             file.write_materials(&names)?;
+            let names: Vec<&str> = s.wall_names.iter().map(String::as_str).collect();
+            file.write_walls(&names)?;
             Some(file)
         } else {
             None
@@ -401,18 +405,25 @@ impl Output {
         })
     }
 
+    /// Whether what is due at `step` reads the contact loads (the thermo
+    /// row's stress and wall columns).
+    fn reads_loads(&self, step: u64, total: u64) -> bool {
+        step % self.thermo_every == 0 || step == total
+    }
+
     /// Write what is due at the current step (the last step always gets a frame and a thermo row).
     fn record(&mut self, sim: &Simulation, total: u64) -> Result<()> {
         let step = sim.step;
         let last = step == total;
         if step % self.thermo_every == 0 || last {
             let thermo = sim.thermo();
-            self.last = Some(thermo);
             if let Some(f) = &mut self.file {
                 f.append_thermo(&thermo.row())?;
             }
             // The bound on overlaps, read from the row (the same on every rank).
-            if thermo.max_overlap > MAX_OVERLAP {
+            let too_deep = thermo.max_overlap > MAX_OVERLAP;
+            self.last = Some(thermo);
+            if too_deep {
                 if let Some(e) = sim.overlap_error() {
                     return Err(e);
                 }

@@ -64,6 +64,16 @@ pub struct Simulation {
     pub(crate) halo: Halo,
     pub(crate) x_ref: Vec<DVec3>,
     pair_results: force::PairResults,
+    /// What each wall gives each owned particle, kept by the force stages
+    /// run while [`Self::keep_loads`] is set.
+    pub wall_loads: force::WallLoads,
+    /// Whether the force stage keeps the wall loads (the run sets it for
+    /// the steps whose diagnostics read them).
+    pub keep_loads: bool,
+    /// The step of the last force stage on this rank's current particles
+    /// (`None` after a restart, which restores forces, not contacts): the
+    /// pair forces in the share slots are that step's.
+    pub forces_step: Option<u64>,
     comm: Box<dyn Comm>,
 }
 
@@ -91,6 +101,9 @@ impl Simulation {
             halo: Halo::default(),
             x_ref: Vec::new(),
             pair_results: force::PairResults::default(),
+            wall_loads: force::WallLoads::default(),
+            keep_loads: true,
+            forces_step: None,
             comm,
         };
         sim.insert_due()?;
@@ -114,16 +127,24 @@ impl Simulation {
         self.halo.len()
     }
 
+    /// What the diagnostics read of the current state.
+    pub fn view(&self) -> diagnostics::View<'_> {
+        let fresh =
+            self.forces_step == Some(self.step) && self.wall_loads.step() == Some(self.step);
+        diagnostics::View {
+            p: &self.particles,
+            nl: &self.neighbors,
+            laws: &self.setup.laws,
+            walls: &self.setup.walls,
+            domain: &self.setup.domain,
+            gravity: self.setup.gravity,
+            loads: fresh.then_some(&self.wall_loads),
+        }
+    }
+
     /// The thermo row of the current state (a collective call).
     pub fn thermo(&self) -> Thermo {
-        let measured = diagnostics::measure(
-            &self.particles,
-            &self.neighbors,
-            &self.setup.laws,
-            &self.setup.walls,
-            self.setup.gravity,
-            self.comm.as_ref(),
-        );
+        let measured = diagnostics::measure(&self.view(), self.comm.as_ref());
         Thermo {
             step: self.step,
             time: self.time(),

@@ -224,6 +224,9 @@ impl Simulation {
             halo,
             x_ref,
             pair_results: force::PairResults::default(),
+            wall_loads: force::WallLoads::default(),
+            keep_loads: true,
+            forces_step: None,
             comm,
         })
     }

@@ -204,13 +204,16 @@ impl Simulation {
             step: self.step,
             noise: PairNoise::new(self.setup.seed, Stream::StochasticFriction),
         };
+        let loads = self.keep_loads.then_some(&mut self.wall_loads);
         force::compute(
             &mut self.particles,
             &mut self.neighbors,
             &mut self.wall_history,
             &mut self.pair_results,
             &fp,
+            loads,
         );
+        self.forces_step = Some(self.step);
     }
 
     /// Insert the particles the pouring sources owe at the current time.
@@ -280,6 +283,8 @@ impl Simulation {
     /// (carrying history). Collective.
     pub(super) fn rebuild(&mut self) -> Result<()> {
         self.timers.rebuilds += 1;
+        // The share slots are laid out anew: no force stage has filled them.
+        self.forces_step = None;
         let mut carried = match self.halo.image_sources() {
             Some(sources) if self.comm.size() == 1 => {
                 Carried::Pairs(PairRecords::from_list(&self.neighbors, sources))

@@ -1,0 +1,168 @@
+//! The contacts of an owned particle as the diagnostics see them: by
+//! geometry (the pairs within the normal law's range and the walls touched,
+//! [`contacts_of`]) and by force (every pair and wall that gave the
+//! particle a force in the last force stage, [`loads_of`]).
+
+use crate::config::LawTable;
+use crate::contact::ContactLaw;
+use crate::force::WallLoads;
+use crate::geometry::walls::Wall;
+use crate::neighbor::NeighborList;
+use crate::state::particles::Particles;
+use glam::DVec3;
+
+/// What a contact of an owned particle touches.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum Partner {
+    /// Another particle, by local index (owned or ghost).
+    Particle(usize),
+    /// A wall, by index.
+    Wall(usize),
+}
+
+/// Which pairs of an owned particle [`contacts_of`] gives.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum Sides {
+    /// Only those whose partner has the higher id: each pair once over all
+    /// ranks (a pair across ranks is seen by its lower-id side's owner).
+    Lower,
+}
+
+/// One contact as the diagnostics measure it.
+pub(crate) struct Contact<'l> {
+    pub(crate) partner: Partner,
+    /// The overlap `δ`.
+    pub(crate) delta: f64,
+    /// The centre distance (at a wall: the centre's distance from its surface).
+    pub(crate) dist: f64,
+    /// `R* = Ri Rj/(Ri + Rj)` (at a wall: the sphere's radius).
+    pub(crate) r_eff: f64,
+    /// The law between the two materials.
+    pub(crate) law: &'l ContactLaw,
+}
+
+/// Every contact of the owned particle `k`: its pairs within the normal
+/// law's range (of `sides`), then the walls it touches. The thermo row, the
+/// overlap bound, the coordination numbers and the contact lists read
+/// contacts through this one definition, so they agree.
+pub(crate) fn contacts_of<'a>(
+    p: &'a Particles,
+    nl: &'a NeighborList,
+    laws: &'a LawTable,
+    walls: &'a [Wall],
+    k: usize,
+    sides: Sides,
+) -> impl Iterator<Item = Contact<'a>> + 'a {
+    let rk = p.radius[k];
+    let rows = nl.rows();
+    let pairs = rows.row(k).filter_map(move |e| {
+        let q = rows.partner(e);
+        if sides == Sides::Lower && p.id[k] > p.id[q] {
+            return None;
+        }
+        let d = separation(p, k, q);
+        let law = laws.get(p.material[k], p.material[q]);
+        let range = law.normal.range(rk, p.radius[q]);
+        // Most partners are out of range: a test on the squared distance,
+        // with a margin far above the root's rounding, spares them the root.
+        if d.length_squared() >= range * range * (1.0 + 1e-12) {
+            return None;
+        }
+        let r = d.length();
+        (r < range).then(|| Contact {
+            partner: Partner::Particle(q),
+            delta: rk + p.radius[q] - r,
+            dist: r,
+            r_eff: rk * p.radius[q] / (rk + p.radius[q]),
+            law,
+        })
+    });
+    let touched = walls.iter().enumerate().filter_map(move |(i, w)| {
+        let t = w.touch(p.x[k], rk, 0.0)?;
+        Some(Contact {
+            partner: Partner::Wall(i),
+            delta: rk - t.dist,
+            dist: t.dist,
+            r_eff: rk,
+            law: laws.get(p.material[k], w.material),
+        })
+    });
+    pairs.chain(touched)
+}
+
+/// The separation `x_q − x_k` of two particles of `p` (minimum image: a
+/// ghost's periodic shift included), the bits the force stage used.
+#[inline]
+pub(crate) fn separation(p: &Particles, k: usize, q: usize) -> DVec3 {
+    (p.x[q] - p.x[k]) + (p.shift[q] - p.shift[k])
+}
+
+/// The force that the pair of entry `e` of owned particle `k`'s row (partner
+/// `q`) gave `k` in the last force stage, read from the pair's share slot
+/// (which holds the force on the higher-id side; see
+/// [`crate::neighbor::PairJobs::share_slots`]).
+#[inline]
+pub(crate) fn pair_force(p: &Particles, nl: &NeighborList, k: usize, q: usize, e: usize) -> DVec3 {
+    let jobs = nl.jobs();
+    let slot = jobs.share_slots()[jobs.job_of(e)] as usize;
+    let on_higher = nl.shares().values()[slot].force;
+    if p.id[k] > p.id[q] {
+        on_higher
+    } else {
+        -on_higher
+    }
+}
+
+/// One force on an owned particle from the last force stage.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Load {
+    /// What gave it.
+    pub(crate) partner: Partner,
+    /// The branch vector `l = x_k − x_partner` (minimum image; at a wall,
+    /// from the contact point on the wall to the centre).
+    pub(crate) branch: DVec3,
+    /// The force on the particle.
+    pub(crate) force: DVec3,
+    /// The torque on the particle (walls only; zero for pairs).
+    pub(crate) torque: DVec3,
+}
+
+/// Every force that a pair or a wall gave the owned particle `k` in the
+/// last force stage (pairs of every side, then walls by index), with its
+/// branch vector: pairs whose share slot holds a force, walls whose load
+/// is not zero. `loads` must be of that force stage.
+pub(crate) fn loads_of<'a>(
+    p: &'a Particles,
+    nl: &'a NeighborList,
+    walls: &'a [Wall],
+    loads: &'a WallLoads,
+    k: usize,
+) -> impl Iterator<Item = Load> + 'a {
+    let rows = nl.rows();
+    let pairs = rows.row(k).filter_map(move |e| {
+        let q = rows.partner(e);
+        let force = pair_force(p, nl, k, q, e);
+        (force != DVec3::ZERO).then(|| Load {
+            partner: Partner::Particle(q),
+            branch: -separation(p, k, q),
+            force,
+            torque: DVec3::ZERO,
+        })
+    });
+    let on_walls = walls.iter().enumerate().filter_map(move |(w, wall)| {
+        let load = loads.get(k, w);
+        if load.force == DVec3::ZERO && load.torque == DVec3::ZERO {
+            return None;
+        }
+        // The force stage's own test (`touch` at the same position), so a
+        // load always has its contact point.
+        let t = wall.touch(p.x[k], p.radius[k], 0.0)?;
+        Some(Load {
+            partner: Partner::Wall(w),
+            branch: -t.dist * t.n,
+            force: load.force,
+            torque: load.torque,
+        })
+    });
+    pairs.chain(on_walls)
+}

@@ -1,0 +1,237 @@
+//! The thermo row: global quantities reduced over ranks, one row per
+//! `thermo_every` steps in `/thermo`.
+
+use super::contacts::{contacts_of, loads_of, Partner, Sides};
+use super::stress::{add_outer, Sym};
+use super::View;
+use crate::io::layout::unit_of;
+use crate::io::table::Column;
+use crate::parallel::comm::Comm;
+use glam::DVec3;
+
+/// The names of the thermo columns of one number per row, in order; the
+/// tensor and per-wall columns follow ([`thermo_columns`]).
+pub const SCALAR_COLUMNS: [&str; 11] = [
+    "step",
+    "time",
+    "particles",
+    "kinetic_energy",
+    "rotational_energy",
+    "potential_energy",
+    "elastic_energy",
+    "contacts",
+    "max_overlap",
+    "temperature",
+    "rotational_temperature",
+];
+
+/// The thermo columns of a run with `walls` walls, in the order of
+/// [`Thermo::row`]: [`SCALAR_COLUMNS`], then `stress`, `stress_kinetic`,
+/// `stress_contact` (6 each: `xx, yy, zz, xy, xz, yz`), then `wall_force`
+/// and `wall_torque` (`walls` × 3 each; none without walls).
+pub fn thermo_columns(walls: usize) -> Vec<Column> {
+    let mut columns: Vec<Column> = SCALAR_COLUMNS
+        .iter()
+        .map(|name| Column::number(name, unit_of(name)))
+        .collect();
+    for name in ["stress", "stress_kinetic", "stress_contact"] {
+        columns.push(Column::shaped(name, &[6], unit_of(name)));
+    }
+    if walls > 0 {
+        for name in ["wall_force", "wall_torque"] {
+            columns.push(Column::shaped(name, &[walls, 3], unit_of(name)));
+        }
+    }
+    columns
+}
+
+/// One thermo row.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Thermo {
+    /// Step.
+    pub step: u64,
+    /// Time.
+    pub time: f64,
+    /// Particle count.
+    pub particles: f64,
+    /// Translational kinetic energy `Σ ½ m v²`.
+    pub kinetic_energy: f64,
+    /// Rotational kinetic energy `Σ ½ I ω²`.
+    pub rotational_energy: f64,
+    /// Gravitational potential energy `−Σ m g·x`.
+    pub potential_energy: f64,
+    /// Elastic energy stored in the normal springs of contacts.
+    pub elastic_energy: f64,
+    /// Number of contacts (pairs and walls), each counted once.
+    pub contacts: f64,
+    /// Largest overlap relative to the effective radius, `max δ/R*`.
+    pub max_overlap: f64,
+    /// Translational temperature per degree of freedom (`k_B = 1`) of the
+    /// `N` mobile particles, with the centre-of-mass motion removed:
+    /// `Σ m |v − v_cm|² / (3(N − 1))` (0 when `N < 2`).
+    pub temperature: f64,
+    /// Rotational temperature per degree of freedom (`k_B = 1`) of the
+    /// mobile particles: `Σ I |ω|² / (3N)` (0 when `N = 0`).
+    pub rotational_temperature: f64,
+    /// The kinetic stress `(1/V) Σ m v ⊗ v` over the box volume `V` (see
+    /// [`super::stress`]).
+    pub stress_kinetic: Sym,
+    /// The contact stress `(1/V) Σ l ⊗ f` (NaN where the row has no
+    /// contact forces: see [`View::loads`]).
+    pub stress_contact: Sym,
+    /// Per wall, the force the particles exert on it (NaN as above).
+    pub wall_force: Vec<[f64; 3]>,
+    /// Per wall, the torque the particles exert on it about its `point`
+    /// (a cylinder: its `axis_point`), couples included (NaN as above).
+    pub wall_torque: Vec<[f64; 3]>,
+}
+
+impl Thermo {
+    /// The stress `σ`: kinetic plus contact part.
+    pub fn stress(&self) -> Sym {
+        std::array::from_fn(|c| self.stress_kinetic[c] + self.stress_contact[c])
+    }
+
+    /// The row as numbers, in [`thermo_columns`] order.
+    pub fn row(&self) -> Vec<f64> {
+        let mut row = vec![
+            self.step as f64,
+            self.time,
+            self.particles,
+            self.kinetic_energy,
+            self.rotational_energy,
+            self.potential_energy,
+            self.elastic_energy,
+            self.contacts,
+            self.max_overlap,
+            self.temperature,
+            self.rotational_temperature,
+        ];
+        row.extend(self.stress());
+        row.extend(self.stress_kinetic);
+        row.extend(self.stress_contact);
+        row.extend(self.wall_force.iter().flatten());
+        row.extend(self.wall_torque.iter().flatten());
+        row
+    }
+}
+
+/// Measure the thermo quantities over all ranks (see [`Thermo`]; its `step`
+/// and `time` are left at zero for the caller). Collective.
+pub fn measure(v: &View, comm: &dyn Comm) -> Thermo {
+    let (p, gravity) = (v.p, v.gravity);
+    let mut sums = [0.0; 9];
+    // Mobile particles: count, Σm, Σ m v (3), Σ m v², Σ I ω².
+    let mut mobile = [0.0; 7];
+    let mut max_overlap: f64 = 0.0;
+    let mut kinetic: Sym = [0.0; 6];
+    for k in 0..p.n_owned {
+        sums[0] += 1.0;
+        sums[1] += 0.5 * p.mass[k] * p.v[k].length_squared();
+        if p.inv_inertia[k] > 0.0 {
+            sums[2] += 0.5 / p.inv_inertia[k] * p.omega[k].length_squared();
+        }
+        sums[3] -= p.mass[k] * gravity.dot(p.x[k]);
+        add_outer(&mut kinetic, p.v[k], p.v[k], p.mass[k]);
+        if !p.frozen[k] {
+            let (m, v) = (p.mass[k], p.v[k]);
+            mobile[0] += 1.0;
+            mobile[1] += m;
+            mobile[2] += m * v.x;
+            mobile[3] += m * v.y;
+            mobile[4] += m * v.z;
+            mobile[5] += m * v.length_squared();
+            mobile[6] += p.omega[k].length_squared() / p.inv_inertia[k];
+        }
+        for c in contacts_of(p, v.nl, v.laws, v.walls, k, Sides::Lower) {
+            sums[4] += c.law.normal.energy(c.delta, c.dist, c.r_eff);
+            sums[5] += 1.0;
+            max_overlap = max_overlap.max(c.delta / c.r_eff);
+        }
+    }
+    comm.sum_f64(&mut sums[..6]);
+    sums[6] = comm.max_f64(max_overlap);
+    comm.sum_f64(&mut mobile);
+    let n = mobile[0];
+    if n >= 2.0 {
+        let momentum = DVec3::new(mobile[2], mobile[3], mobile[4]);
+        let peculiar = (mobile[5] - momentum.length_squared() / mobile[1]).max(0.0);
+        sums[7] = peculiar / (3.0 * (n - 1.0));
+    }
+    if n >= 1.0 {
+        sums[8] = mobile[6] / (3.0 * n);
+    }
+    let volume = v.domain.volume();
+    comm.sum_f64(&mut kinetic);
+    let (stress_contact, wall_force, wall_torque) = contact_loads(v, comm);
+    let [particles, kinetic_energy, rotational_energy, potential_energy, elastic_energy, contacts, max_overlap, temperature, rotational_temperature] =
+        sums;
+    Thermo {
+        step: 0,
+        time: 0.0,
+        particles,
+        kinetic_energy,
+        rotational_energy,
+        potential_energy,
+        elastic_energy,
+        contacts,
+        max_overlap,
+        temperature,
+        rotational_temperature,
+        stress_kinetic: kinetic.map(|s| s / volume),
+        stress_contact: stress_contact.map(|s| s / volume),
+        wall_force,
+        wall_torque,
+    }
+}
+
+/// The box's contact virial `Σ l ⊗ f` (each pair half from each side, see
+/// [`super::stress`]) and, per wall, the force and the torque the particles
+/// exert on it, summed over ranks; NaN without contact forces. Collective.
+fn contact_loads(v: &View, comm: &dyn Comm) -> (Sym, Vec<[f64; 3]>, Vec<[f64; 3]>) {
+    let nw = v.walls.len();
+    // The virial, then per wall its force and torque.
+    let mut sums = vec![0.0; 6 + 6 * nw];
+    let fresh = v.loads.is_some();
+    if let Some(loads) = v.loads {
+        let p = v.p;
+        for k in 0..p.n_owned {
+            let x = v.domain.wrap(p.x[k]);
+            for load in loads_of(p, v.nl, v.walls, loads, k) {
+                let virial: &mut Sym = (&mut sums[..6]).try_into().expect("6 values");
+                match load.partner {
+                    Partner::Particle(_) => add_outer(virial, load.branch, load.force, 0.5),
+                    Partner::Wall(w) => {
+                        add_outer(virial, load.branch, load.force, 1.0);
+                        let at = v.walls[w].reference_point();
+                        // Angular momentum about `at` is exchanged whole:
+                        // the wall takes −((x − at) × f + t).
+                        let torque = -((x - at).cross(load.force) + load.torque);
+                        let s = 6 + 6 * w;
+                        for (a, value) in (-load.force).to_array().into_iter().enumerate() {
+                            sums[s + a] += value;
+                        }
+                        for (a, value) in torque.to_array().into_iter().enumerate() {
+                            sums[s + 3 + a] += value;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    comm.sum_f64(&mut sums);
+    // Every rank has its forces or none has (a restart restores them on all).
+    if !fresh {
+        sums.fill(f64::NAN);
+    }
+    let virial: Sym = sums[..6].try_into().expect("6 values");
+    let per_wall = |off: usize| -> Vec<[f64; 3]> {
+        (0..nw)
+            .map(|w| {
+                let s = 6 + 6 * w + off;
+                [sums[s], sums[s + 1], sums[s + 2]]
+            })
+            .collect()
+    };
+    (virial, per_wall(0), per_wall(3))
+}
