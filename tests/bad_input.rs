@@ -4,7 +4,7 @@
 //! The cases live in `tests/bad/`, grouped by subsystem (`run.toml`,
 //! `domain.toml`, `particles.toml`, `csv.toml`, `contact.toml`,
 //! `rolling.toml`, `spinning.toml`, `stochastic.toml`, `walls.toml`,
-//! `geometry.toml`, `output.toml`, `parallel.toml`, `syntax.toml`, `materials.toml`,
+//! `geometry.toml`, `diagnostics.toml`, `output.toml`, `parallel.toml`, `syntax.toml`, `materials.toml`,
 //! `output_interval.toml`), in the style of lumol's `tests/interactions/bad/*.toml`:
 //!
 //! ```text
@@ -340,6 +340,18 @@ bad_cases! {
     lattice_block_behind_a_floor => "lattice_behind_floor" + run;
     random_spheres_outside_a_drum => "spheres_outside_drum" + run;
     pour_region_through_a_post => "pour_region_through_a_post" + run;
+    // diagnostics.toml
+    diagnostic_every_zero => "diagnostics_every_zero" + run;
+    diagnostic_average_zero => "diagnostics_average_zero";
+    diagnostic_region_outside_the_domain => "diagnostics_region_outside_domain";
+    diagnostic_region_inverted => "diagnostics_region_inverted";
+    profile_axis_not_x_y_z => "diagnostics_profile_axis";
+    profile_without_bins => "diagnostics_profile_no_bins" + run;
+    diagnostic_name_with_a_slash => "diagnostics_name_with_slash";
+    diagnostic_name_given_twice => "diagnostics_name_twice" + run;
+    diagnostic_kind_unknown_lists_the_kinds => "diagnostics_kind_unknown";
+    diagnostic_without_every => "diagnostics_missing_every";
+    wall_name_empty => "wall_name_empty" + run;
     // output.toml
     unknown_output_field => "unknown_output_field";
     checkpoint_every_not_a_step_count => "checkpoint_every";

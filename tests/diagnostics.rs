@@ -7,6 +7,8 @@
 mod common;
 
 use common::*;
+use glam::DVec3;
+use gravel::diagnostics::bins::Bins;
 use gravel::diagnostics::Thermo;
 use gravel::parallel::comm::SerialComm;
 use gravel::sim::Simulation;
@@ -127,4 +129,151 @@ fn a_restart_has_no_contact_loads_until_its_first_step() {
     let t = restarted.thermo();
     assert!(t.stress_contact.iter().all(|s| s.is_finite()), "{t:?}");
     assert!(t.wall_force[0][2] < 0.0, "{t:?}");
+}
+
+/// `bed` with a region across its middle (reaching the periodic faces in x
+/// and cutting y) and a profile of 12 bins along z over the whole box.
+fn bed_with_bins(steps: u64) -> Config {
+    let region = raw("{ lo = [0.0, 0.002, 0.002], hi = [0.012, 0.009, 0.006] }");
+    bed(steps)
+        .push(
+            "diagnostics",
+            Table::new()
+                .with("name", "bulk")
+                .with("kind", "region")
+                .with("every", 100)
+                .with("region", region),
+        )
+        .push(
+            "diagnostics",
+            Table::new()
+                .with("name", "depth")
+                .with("kind", "profile")
+                .with("axis", "z")
+                .with("bins", 12)
+                .with("every", 100),
+        )
+}
+
+/// One sample of each diagnostic of `sim`, as the rows they write.
+fn rows(sim: &Simulation) -> Vec<Vec<f64>> {
+    sim.setup
+        .diagnostics
+        .iter()
+        .map(|spec| {
+            let mut bins = Bins::new(spec);
+            bins.sample(&sim.view(), &SerialComm);
+            bins.take_row(sim.step, sim.time())
+        })
+        .collect()
+}
+
+#[test]
+fn a_region_measures_what_the_positions_say() {
+    let (sim, _) = settle(build(&bed_with_bins(8_000)));
+    let p = &sim.particles;
+    let n = p.n_owned;
+    let row = &rows(&sim)[0];
+    // step, time, particles, packing, coordination, velocity (3), temperature, stress ...
+    let (lo, hi) = (
+        DVec3::new(0.0, 0.002, 0.002),
+        DVec3::new(0.012, 0.009, 0.006),
+    );
+    let wrap = |x: DVec3| sim.setup.domain.wrap(x);
+    let inside: Vec<usize> = (0..n)
+        .filter(|&k| {
+            let x = wrap(p.x[k]);
+            x.cmpge(lo).all() && x.cmplt(hi).all()
+        })
+        .collect();
+    assert!(inside.len() > 20, "{} particles inside", inside.len());
+    assert_eq!(row[2], inside.len() as f64);
+    // Coordination: touching pairs (minimum image in x and y) and the floor.
+    let l = sim.setup.domain.length();
+    let touching = |k: usize| -> usize {
+        let pairs = (0..n)
+            .filter(|&q| q != k)
+            .filter(|&q| {
+                let mut d = wrap(p.x[q]) - wrap(p.x[k]);
+                for a in 0..2 {
+                    d[a] -= l[a] * (d[a] / l[a]).round();
+                }
+                d.length() < p.radius[k] + p.radius[q]
+            })
+            .count();
+        pairs + usize::from(p.x[k].z < p.radius[k])
+    };
+    let contacts: usize = inside.iter().map(|&k| touching(k)).sum();
+    assert_eq!(row[4], contacts as f64 / inside.len() as f64);
+    // Packing fraction: points of a fine grid in the region that lie in a
+    // sphere (periodic images in x), against the exact volumes (0.3 %).
+    let m = [96, 56, 32];
+    let mut hits = 0usize;
+    for i in 0..m[0] {
+        for j in 0..m[1] {
+            for kz in 0..m[2] {
+                let f = DVec3::new(
+                    (i as f64 + 0.5) / m[0] as f64,
+                    (j as f64 + 0.5) / m[1] as f64,
+                    (kz as f64 + 0.5) / m[2] as f64,
+                );
+                let x = lo + f * (hi - lo);
+                let hit = (0..n).any(|q| {
+                    let mut d = wrap(p.x[q]) - x;
+                    for a in 0..2 {
+                        d[a] -= l[a] * (d[a] / l[a]).round();
+                    }
+                    d.length_squared() < p.radius[q] * p.radius[q]
+                });
+                hits += usize::from(hit);
+            }
+        }
+    }
+    let grid = hits as f64 / (m[0] * m[1] * m[2]) as f64;
+    assert!(
+        rel(row[3], grid) < 0.003,
+        "packing {} against the grid's {grid}",
+        row[3]
+    );
+    assert!(row[3] > 0.4 && row[3] < 0.7, "{}", row[3]);
+}
+
+#[test]
+fn a_profile_over_the_box_partitions_volume_particles_and_stress() {
+    let (sim, t) = settle(build(&bed_with_bins(3_000)));
+    let p = &sim.particles;
+    let n = p.n_owned;
+    let row = &rows(&sim)[1];
+    let bins = 12;
+    let bin_volume = 0.012 * 0.012 * 0.03 / bins as f64;
+    // Columns after step and time: particles, packing, coordination (12
+    // each), velocity (12 × 3), temperature (12), stress, kinetic, contact
+    // (12 × 6 each).
+    let col = |start: usize, width: usize| &row[2 + start * bins..2 + (start + width) * bins];
+    assert_eq!(col(0, 1).iter().sum::<f64>(), n as f64);
+    // The solid volume inside the box (less the caps below the floor and
+    // above the open top: π h² (3R − h)/3), split exactly between the bins.
+    let cap = |r: f64, h: f64| {
+        let h = h.clamp(0.0, 2.0 * r);
+        std::f64::consts::PI * h * h * (3.0 * r - h) / 3.0
+    };
+    let solid: f64 = (0..n)
+        .map(|k| {
+            let (r, z) = (p.radius[k], p.x[k].z);
+            4.0 / 3.0 * std::f64::consts::PI * r * r * r - cap(r, r - z) - cap(r, z + r - 0.03)
+        })
+        .sum();
+    let binned: f64 = col(1, 1).iter().map(|f| f * bin_volume).sum();
+    assert!(rel(binned, solid) < 1e-12, "{binned} against {solid}");
+    // The bins' contact stress adds up to the box's (each pair split in
+    // halves either way).
+    let contact = col(19, 6);
+    for c in 0..6 {
+        let sum: f64 = (0..bins).map(|b| contact[b * 6 + c] * bin_volume).sum();
+        let whole = t.stress_contact[c] * 0.012 * 0.012 * 0.03;
+        assert!(
+            (sum - whole).abs() <= 1e-12 * t.stress_contact[2].abs() * 0.012 * 0.012 * 0.03,
+            "component {c}: bins {sum} against the box {whole}"
+        );
+    }
 }

@@ -478,3 +478,66 @@ fn a_busy_output_is_refused_on_every_rank() {
     assert!(o.status.success(), "{}", describe(&o));
     assert!(out.join("bed.h5").is_file());
 }
+
+#[test]
+fn diagnostics_are_the_same_on_1_and_3_ranks() {
+    let dir = tempfile::tempdir().unwrap();
+    // The frictional bed (walls, a turning post, pouring, periodic x) with
+    // a region and a profile along the flow, 1,500 steps.
+    let config = bed()
+        .run("steps", 1500)
+        .push(
+            "diagnostics",
+            Table::new()
+                .with("name", "bulk")
+                .with("kind", "region")
+                .with("every", 250)
+                .with("region", region([0.0, 0.002, 0.0], [0.04, 0.018, 0.01])),
+        )
+        .push(
+            "diagnostics",
+            Table::new()
+                .with("name", "along")
+                .with("kind", "profile")
+                .with("axis", "x")
+                .with("bins", 8)
+                .with("every", 250)
+                .with("average", 2),
+        );
+    let config = write_file(dir.path(), "bed.toml", &config.text());
+    let read = |np: usize| {
+        run_dump(dir.path(), &config, np, 1, &[]);
+        let h5 = dir.path().join(format!("out-{np}x1/bed.h5"));
+        let mut all = Vec::new();
+        for name in ["bulk", "along"] {
+            all.extend(gravel::io::read::read_diagnostic(&h5, name).unwrap());
+        }
+        let thermo = gravel::io::read::read_thermo(&h5).unwrap();
+        for (name, values) in thermo {
+            if name.starts_with("stress") || name.starts_with("wall_") {
+                all.push((name, vec![values.len()], values));
+            }
+        }
+        all
+    };
+    let (one, three) = (read(1), read(3));
+    assert_eq!(one.len(), three.len());
+    let mut compared = 0;
+    for ((name, shape, a), (name3, shape3, b)) in one.iter().zip(&three) {
+        assert_eq!((name, shape), (name3, shape3));
+        // Round-off of sums taken in another order: relative to the
+        // column's largest value.
+        let scale = a
+            .iter()
+            .filter(|v| v.is_finite())
+            .fold(0.0f64, |m, v| m.max(v.abs()));
+        for (x, y) in a.iter().zip(b) {
+            assert!(
+                x.is_nan() && y.is_nan() || (x - y).abs() <= 1e-9 * scale,
+                "{name}: {x} on 1 rank, {y} on 3"
+            );
+            compared += usize::from(x.is_finite() && *x != 0.0);
+        }
+    }
+    assert!(compared > 300, "{compared} non-zero values compared");
+}

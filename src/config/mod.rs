@@ -3,6 +3,7 @@
 //! (or the TOML line) and what is allowed, and is raised before step 0.
 
 mod context;
+pub mod diagnostics;
 mod fixed;
 mod laws;
 pub mod limits;
@@ -12,4 +13,5 @@ mod setup;
 mod toml_error;
 mod walls;
 
+pub use diagnostics::{DiagnosticKind, DiagnosticSpec};
 pub use setup::{LawTable, Material, OutputSettings, Setup, FIELD_NAMES};

@@ -37,6 +37,43 @@ pub struct Config {
     /// `[output]`: frames, thermo, checkpoints.
     #[serde(default)]
     pub output: OutputConfig,
+    /// `[[diagnostics]]`: quantities measured in the run.
+    #[serde(default)]
+    pub diagnostics: Vec<DiagnosticConfig>,
+}
+
+/// `[[diagnostics]]`: a quantity measured in the run, written to
+/// `/diagnostics/<name>/`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum DiagnosticConfig {
+    /// Packing fraction, coordination, velocity, temperature and stress of
+    /// a box.
+    Region {
+        /// Its group's name.
+        name: String,
+        /// Steps between samples.
+        every: u64,
+        /// Samples averaged into a row (default 1).
+        average: Option<u64>,
+        /// The box.
+        region: RegionConfig,
+    },
+    /// The same quantities in bins along an axis.
+    Profile {
+        /// Its group's name.
+        name: String,
+        /// Steps between samples.
+        every: u64,
+        /// Samples averaged into a row (default 1).
+        average: Option<u64>,
+        /// `x`, `y` or `z`.
+        axis: String,
+        /// Number of bins.
+        bins: u64,
+        /// The box the bins divide (default: the domain).
+        region: Option<RegionConfig>,
+    },
 }
 
 /// `dt = 1e-5` or `dt = "auto"`.

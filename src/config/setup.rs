@@ -3,6 +3,7 @@
 //! module, then what is derived from them (time step, time scales).
 
 use super::context::Ctx;
+use super::diagnostics::{diagnostics, DiagnosticSpec};
 use super::laws::law_table;
 use super::limits::{self, usable, MemoryBudget};
 use super::particles::{check_overlaps, particles};
@@ -119,6 +120,8 @@ pub struct Setup {
     pub time_scales: TimeScales,
     /// Output settings.
     pub output: OutputSettings,
+    /// The `[[diagnostics]]` blocks, in config order.
+    pub diagnostics: Vec<DiagnosticSpec>,
 }
 
 impl Setup {
@@ -327,6 +330,7 @@ pub(super) fn build(path: &Path, text: &str, cfg: Config) -> Result<Setup> {
         }
     }
     let output = output(&cx, &cfg.output, dt)?;
+    let diagnostics = diagnostics(&cx, &cfg.diagnostics, &domain)?;
     Ok(Setup {
         config_path: path.to_path_buf(),
         config_text: text.to_string(),
@@ -350,6 +354,7 @@ pub(super) fn build(path: &Path, text: &str, cfg: Config) -> Result<Setup> {
         max_radius,
         time_scales,
         output,
+        diagnostics,
     })
 }
 

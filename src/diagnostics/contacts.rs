@@ -26,6 +26,8 @@ pub(crate) enum Sides {
     /// Only those whose partner has the higher id: each pair once over all
     /// ranks (a pair across ranks is seen by its lower-id side's owner).
     Lower,
+    /// All of them: per-particle quantities (coordination).
+    Both,
 }
 
 /// One contact as the diagnostics measure it.

@@ -3,6 +3,7 @@
 //! through one definition of a contact (`contacts.rs`). They never feed back
 //! into the trajectory, so their sums may run in any order.
 
+pub mod bins;
 pub(crate) mod contacts;
 pub mod overlap;
 pub mod stress;

@@ -11,7 +11,7 @@ use hdf5::types::{FloatSize, IntSize, TypeDescriptor};
 use hdf5::{Dataset, Group};
 
 use super::layout::{frame_name, frames_group, open_gravel, VERTEX_INDEX};
-use super::read::{steps_in, thermo_datasets};
+use super::read::{diagnostic_tables, steps_in, thermo_datasets};
 use crate::error::{Context, IoError, IoResult};
 
 /// What [`verify`] found in a file without damage.
@@ -42,7 +42,8 @@ impl std::fmt::Display for Verified {
     }
 }
 
-/// Reads every frame dataset (and its `step` and `time`), every thermo column and
+/// Reads every frame dataset (and its `step` and `time`), every thermo and
+/// diagnostic column and
 /// the vertex index of the output file `path`; HDF5 checks each chunk's Fletcher32
 /// checksum as it reads it.
 ///
@@ -77,6 +78,18 @@ pub fn verify(path: &Path) -> IoResult<Verified> {
             }
         }
         Err(e) => damaged.push(format!("the thermo group ({e})")),
+    }
+    match diagnostic_tables(&file) {
+        Ok(groups) => {
+            for (group, columns) in groups {
+                for (name, ds) in columns {
+                    if let Err(e) = read_all(&ds, &mut found) {
+                        damaged.push(format!("diagnostic `{group}` column `{name}` ({e})"));
+                    }
+                }
+            }
+        }
+        Err(e) => damaged.push(format!("the diagnostics group ({e})")),
     }
     if file.link_exists(VERTEX_INDEX) {
         if let Err(e) = file

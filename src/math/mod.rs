@@ -8,3 +8,4 @@ pub mod figures;
 #[cfg(test)]
 pub(crate) mod quadrature;
 pub mod series;
+pub mod sphere_box;

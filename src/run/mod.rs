@@ -5,6 +5,7 @@ pub mod report;
 
 use crate::config::limits;
 use crate::config::Setup;
+use crate::diagnostics::bins::Bins;
 use crate::diagnostics::{thermo_columns, Thermo, MAX_OVERLAP};
 use crate::error::{GravelError, IoError, Result};
 use crate::io::checkpoint;
@@ -321,6 +322,8 @@ type FrameRow = (u64, [f64; 3], f64, u32, u8, Vec<[f64; 3]>);
 /// The output file of a run (rank 0 writes it) and its cadence.
 struct Output {
     file: Option<OutputFile>,
+    /// The region and profile diagnostics, with their samples since their last row.
+    bins: Vec<Bins>,
     every: u64,
     thermo_every: u64,
     fields: Vec<String>,
@@ -357,15 +360,19 @@ impl Output {
                 None
             };
             let s = &sim.setup.output;
-            return Ok(Self {
+            let mut out = Self {
                 file,
+                bins: sim.setup.diagnostics.iter().map(Bins::new).collect(),
                 every: s.every,
                 thermo_every: s.thermo_every,
                 fields: s.fields.clone(),
                 last: None,
-            });
+            };
+            out.add_diagnostics()?;
+            return Ok(out);
         }
         let mut out = Self::create(sim, threads)?;
+        out.add_diagnostics()?;
         out.record(sim, sim.setup.steps)?;
         Ok(out)
     }
@@ -398,6 +405,7 @@ impl Output {
         };
         Ok(Self {
             file,
+            bins: s.diagnostics.iter().map(Bins::new).collect(),
             every: s.output.every,
             thermo_every: s.output.thermo_every,
             fields: s.output.fields.clone(),
@@ -405,10 +413,22 @@ impl Output {
         })
     }
 
+    /// Create each diagnostic's group (or find it, appending after a restart).
+    fn add_diagnostics(&mut self) -> Result<()> {
+        if let Some(f) = &mut self.file {
+            for b in &self.bins {
+                f.add_diagnostic(b.name(), &b.columns(), &b.fixed(), &b.attrs())?;
+            }
+        }
+        Ok(())
+    }
+
     /// Whether what is due at `step` reads the contact loads (the thermo
-    /// row's stress and wall columns).
+    /// row's stress and wall columns, a diagnostic's stress).
     fn reads_loads(&self, step: u64, total: u64) -> bool {
-        step % self.thermo_every == 0 || step == total
+        step % self.thermo_every == 0
+            || step == total
+            || self.bins.iter().any(|b| b.samples_at(step))
     }
 
     /// Write what is due at the current step (the last step always gets a frame and a thermo row).
@@ -426,6 +446,17 @@ impl Output {
             if too_deep {
                 if let Some(e) = sim.overlap_error() {
                     return Err(e);
+                }
+            }
+        }
+        for b in &mut self.bins {
+            if b.samples_at(step) {
+                b.sample(&sim.view(), sim.comm());
+            }
+            if b.writes_at(step) {
+                let row = b.take_row(step, sim.time());
+                if let Some(f) = &mut self.file {
+                    f.append_diagnostic(b.name(), &row)?;
                 }
             }
         }
