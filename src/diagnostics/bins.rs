@@ -32,36 +32,11 @@ use super::contacts::{contacts_of, loads_of, Partner, Sides};
 use super::stress::add_outer;
 use super::View;
 use crate::config::{DiagnosticKind, DiagnosticSpec};
-use crate::geometry::domain::Domain;
 use crate::io::frames::Fixed;
 use crate::io::table::Column;
 use crate::math::sphere_box::sphere_box_volume;
 use crate::parallel::comm::Comm;
 use glam::DVec3;
-
-/// `x` wrapped into the box and its periodic images within `r` of the
-/// box's faces (as [`crate::geometry::domain::Domain::images_within`]), but
-/// none along the axes `skip` names.
-fn images(d: &Domain, x: DVec3, r: f64, skip: &dyn Fn(usize) -> bool) -> Vec<DVec3> {
-    let x = d.wrap(x);
-    let l = d.length();
-    let mut out = vec![x];
-    for a in (0..3).filter(|&a| d.periodic[a] && !skip(a)) {
-        let shift = if x[a] - d.lo[a] < r {
-            l[a]
-        } else if d.hi[a] - x[a] < r {
-            -l[a]
-        } else {
-            continue;
-        };
-        for k in 0..out.len() {
-            let mut y = out[k];
-            y[a] += shift;
-            out.push(y);
-        }
-    }
-    out
-}
 
 /// The sums kept per bin, at these offsets.
 const COUNT: usize = 0;
@@ -173,7 +148,7 @@ impl Bins {
         for k in 0..p.n_owned {
             let r = p.radius[k];
             // The volume of every image that reaches into the box.
-            for c in images(d, p.x[k], r, &spans) {
+            for c in d.images_within_except(p.x[k], r, &spans) {
                 if (c + r).cmple(box_lo).any() || (c - r).cmpge(box_hi).any() {
                     continue;
                 }

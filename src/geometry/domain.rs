@@ -47,11 +47,21 @@ impl Domain {
     /// positions at which a sphere near a periodic face is met from inside
     /// the box. At most eight, the wrapped position first.
     pub fn images_within(&self, x: DVec3, margin: f64) -> Vec<DVec3> {
+        self.images_within_except(x, margin, &|_| false)
+    }
+
+    /// [`Self::images_within`], without images along the axes `skip` names.
+    pub fn images_within_except(
+        &self,
+        x: DVec3,
+        margin: f64,
+        skip: &dyn Fn(usize) -> bool,
+    ) -> Vec<DVec3> {
         let x = self.wrap(x);
         let l = self.length();
         let mut images = vec![x];
         for a in 0..3 {
-            if !self.periodic[a] {
+            if !self.periodic[a] || skip(a) {
                 continue;
             }
             let shift = if x[a] - self.lo[a] < margin {
