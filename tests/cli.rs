@@ -170,7 +170,13 @@ fn run_writes_the_documented_layout() {
         .collect();
     assert_eq!(column(&thermo, "step"), expected_steps.as_slice());
     for (name, values) in &thermo {
-        assert_eq!(values.len(), expected_steps.len(), "column {name}");
+        // Values per row: a stress tensor's 6, the six walls' 3 each.
+        let width = match name.as_str() {
+            n if n.starts_with("stress") => 6,
+            n if n.starts_with("wall_") => 6 * 3,
+            _ => 1,
+        };
+        assert_eq!(values.len(), width * expected_steps.len(), "column {name}");
         assert!(values.iter().all(|v| v.is_finite()), "column {name}");
     }
     let time: Vec<f64> = expected_steps.iter().map(|s| s * DT).collect();

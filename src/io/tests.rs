@@ -152,7 +152,7 @@ fn bad_input_is_rejected_with_the_path() {
     let err = out.append_thermo(&[1.0]).unwrap_err();
     assert!(
         err.to_string()
-            .contains("1 values but the file has 3 columns"),
+            .contains("a row of 1 values for a table of 3 (step, time, kinetic_energy)"),
         "{err}"
     );
 
