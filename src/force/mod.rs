@@ -78,11 +78,6 @@ impl WallLoads {
     pub fn step(&self) -> Option<u64> {
         self.step
     }
-
-    /// Forget them (the particles have changed since).
-    pub fn forget(&mut self) {
-        self.step = None;
-    }
 }
 
 /// Results of the pair stage kept between steps so that their storage is
@@ -147,6 +142,20 @@ pub fn compute(
     let (history, active) = history.records_and_flags_mut();
     results.upper.resize(n, Contribution::default());
     let n_blocks = n.div_ceil(BLOCK);
+    // The wall loads, `walls` per owned particle, or none (`lw = 0`).
+    let mut no_loads = Vec::new();
+    let (load_values, lw) = match loads {
+        Some(loads) => {
+            loads.walls = fp.walls.len();
+            loads.step = Some(fp.step);
+            loads.values.clear();
+            loads
+                .values
+                .resize(n * loads.walls, Contribution::default());
+            (&mut loads.values, loads.walls)
+        }
+        None => (&mut no_loads, 0),
+    };
     let ctx = Stage {
         p: &parts,
         jobs,
@@ -154,6 +163,7 @@ pub fn compute(
         n_blocks,
         h,
         wh,
+        lw,
         slots: &slots,
     };
     // The blocks in as many contiguous runs as there are threads. Within a
@@ -179,20 +189,6 @@ pub fn compute(
     let job_lens = bounds(&job_at, 1);
     let particle_lens = bounds(&particle_at, 1);
     let wall_rows = wall_history.rows_mut();
-    // The wall loads, `walls` per owned particle, or none (`lw = 0`).
-    let mut no_loads = Vec::new();
-    let (load_values, lw) = match loads {
-        Some(loads) => {
-            loads.walls = fp.walls.len();
-            loads.step = Some(fp.step);
-            loads.values.clear();
-            loads
-                .values
-                .resize(n * loads.walls, Contribution::default());
-            (&mut loads.values, loads.walls)
-        }
-        None => (&mut no_loads, 0),
-    };
     let waiting: Vec<usize> = split_chunks(history, bounds(&job_at, h).into_iter())
         .into_par_iter()
         .zip(split_chunks(active, job_lens.iter().copied()))

@@ -32,6 +32,8 @@ pub(super) struct Stage<'a> {
     pub(super) h: usize,
     /// Values per particle's wall-history row.
     pub(super) wh: usize,
+    /// Wall loads kept per particle: one per wall, or none.
+    pub(super) lw: usize,
     pub(super) slots: &'a ShareSlots,
 }
 
@@ -78,11 +80,7 @@ impl Stage<'_> {
                 if next.saturating_sub(reach) >= s {
                     let (f, l) = self.block(next);
                     let (a, z) = (f - first0, l - first0);
-                    let lw = if run.wall_loads.is_empty() {
-                        0
-                    } else {
-                        self.fp.walls.len()
-                    };
+                    let lw = self.lw;
                     self.pass_two(
                         next,
                         &run.upper[a..],
@@ -139,13 +137,7 @@ impl Stage<'_> {
         wrow: &mut [f64],
         loads: &mut [Contribution],
     ) {
-        // Loads per particle: one per wall, or none.
-        let lw = if loads.is_empty() {
-            0
-        } else {
-            self.fp.walls.len()
-        };
-        let (p, fp, h, wh) = (self.p, self.fp, self.h, self.wh);
+        let (p, fp, h, wh, lw) = (self.p, self.fp, self.h, self.wh, self.lw);
         let (first, last) = self.block(b);
         let len = last - first;
         let starts = &self.jobs.slot_offsets()[first..=last];

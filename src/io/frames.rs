@@ -6,14 +6,14 @@
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
-use hdf5::plist::group_create::LinkCreationOrder;
 use hdf5::types::VarLenUnicode;
 use hdf5::{Dataset, File, Group, H5Type};
 use ndarray::ArrayView2;
 
 use super::layout::{
-    frame_name, open_gravel, unit_of, write_attr, write_str_attr, CORE_DATASETS, DIAGNOSTICS,
-    FRAMES, FROZEN, ID, MATERIAL, MATERIALS, POSITION, RADIUS, THERMO, UNITS, VERTEX_INDEX, WALLS,
+    create_ordered_group, frame_name, open_gravel, unit_of, write_attr, write_str_attr,
+    CORE_DATASETS, DIAGNOSTICS, FRAMES, FROZEN, ID, MATERIAL, MATERIALS, POSITION, RADIUS, THERMO,
+    UNITS, VERTEX_INDEX, WALLS,
 };
 use super::read::read_layout;
 use super::table::{Column, Table};
@@ -465,14 +465,6 @@ pub struct Fixed {
     pub values: Vec<f64>,
     /// Its `units` attribute, if it has a unit.
     pub units: Option<&'static str>,
-}
-
-/// Creates the group `name` in `parent`, tracking the creation order of its links.
-fn create_ordered_group(parent: &Group, name: &str) -> hdf5::Result<Group> {
-    parent
-        .create_group_builder()
-        .with_gcpl(|gcpl| gcpl.link_creation_order(LinkCreationOrder::Tracked))
-        .create(name)
 }
 
 /// The group `name` in `parent`, created if missing.

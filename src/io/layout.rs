@@ -23,6 +23,7 @@
 use std::path::Path;
 use std::str::FromStr;
 
+use hdf5::plist::group_create::LinkCreationOrder;
 use hdf5::types::{VarLenAscii, VarLenUnicode};
 use hdf5::{Attribute, File, Group, H5Type, Location, LocationType};
 
@@ -135,6 +136,15 @@ pub(super) fn frames_group(file: &File) -> Option<Group> {
 /// A scalar attribute.
 pub(crate) fn write_attr<T: H5Type>(loc: &Location, name: &str, value: &T) -> hdf5::Result<()> {
     loc.new_attr::<T>().create(name)?.write_scalar(value)
+}
+
+/// Creates the group `name` in `parent`, tracking the creation order of its
+/// links (so that fields and columns read back in the order written).
+pub(super) fn create_ordered_group(parent: &Group, name: &str) -> hdf5::Result<Group> {
+    parent
+        .create_group_builder()
+        .with_gcpl(|gcpl| gcpl.link_creation_order(LinkCreationOrder::Tracked))
+        .create(name)
 }
 
 /// A UTF-8 string attribute.

@@ -163,9 +163,9 @@ pub(super) fn diagnostic_tables(file: &File) -> hdf5::Result<Vec<(String, Named)
         .collect()
 }
 
-/// The columns of a table group: its datasets whose first dimension counts
-/// the rows, as long as its `step` column (a diagnostic's group also holds
-/// fixed datasets, such as bin centres, written once).
+/// The columns of a table group: its resizable datasets, in creation order
+/// (a diagnostic's group also holds fixed datasets, such as bin centres,
+/// written once and not resizable).
 fn table_datasets(group: &Group) -> hdf5::Result<Vec<(String, Dataset)>> {
     let all: Vec<(String, Dataset)> = ordered_members(group)?
         .into_iter()

@@ -5,11 +5,10 @@
 //! diagnostic's group `/diagnostics/<name>` are tables; every table has a
 //! `step` column, by which a restart cuts it back ([`Table::cut_after`]).
 
-use hdf5::plist::group_create::LinkCreationOrder;
 use hdf5::{Dataset, Extent, Group, SliceOrIndex};
 use ndarray::{ArrayView, IxDyn};
 
-use super::layout::{write_str_attr, UNITS};
+use super::layout::{create_ordered_group, write_str_attr, UNITS};
 
 /// Rows per chunk of a column (fewer for wide columns, see [`chunk_rows`]).
 const CHUNK_ROWS: usize = 1024;
@@ -66,10 +65,7 @@ impl Table {
     /// Create the group `name` in `parent` (tracking link creation order, so
     /// the columns read back in order) with one empty column per entry.
     pub fn create(parent: &Group, name: &str, columns: &[Column]) -> hdf5::Result<Self> {
-        let group = parent
-            .create_group_builder()
-            .with_gcpl(|gcpl| gcpl.link_creation_order(LinkCreationOrder::Tracked))
-            .create(name)?;
+        let group = create_ordered_group(parent, name)?;
         let columns = columns
             .iter()
             .map(|c| {

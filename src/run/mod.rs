@@ -426,16 +426,19 @@ impl Output {
     /// Whether what is due at `step` reads the contact loads (the thermo
     /// row's stress and wall columns, a diagnostic's stress).
     fn reads_loads(&self, step: u64, total: u64) -> bool {
-        step % self.thermo_every == 0
-            || step == total
-            || self.bins.iter().any(|b| b.samples_at(step))
+        self.thermo_due(step, total) || self.bins.iter().any(|b| b.samples_at(step))
+    }
+
+    /// Whether a thermo row is due at `step` (the last step always has one).
+    fn thermo_due(&self, step: u64, total: u64) -> bool {
+        step % self.thermo_every == 0 || step == total
     }
 
     /// Write what is due at the current step (the last step always gets a frame and a thermo row).
     fn record(&mut self, sim: &Simulation, total: u64) -> Result<()> {
         let step = sim.step;
         let last = step == total;
-        if step % self.thermo_every == 0 || last {
+        if self.thermo_due(step, total) {
             let thermo = sim.thermo();
             if let Some(f) = &mut self.file {
                 f.append_thermo(&thermo.row())?;

@@ -70,10 +70,6 @@ pub struct Simulation {
     /// Whether the force stage keeps the wall loads (the run sets it for
     /// the steps whose diagnostics read them).
     pub keep_loads: bool,
-    /// The step of the last force stage on this rank's current particles
-    /// (`None` after a restart, which restores forces, not contacts): the
-    /// pair forces in the share slots are that step's.
-    pub forces_step: Option<u64>,
     comm: Box<dyn Comm>,
 }
 
@@ -103,7 +99,6 @@ impl Simulation {
             pair_results: force::PairResults::default(),
             wall_loads: force::WallLoads::default(),
             keep_loads: true,
-            forces_step: None,
             comm,
         };
         sim.insert_due()?;
@@ -129,8 +124,10 @@ impl Simulation {
 
     /// What the diagnostics read of the current state.
     pub fn view(&self) -> diagnostics::View<'_> {
-        let fresh =
-            self.forces_step == Some(self.step) && self.wall_loads.step() == Some(self.step);
+        // Loads of this step's force stage: it came after this step's
+        // rebuild, if any, so the share slots hold its pair forces too (a
+        // restart's state has none: it restores forces, not contacts).
+        let fresh = self.wall_loads.step() == Some(self.step);
         diagnostics::View {
             p: &self.particles,
             nl: &self.neighbors,

@@ -226,7 +226,6 @@ impl Simulation {
             pair_results: force::PairResults::default(),
             wall_loads: force::WallLoads::default(),
             keep_loads: true,
-            forces_step: None,
             comm,
         })
     }

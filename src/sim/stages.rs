@@ -213,7 +213,6 @@ impl Simulation {
             &fp,
             loads,
         );
-        self.forces_step = Some(self.step);
     }
 
     /// Insert the particles the pouring sources owe at the current time.
@@ -283,8 +282,6 @@ impl Simulation {
     /// (carrying history). Collective.
     pub(super) fn rebuild(&mut self) -> Result<()> {
         self.timers.rebuilds += 1;
-        // The share slots are laid out anew: no force stage has filled them.
-        self.forces_step = None;
         let mut carried = match self.halo.image_sources() {
             Some(sources) if self.comm.size() == 1 => {
                 Carried::Pairs(PairRecords::from_list(&self.neighbors, sources))
