@@ -78,9 +78,14 @@ fn setup(body: &str) -> (tempfile::TempDir, PathBuf) {
     (dir, path)
 }
 
-/// `gravel run CONFIG --out DIR/out --quiet [extra]` in DIR.
+/// `gravel run CONFIG --out DIR/out [extra]` in DIR.
 fn run(dir: &Path, config: &Path, extra: &[&str]) -> (Output, PathBuf) {
     let out_dir = dir.join("out");
+    (run_into(dir, config, &out_dir, extra), out_dir)
+}
+
+/// `gravel run CONFIG --out OUT [extra]` in DIR.
+fn run_into(dir: &Path, config: &Path, out_dir: &Path, extra: &[&str]) -> Output {
     let mut args: Vec<&OsStr> = vec![
         OsStr::new("run"),
         config.as_os_str(),
@@ -88,7 +93,7 @@ fn run(dir: &Path, config: &Path, extra: &[&str]) -> (Output, PathBuf) {
         out_dir.as_os_str(),
     ];
     args.extend(extra.iter().map(OsStr::new));
-    (gravel(&args, dir), out_dir)
+    gravel(&args, dir)
 }
 
 fn column<'a>(thermo: &'a [(String, Vec<f64>)], name: &str) -> &'a [f64] {
@@ -1140,16 +1145,7 @@ fn an_output_dir_that_is_a_file_is_refused_with_exit_2() {
     let blocker = write_file(dir.path(), "a_file", "keep me\n");
     for out_dir in [blocker.clone(), blocker.join("out")] {
         let before = snapshot(dir.path());
-        let out = gravel(
-            [
-                OsStr::new("run"),
-                config.as_os_str(),
-                OsStr::new("--out"),
-                out_dir.as_os_str(),
-                OsStr::new("--quiet"),
-            ],
-            dir.path(),
-        );
+        let out = run_into(dir.path(), &config, &out_dir, &["--quiet"]);
         let shown = out_dir.to_string_lossy().into_owned();
         assert_refused_untouched(
             &out,
@@ -1190,16 +1186,7 @@ fn a_read_only_output_dir_is_refused_with_exit_2() {
     }
     for out_dir in [locked.clone(), locked.join("out")] {
         let before = snapshot(dir.path());
-        let out = gravel(
-            [
-                OsStr::new("run"),
-                config.as_os_str(),
-                OsStr::new("--out"),
-                out_dir.as_os_str(),
-                OsStr::new("--quiet"),
-            ],
-            dir.path(),
-        );
+        let out = run_into(dir.path(), &config, &out_dir, &["--quiet"]);
         assert_refused_untouched(&out, &["--out", "not writable"], dir.path(), &before);
     }
     std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o755)).unwrap();
