@@ -351,6 +351,14 @@ bad_cases! {
     diagnostic_name_given_twice => "diagnostics_name_twice" + run;
     diagnostic_kind_unknown_lists_the_kinds => "diagnostics_kind_unknown";
     diagnostic_without_every => "diagnostics_missing_every";
+    coarse_grain_axes_out_of_order => "diagnostics_cg_axes_order";
+    coarse_grain_bins_not_one_per_axis => "diagnostics_cg_bins_per_axis";
+    coarse_grain_bins_not_a_count => "diagnostics_cg_bins_not_a_count";
+    coarse_grain_too_many_cells => "diagnostics_cg_too_many_cells";
+    coarse_grain_unknown_kernel => "diagnostics_cg_kernel";
+    coarse_grain_width_zero => "diagnostics_cg_width_zero" + run;
+    coarse_grain_without_width => "diagnostics_cg_missing_width";
+    coarse_grain_width_beyond_a_period => "diagnostics_cg_width_beyond_period";
     wall_name_empty => "wall_name_empty" + run;
     // output.toml
     unknown_output_field => "unknown_output_field";

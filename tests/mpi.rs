@@ -483,7 +483,8 @@ fn a_busy_output_is_refused_on_every_rank() {
 fn diagnostics_are_the_same_on_1_and_3_ranks() {
     let dir = tempfile::tempdir().unwrap();
     // The frictional bed (walls, a turning post, pouring, periodic x) with
-    // a region and a profile along the flow, 1,500 steps.
+    // a region, a profile along the flow and coarse-grained fields on a
+    // grid in x and z (kernels wrapping around the periodic x), 1,500 steps.
     let config = bed()
         .run("steps", 1500)
         .push(
@@ -503,15 +504,47 @@ fn diagnostics_are_the_same_on_1_and_3_ranks() {
                 .with("bins", 8)
                 .with("every", 250)
                 .with("average", 2),
+        )
+        .push(
+            "diagnostics",
+            Table::new()
+                .with("name", "fields")
+                .with("kind", "coarse_grain")
+                .with("axes", "xz")
+                .with("bins", vec![8, 5])
+                .with("width", 0.002)
+                .with("every", 500),
+        )
+        .push(
+            "diagnostics",
+            Table::new()
+                .with("name", "chains")
+                .with("kind", "contacts")
+                .with("every", 250),
         );
     let config = write_file(dir.path(), "bed.toml", &config.text());
     let read = |np: usize| {
         run_dump(dir.path(), &config, np, 1, &[]);
         let h5 = dir.path().join(format!("out-{np}x1/bed.h5"));
         let mut all = Vec::new();
-        for name in ["bulk", "along"] {
+        for name in ["bulk", "along", "fields"] {
             all.extend(gravel::io::read::read_diagnostic(&h5, name).unwrap());
         }
+        // The contact lists, in their (sorted) order, as columns.
+        let lists = gravel::io::read::read_contacts(&h5, "chains").unwrap();
+        assert_eq!(lists.len(), 7, "lists every 250 steps from 0 to 1500");
+        // The bed is still pouring: 6 contacts in the lists of steps 750
+        // and 1500 (pairs and walls), more in all seven.
+        let contacts: Vec<_> = lists.iter().flat_map(|(_, l)| l).collect();
+        assert!(contacts.len() >= 6, "{} contacts", contacts.len());
+        let ids = contacts.iter().flat_map(|c| [c.id[0], c.id[1], c.wall]);
+        all.push(("ids".into(), vec![], ids.map(|i| i as f64).collect()));
+        let vectors = contacts
+            .iter()
+            .flat_map(|c| [c.point, c.normal, c.force_tangential].map(|v| v.to_array()));
+        all.push(("vectors".into(), vec![], vectors.flatten().collect()));
+        let scalars = contacts.iter().flat_map(|c| [c.overlap, c.force_normal]);
+        all.push(("scalars".into(), vec![], scalars.collect()));
         let thermo = gravel::io::read::read_thermo(&h5).unwrap();
         for (name, values) in thermo {
             if name.starts_with("stress") || name.starts_with("wall_") {
@@ -525,6 +558,7 @@ fn diagnostics_are_the_same_on_1_and_3_ranks() {
     let mut compared = 0;
     for ((name, shape, a), (name3, shape3, b)) in one.iter().zip(&three) {
         assert_eq!((name, shape), (name3, shape3));
+        assert_eq!(a.len(), b.len(), "{name}");
         // Round-off of sums taken in another order: relative to the
         // column's largest value.
         let scale = a

@@ -68,7 +68,10 @@ class Diagnostic:
     its string attributes), `table` (column name -> array: the resizable
     datasets, first axis the rows, in creation order, `step` and `time`
     first), `fixed` (name -> array: the datasets written once, such as
-    `bin_centres` or grid coordinates)."""
+    `bin_centres` or grid coordinates), and for a `contacts` list `contacts`
+    (name -> array over every row's contacts one after the other: `id`,
+    `wall`, `point`, `normal`, `overlap`, `force_normal`,
+    `force_tangential`; see `contacts_at`)."""
 
     def __init__(self, name, group):
         self.name = name
@@ -79,9 +82,15 @@ class Diagnostic:
         self.kind = self.attrs.get("kind")
         self.table = {}
         self.fixed = {}
+        self.contacts = {}
         self._units = {}
         for key in _ordered_names(group):
             ds = group[key]
+            if key == "list" and isinstance(ds, h5py.Group):
+                for name in _ordered_names(ds):
+                    self.contacts[name] = ds[name][()]
+                    self._units[name] = _units(ds[name])
+                continue
             if not isinstance(ds, h5py.Dataset):
                 continue
             resizable = ds.chunks is not None and ds.maxshape and ds.maxshape[0] is None
@@ -92,6 +101,14 @@ class Diagnostic:
     def rows(self):
         """Number of rows of the table."""
         return len(self.table["step"]) if "step" in self.table else 0
+
+    def contacts_at(self, row):
+        """The contacts of row `row` of a `contacts` list (negative counts
+        from the end): name -> array, as `contacts`."""
+        row = range(self.rows)[row]
+        start = int(self.table["start"][row])
+        count = int(self.table["count"][row])
+        return {name: values[start:start + count] for name, values in self.contacts.items()}
 
     def units(self, name):
         """The `units` attribute of dataset `name` (table or fixed), or None."""

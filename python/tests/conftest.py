@@ -132,6 +132,18 @@ def write_gravel_file(path, walls=True, diagnostics=True):
                     _table(g, field, cg_value(field, (ROWS,) + grid + tail), units)
                 for a in axes:
                     _fixed(g, a, np.linspace(0.0, 0.01, GRID[a]), "m")
+            c = d.create_group("chains", track_order=True)
+            c.attrs["kind"] = "contacts"
+            _table(c, "step", STEPS)
+            _table(c, "time", STEPS * DT, "s")
+            counts = np.arange(ROWS, dtype=float)
+            _table(c, "start", np.concatenate([[0.0], np.cumsum(counts)[:-1]]))
+            _table(c, "count", counts)
+            total = int(counts.sum())
+            lst = c.create_group("list", track_order=True)
+            lst.create_dataset("id", data=np.stack([np.arange(total), np.arange(total) + 1], axis=1))
+            lst.create_dataset("wall", data=-np.ones(total, dtype=np.int64))
+            lst.create_dataset("force_normal", data=np.arange(total, dtype=float)).attrs["units"] = "N"
     return path
 
 

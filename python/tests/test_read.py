@@ -125,6 +125,21 @@ def test_coarse_grain_diagnostics(gravel_file, axes):
     assert diag.units("density") == "kg/m^3"
 
 
+def test_contact_lists_slice_by_row(gravel_file):
+    diag = open_run(gravel_file).diagnostics["chains"]
+    assert diag.kind == "contacts"
+    assert diag.rows == ROWS
+    assert list(diag.contacts) == ["id", "wall", "force_normal"]
+    assert diag.units("force_normal") == "N"
+    seen = 0
+    for row in range(ROWS):
+        at = diag.contacts_at(row)
+        assert len(at["id"]) == row
+        np.testing.assert_array_equal(at["force_normal"], np.arange(seen, seen + row))
+        seen += row
+    np.testing.assert_array_equal(diag.contacts_at(-1)["id"], diag.contacts_at(ROWS - 1)["id"])
+
+
 def test_time_average():
     a = np.arange(10.0).reshape(5, 2)
     np.testing.assert_array_equal(time_average(a, 1), a[-1])

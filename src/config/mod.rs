@@ -13,5 +13,5 @@ mod setup;
 mod toml_error;
 mod walls;
 
-pub use diagnostics::{DiagnosticKind, DiagnosticSpec};
+pub use diagnostics::{DiagnosticSpec, GridSpec, KernelKind, Measure};
 pub use setup::{LawTable, Material, OutputSettings, Setup, FIELD_NAMES};

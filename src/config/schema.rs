@@ -74,6 +74,43 @@ pub enum DiagnosticConfig {
         /// The box the bins divide (default: the domain).
         region: Option<RegionConfig>,
     },
+    /// Continuum fields (density, momentum, velocity, stress) on a grid of
+    /// cells, smoothed by a kernel.
+    CoarseGrain {
+        /// Its group's name.
+        name: String,
+        /// Steps between samples.
+        every: u64,
+        /// Samples averaged into a row (default 1).
+        average: Option<u64>,
+        /// The gridded axes, in order: `"z"`, `"xz"`, `"xyz"`, ...
+        axes: String,
+        /// Cells along each gridded axis: one number for all, or one each.
+        bins: CellsSpec,
+        /// `"gaussian"` (default) or `"lucy"`.
+        kernel: Option<String>,
+        /// The kernel's width `w` (m).
+        width: f64,
+        /// The box the grid divides (default: the domain).
+        region: Option<RegionConfig>,
+    },
+    /// Every touching contact, with its forces.
+    Contacts {
+        /// Its group's name.
+        name: String,
+        /// Steps between lists.
+        every: u64,
+    },
+}
+
+/// `bins = 50` or `bins = [40, 20]` (one per gridded axis).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum CellsSpec {
+    /// The same count along every gridded axis.
+    All(u64),
+    /// One count per gridded axis, in the order of `axes`.
+    Each(Vec<u64>),
 }
 
 /// `dt = 1e-5` or `dt = "auto"`.

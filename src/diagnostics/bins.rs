@@ -30,8 +30,8 @@
 
 use super::contacts::{contacts_of, loads_of, Partner, Sides};
 use super::stress::add_outer;
-use super::View;
-use crate::config::{DiagnosticKind, DiagnosticSpec};
+use super::{Sampled, View};
+use crate::config::{DiagnosticSpec, Measure};
 use crate::io::frames::Fixed;
 use crate::io::table::Column;
 use crate::math::sphere_box::sphere_box_volume;
@@ -56,42 +56,41 @@ const WIDTH: usize = 19;
 #[derive(Debug, Clone)]
 pub struct Bins {
     spec: DiagnosticSpec,
+    /// The axis the bins divide (z for a region).
+    axis: usize,
+    /// The number of bins (one for a region).
+    bins: usize,
     sums: Vec<f64>,
     samples: u64,
 }
 
 impl Bins {
-    /// A diagnostic with no samples yet.
+    /// A region or profile diagnostic with no samples yet.
+    ///
+    /// # Panics
+    /// If `spec` is of another kind.
     pub fn new(spec: &DiagnosticSpec) -> Self {
+        let (axis, bins) = match spec.measure {
+            Measure::Region => (2, 1),
+            Measure::Profile { axis, bins } => (axis, bins),
+            _ => panic!("Bins::new: {} is not a region or a profile", spec.name),
+        };
         Self {
             spec: spec.clone(),
-            sums: vec![0.0; spec.bins * WIDTH],
+            axis,
+            bins,
+            sums: vec![0.0; bins * WIDTH],
             samples: 0,
         }
     }
 
-    /// Its name.
-    pub fn name(&self) -> &str {
-        &self.spec.name
-    }
-
-    /// Whether it samples at `step`.
-    pub fn samples_at(&self, step: u64) -> bool {
-        step % self.spec.every == 0
-    }
-
-    /// Whether it writes a row at `step` (after that step's sample).
-    pub fn writes_at(&self, step: u64) -> bool {
-        step % (self.spec.every * self.spec.average) == 0
-    }
-
     /// The bins' edges along the axis.
     fn edges(&self) -> Vec<f64> {
-        let (a, s) = (self.spec.axis, &self.spec);
-        let w = (s.hi[a] - s.lo[a]) / s.bins as f64;
-        (0..=s.bins)
+        let (a, s, bins) = (self.axis, &self.spec, self.bins);
+        let w = (s.hi[a] - s.lo[a]) / bins as f64;
+        (0..=bins)
             .map(|b| {
-                if b == s.bins {
+                if b == bins {
                     s.hi[a]
                 } else {
                     s.lo[a] + b as f64 * w
@@ -103,8 +102,8 @@ impl Bins {
     /// Bin `b`'s box.
     fn bin_box(&self, edges: &[f64], b: usize) -> (DVec3, DVec3) {
         let (mut lo, mut hi) = (self.spec.lo, self.spec.hi);
-        lo[self.spec.axis] = edges[b];
-        hi[self.spec.axis] = edges[b + 1];
+        lo[self.axis] = edges[b];
+        hi[self.axis] = edges[b + 1];
         (lo, hi)
     }
 
@@ -114,25 +113,31 @@ impl Bins {
         if !(x.cmpge(s.lo).all() && x.cmplt(s.hi).all()) {
             return None;
         }
-        let a = s.axis;
-        let w = (s.hi[a] - s.lo[a]) / s.bins as f64;
-        let mut b = (((x[a] - s.lo[a]) / w) as usize).min(s.bins - 1);
+        let (a, bins) = (self.axis, self.bins);
+        let w = (s.hi[a] - s.lo[a]) / bins as f64;
+        let mut b = (((x[a] - s.lo[a]) / w) as usize).min(bins - 1);
         // Rounding at an edge: the edges decide.
         while b > 0 && x[a] < edges[b] {
             b -= 1;
         }
-        while b + 1 < s.bins && x[a] >= edges[b + 1] {
+        while b + 1 < bins && x[a] >= edges[b + 1] {
             b += 1;
         }
         Some(b)
     }
+}
+
+impl Sampled for Bins {
+    fn spec(&self) -> &DiagnosticSpec {
+        &self.spec
+    }
 
     /// Take one sample of the state `v` (collective: every rank calls it).
-    pub fn sample(&mut self, v: &View, comm: &dyn Comm) {
+    fn sample(&mut self, v: &View, comm: &dyn Comm) {
         let edges = self.edges();
         let mut sums = vec![0.0; self.sums.len()];
         let p = v.p;
-        let a = self.spec.axis;
+        let a = self.axis;
         let d = v.domain;
         // A periodic axis the box spans whole (other than the bins' axis):
         // a sphere's images along it fill it exactly as the whole sphere
@@ -153,7 +158,7 @@ impl Bins {
                     continue;
                 }
                 let first = edges.partition_point(|&e| e <= c[a] - r).saturating_sub(1);
-                for b in first..self.spec.bins {
+                for b in first..self.bins {
                     if edges[b] >= c[a] + r {
                         break;
                     }
@@ -200,10 +205,10 @@ impl Bins {
 
     /// The row of the samples since the last one, in [`Self::columns`]
     /// order, and a fresh start.
-    pub fn take_row(&mut self, step: u64, time: f64) -> Vec<f64> {
+    fn take_row(&mut self, step: u64, time: f64) -> Vec<f64> {
         let edges = self.edges();
         let samples = self.samples.max(1) as f64;
-        let bins = self.spec.bins;
+        let bins = self.bins;
         // Per bin: particles, packing, coordination, velocity (3),
         // temperature, stress, kinetic, contact (6 each).
         let mut per_bin: Vec<[f64; 25]> = Vec::with_capacity(bins);
@@ -260,10 +265,10 @@ impl Bins {
 
     /// The table's columns: `step`, `time`, then each quantity, with a
     /// bins dimension for a profile.
-    pub fn columns(&self) -> Vec<Column> {
-        let bins: &[usize] = match self.spec.kind {
-            DiagnosticKind::Region => &[],
-            DiagnosticKind::Profile => std::slice::from_ref(&self.spec.bins),
+    fn columns(&self) -> Vec<Column> {
+        let bins: &[usize] = match self.spec.measure {
+            Measure::Profile { .. } => std::slice::from_ref(&self.bins),
+            _ => &[],
         };
         let shaped = |name: &str, per: &[usize], units| {
             let shape: Vec<usize> = bins.iter().chain(per).copied().collect();
@@ -285,7 +290,7 @@ impl Bins {
 
     /// The datasets written once beside the table: the box (`lo`, `hi`)
     /// and, for a profile, `bin_edges` and `bin_centres` along its axis.
-    pub fn fixed(&self) -> Vec<Fixed> {
+    fn fixed(&self) -> Vec<Fixed> {
         let vector = |name: &str, v: DVec3| Fixed {
             name: name.to_owned(),
             shape: vec![3],
@@ -293,7 +298,7 @@ impl Bins {
             units: Some("m"),
         };
         let mut out = vec![vector("lo", self.spec.lo), vector("hi", self.spec.hi)];
-        if self.spec.kind == DiagnosticKind::Profile {
+        if matches!(self.spec.measure, Measure::Profile { .. }) {
             let edges = self.edges();
             let centres: Vec<f64> = edges.windows(2).map(|w| 0.5 * (w[0] + w[1])).collect();
             out.push(Fixed {
@@ -313,10 +318,10 @@ impl Bins {
     }
 
     /// The group's string attributes: `kind`, and a profile's `axis`.
-    pub fn attrs(&self) -> Vec<(&'static str, &'static str)> {
-        let mut out = vec![("kind", self.spec.kind.name())];
-        if self.spec.kind == DiagnosticKind::Profile {
-            out.push(("axis", ["x", "y", "z"][self.spec.axis]));
+    fn attrs(&self) -> Vec<(&'static str, &'static str)> {
+        let mut out = vec![("kind", self.spec.measure.name())];
+        if matches!(self.spec.measure, Measure::Profile { .. }) {
+            out.push(("axis", ["x", "y", "z"][self.axis]));
         }
         out
     }

@@ -33,6 +33,8 @@ pub(crate) enum Sides {
 /// One contact as the diagnostics measure it.
 pub(crate) struct Contact<'l> {
     pub(crate) partner: Partner,
+    /// A pair's entry in the neighbour rows (for [`pair_force`]).
+    pub(crate) entry: Option<usize>,
     /// The overlap `δ`.
     pub(crate) delta: f64,
     /// The centre distance (at a wall: the centre's distance from its surface).
@@ -73,6 +75,7 @@ pub(crate) fn contacts_of<'a>(
         let r = d.length();
         (r < range).then(|| Contact {
             partner: Partner::Particle(q),
+            entry: Some(e),
             delta: rk + p.radius[q] - r,
             dist: r,
             r_eff: rk * p.radius[q] / (rk + p.radius[q]),
@@ -83,6 +86,7 @@ pub(crate) fn contacts_of<'a>(
         let t = w.touch(p.x[k], rk, 0.0)?;
         Some(Contact {
             partner: Partner::Wall(i),
+            entry: None,
             delta: rk - t.dist,
             dist: t.dist,
             r_eff: rk,

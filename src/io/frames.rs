@@ -10,6 +10,7 @@ use hdf5::types::VarLenUnicode;
 use hdf5::{Dataset, File, Group, H5Type};
 use ndarray::ArrayView2;
 
+use super::contact_list;
 use super::layout::{
     create_ordered_group, frame_name, open_gravel, unit_of, write_attr, write_str_attr,
     CORE_DATASETS, DIAGNOSTICS, FRAMES, FROZEN, ID, MATERIAL, MATERIALS, POSITION, RADIUS, THERMO,
@@ -158,13 +159,31 @@ impl OutputFile {
                 Ok((name, table))
             })
             .collect::<IoResult<_>>()?;
-        Ok(Self {
+        let out = Self {
             path: path.to_path_buf(),
             file,
             frames,
             thermo,
             diagnostics,
-        })
+        };
+        out.trim_contact_lists()?;
+        Ok(out)
+    }
+
+    /// Cut every contact list back to the contacts its table's rows index
+    /// (see [`contact_list::trim`]).
+    fn trim_contact_lists(&self) -> IoResult<()> {
+        for (name, table) in &self.diagnostics {
+            let trim = || -> hdf5::Result<()> {
+                let group = self.file.group(&format!("{DIAGNOSTICS}/{name}"))?;
+                contact_list::trim(&group, table.rows())
+            };
+            trim().at(
+                &self.path,
+                format_args!("trimming /{DIAGNOSTICS}/{name}/{}", contact_list::LIST),
+            )?;
+        }
+        Ok(())
     }
 
     /// Drops what a run wrote after `step` (used by a restart from a checkpoint of that
@@ -204,6 +223,7 @@ impl OutputFile {
                 .cut_after(step)
                 .map_err(|e| IoError::invalid(&self.path, format!("{group}: {e}")))?;
         }
+        self.trim_contact_lists()?;
         self.flush()?;
         if self.frames.is_empty() {
             match std::fs::remove_file(self.xdmf_path()) {
@@ -347,6 +367,58 @@ impl OutputFile {
         table
             .append(row)
             .map_err(|e| IoError::invalid(&self.path, format!("/{DIAGNOSTICS}/{name}: {e}")))
+    }
+
+    /// Creates `/diagnostics/<name>/` for a contact list (or finds it, as
+    /// after a restart): its index table and its `list/` subgroup (see
+    /// [`contact_list`]).
+    ///
+    /// # Errors
+    /// As [`Self::add_diagnostic`].
+    pub fn add_contact_list(&mut self, name: &str) -> IoResult<()> {
+        self.add_diagnostic(
+            name,
+            &contact_list::index_columns(),
+            &[],
+            &[("kind", "contacts")],
+        )?;
+        let create = || -> hdf5::Result<()> {
+            let group = self.file.group(&format!("{DIAGNOSTICS}/{name}"))?;
+            if group.group(contact_list::LIST).is_err() {
+                contact_list::create(&group)?;
+            }
+            Ok(())
+        };
+        create().at(
+            &self.path,
+            format_args!("creating /{DIAGNOSTICS}/{name}/{}", contact_list::LIST),
+        )
+    }
+
+    /// Appends one list of contacts, of step `step` at time `time`, to the
+    /// contact list `name` (created by [`Self::add_contact_list`]).
+    ///
+    /// # Errors
+    /// If there is no such list or writing fails.
+    pub fn append_contacts(
+        &mut self,
+        name: &str,
+        step: u64,
+        time: f64,
+        contacts: &[crate::diagnostics::contact_list::ListedContact],
+    ) -> IoResult<()> {
+        let write = || -> hdf5::Result<usize> {
+            let group = self.file.group(&format!("{DIAGNOSTICS}/{name}"))?;
+            contact_list::append(&group, contacts)
+        };
+        let start = write().at(
+            &self.path,
+            format_args!("appending to /{DIAGNOSTICS}/{name}/{}", contact_list::LIST),
+        )?;
+        self.append_diagnostic(
+            name,
+            &[step as f64, time, start as f64, contacts.len() as f64],
+        )
     }
 
     /// Flushes everything written so far to disk.

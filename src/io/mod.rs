@@ -1,11 +1,13 @@
 //! Output files: particle frames and thermo rows in HDF5 (the names of the layout
-//! in [`layout`], the writer in [`frames`], the readers in [`read`] and the summary
+//! in [`layout`], the writer in [`frames`] (tables in [`table`], contact lists in
+//! [`contact_list`]), the readers in [`read`] and the summary
 //! of `gravel info` in [`info`]), the XDMF sidecar that lets ParaView open the
 //! frames as a time series ([`xdmf`]), and checkpoints ([`checkpoint`]).
 //!
 //! Every error names the file it concerns, see [`IoError`](crate::error::IoError).
 
 pub mod checkpoint;
+pub mod contact_list;
 pub mod frames;
 pub mod info;
 pub mod layout;

@@ -120,6 +120,53 @@ pub fn read_diagnostic(path: &Path, name: &str) -> IoResult<Vec<TableColumn>> {
         .collect()
 }
 
+/// Every list of the contact list `/diagnostics/<name>` of the output file
+/// `path` (see [`super::contact_list`]): each row's step and contacts.
+///
+/// # Errors
+/// If the file cannot be read, is not a gravel file or has no such list.
+pub fn read_contacts(
+    path: &Path,
+    name: &str,
+) -> IoResult<Vec<(u64, Vec<crate::diagnostics::contact_list::ListedContact>)>> {
+    use crate::diagnostics::contact_list::ListedContact;
+    use glam::DVec3;
+    let file = open_gravel(path, false)?;
+    let where_ = format!("/{DIAGNOSTICS}/{name}");
+    let read = || -> hdf5::Result<Vec<(u64, Vec<ListedContact>)>> {
+        let group = file.group(&where_)?;
+        let column = |n: &str| group.dataset(n)?.read_raw::<f64>();
+        let (steps, starts, counts) = (column("step")?, column("start")?, column("count")?);
+        let list = group.group(super::contact_list::LIST)?;
+        let f64s = |n: &str| list.dataset(n)?.read_raw::<f64>();
+        let ids = list.dataset("id")?.read_raw::<i64>()?;
+        let walls = list.dataset("wall")?.read_raw::<i64>()?;
+        let (point, normal, tangential) =
+            (f64s("point")?, f64s("normal")?, f64s("force_tangential")?);
+        let (overlap, normal_force) = (f64s("overlap")?, f64s("force_normal")?);
+        let vec3 = |v: &[f64], c: usize| DVec3::new(v[3 * c], v[3 * c + 1], v[3 * c + 2]);
+        let rows = steps.len().min(starts.len()).min(counts.len());
+        Ok((0..rows)
+            .map(|r| {
+                let (start, count) = (starts[r] as usize, counts[r] as usize);
+                let contacts = (start..start + count)
+                    .map(|c| ListedContact {
+                        id: [ids[2 * c], ids[2 * c + 1]],
+                        wall: walls[c],
+                        point: vec3(&point, c),
+                        normal: vec3(&normal, c),
+                        overlap: overlap[c],
+                        force_normal: normal_force[c],
+                        force_tangential: vec3(&tangential, c),
+                    })
+                    .collect();
+                (steps[r] as u64, contacts)
+            })
+            .collect())
+    };
+    read().at(path, format_args!("reading {where_}"))
+}
+
 /// Datasets with their names.
 pub(super) type Named = Vec<(String, Dataset)>;
 

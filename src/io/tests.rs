@@ -220,3 +220,58 @@ fn foreign_and_missing_files_give_errors_naming_the_path() {
         .contains("not a gravel"));
     assert!(summarize(&text).unwrap_err().to_string().contains("HDF5"));
 }
+
+/// A contact list of `n` contacts whose fields tell them apart.
+fn listed(n: usize, tag: f64) -> Vec<crate::diagnostics::contact_list::ListedContact> {
+    (0..n)
+        .map(|c| crate::diagnostics::contact_list::ListedContact {
+            id: [c as i64, if c % 3 == 0 { -1 } else { c as i64 + 7 }],
+            wall: if c % 3 == 0 { 1 } else { -1 },
+            point: glam::DVec3::new(tag, c as f64, 0.5),
+            normal: glam::DVec3::Z,
+            overlap: 1e-6 * c as f64,
+            force_normal: tag + c as f64,
+            force_tangential: glam::DVec3::new(0.0, tag, -1.0),
+        })
+        .collect()
+}
+
+#[test]
+fn contact_lists_read_back_and_a_restart_cuts_them_with_their_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("run.h5");
+    let mut out = OutputFile::create(&path, "0.1.0", "", 1, 1, &[]).unwrap();
+    out.add_contact_list("chains").unwrap();
+    for (step, n) in [(0, 4), (10, 0), (20, 5)] {
+        out.append_contacts("chains", step, step as f64 * 0.1, &listed(n, step as f64))
+            .unwrap();
+    }
+    drop(out);
+    let lists = crate::io::read::read_contacts(&path, "chains").unwrap();
+    let steps: Vec<u64> = lists.iter().map(|(s, _)| *s).collect();
+    assert_eq!(steps, [0, 10, 20]);
+    assert_eq!(lists[0].1, listed(4, 0.0));
+    assert!(lists[1].1.is_empty());
+    assert_eq!(lists[2].1, listed(5, 20.0));
+    // A restart from step 10 drops the list of step 20, rows and contacts.
+    let mut out = OutputFile::open_append(&path).unwrap();
+    out.cut_after(10).unwrap();
+    out.add_contact_list("chains").unwrap();
+    out.append_contacts("chains", 20, 2.0, &listed(2, 99.0))
+        .unwrap();
+    drop(out);
+    let lists = crate::io::read::read_contacts(&path, "chains").unwrap();
+    assert_eq!(lists.len(), 3);
+    assert_eq!(lists[0].1, listed(4, 0.0));
+    assert_eq!(lists[2].1, listed(2, 99.0));
+    // A crash between a list and its row leaves a tail, cut on reopening.
+    let file = crate::io::open_rw(&path).unwrap();
+    let group = file.group("diagnostics/chains").unwrap();
+    crate::io::contact_list::append(&group, &listed(3, 5.0)).unwrap();
+    drop(file);
+    let out = OutputFile::open_append(&path).unwrap();
+    drop(out);
+    let file = crate::io::open_read(&path).unwrap();
+    let ids = file.dataset("diagnostics/chains/list/id").unwrap();
+    assert_eq!(ids.shape(), [4 + 2, 2]);
+}

@@ -5,6 +5,7 @@
 
 pub mod erfcx;
 pub mod figures;
+pub mod gauss_legendre;
 #[cfg(test)]
 pub(crate) mod quadrature;
 pub mod series;

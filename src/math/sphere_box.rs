@@ -152,35 +152,10 @@ fn corner(rho: f64, a: f64, b: f64) -> f64 {
 }
 
 /// Nodes and weights of the 32-point Gauss–Legendre rule on [−1, 1]
-/// (Newton's method on the Legendre polynomial, once).
+/// (computed once).
 fn gauss_legendre() -> &'static (Vec<f64>, Vec<f64>) {
     static RULE: OnceLock<(Vec<f64>, Vec<f64>)> = OnceLock::new();
-    RULE.get_or_init(|| {
-        const N: usize = 32;
-        let (mut nodes, mut weights) = (vec![0.0; N], vec![0.0; N]);
-        for i in 0..N {
-            let mut x = (PI * (i as f64 + 0.75) / (N as f64 + 0.5)).cos();
-            let mut dp = 0.0;
-            for _ in 0..100 {
-                // P_N(x) and its derivative by the three-term recurrence.
-                let (mut p0, mut p1) = (1.0, x);
-                for k in 2..=N {
-                    let p2 = ((2 * k - 1) as f64 * x * p1 - (k - 1) as f64 * p0) / k as f64;
-                    p0 = p1;
-                    p1 = p2;
-                }
-                dp = N as f64 * (x * p1 - p0) / (x * x - 1.0);
-                let dx = p1 / dp;
-                x -= dx;
-                if dx.abs() < 1e-16 {
-                    break;
-                }
-            }
-            nodes[i] = x;
-            weights[i] = 2.0 / ((1.0 - x * x) * dp * dp);
-        }
-        (nodes, weights)
-    })
+    RULE.get_or_init(|| super::gauss_legendre::gauss_legendre(32))
 }
 
 #[cfg(test)]

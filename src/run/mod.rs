@@ -4,8 +4,9 @@ mod preflight;
 pub mod report;
 
 use crate::config::limits;
-use crate::config::Setup;
-use crate::diagnostics::bins::Bins;
+use crate::config::{Measure, Setup};
+use crate::diagnostics::contact_list::gather_contacts;
+use crate::diagnostics::{sampler, Sampled};
 use crate::diagnostics::{thermo_columns, Thermo, MAX_OVERLAP};
 use crate::error::{GravelError, IoError, Result};
 use crate::io::checkpoint;
@@ -319,11 +320,31 @@ fn resume(setup: Setup, comm: Box<dyn Comm>, path: &Path) -> Result<Simulation> 
 /// One particle's row of a frame: id, position, radius, material, frozen, fields.
 type FrameRow = (u64, [f64; 3], f64, u32, u8, Vec<[f64; 3]>);
 
+/// The samplers of the `[[diagnostics]]` blocks that write tables.
+fn samplers(s: &Setup) -> Vec<Box<dyn Sampled>> {
+    s.diagnostics
+        .iter()
+        .filter_map(|d| sampler(d, &s.domain))
+        .collect()
+}
+
+/// The `[[diagnostics]]` contact lists: name and `every`.
+fn contact_lists(s: &Setup) -> Vec<(String, u64)> {
+    s.diagnostics
+        .iter()
+        .filter(|d| d.measure == Measure::Contacts)
+        .map(|d| (d.name.clone(), d.every))
+        .collect()
+}
+
 /// The output file of a run (rank 0 writes it) and its cadence.
 struct Output {
     file: Option<OutputFile>,
-    /// The region and profile diagnostics, with their samples since their last row.
-    bins: Vec<Bins>,
+    /// The region, profile and coarse-graining diagnostics, with their
+    /// samples since their last row.
+    tables: Vec<Box<dyn Sampled>>,
+    /// The contact lists: name and steps between lists.
+    lists: Vec<(String, u64)>,
     every: u64,
     thermo_every: u64,
     fields: Vec<String>,
@@ -362,7 +383,8 @@ impl Output {
             let s = &sim.setup.output;
             let mut out = Self {
                 file,
-                bins: sim.setup.diagnostics.iter().map(Bins::new).collect(),
+                tables: samplers(&sim.setup),
+                lists: contact_lists(&sim.setup),
                 every: s.every,
                 thermo_every: s.thermo_every,
                 fields: s.fields.clone(),
@@ -405,7 +427,8 @@ impl Output {
         };
         Ok(Self {
             file,
-            bins: s.diagnostics.iter().map(Bins::new).collect(),
+            tables: samplers(s),
+            lists: contact_lists(s),
             every: s.output.every,
             thermo_every: s.output.thermo_every,
             fields: s.output.fields.clone(),
@@ -416,8 +439,11 @@ impl Output {
     /// Create each diagnostic's group (or find it, appending after a restart).
     fn add_diagnostics(&mut self) -> Result<()> {
         if let Some(f) = &mut self.file {
-            for b in &self.bins {
+            for b in &self.tables {
                 f.add_diagnostic(b.name(), &b.columns(), &b.fixed(), &b.attrs())?;
+            }
+            for (name, _) in &self.lists {
+                f.add_contact_list(name)?;
             }
         }
         Ok(())
@@ -426,7 +452,9 @@ impl Output {
     /// Whether what is due at `step` reads the contact loads (the thermo
     /// row's stress and wall columns, a diagnostic's stress).
     fn reads_loads(&self, step: u64, total: u64) -> bool {
-        self.thermo_due(step, total) || self.bins.iter().any(|b| b.samples_at(step))
+        self.thermo_due(step, total)
+            || self.tables.iter().any(|b| b.samples_at(step))
+            || self.lists.iter().any(|(_, every)| step % every == 0)
     }
 
     /// Whether a thermo row is due at `step` (the last step always has one).
@@ -452,7 +480,7 @@ impl Output {
                 }
             }
         }
-        for b in &mut self.bins {
+        for b in &mut self.tables {
             if b.samples_at(step) {
                 b.sample(&sim.view(), sim.comm());
             }
@@ -460,6 +488,14 @@ impl Output {
                 let row = b.take_row(step, sim.time());
                 if let Some(f) = &mut self.file {
                     f.append_diagnostic(b.name(), &row)?;
+                }
+            }
+        }
+        for (name, every) in &self.lists {
+            if step % every == 0 {
+                let all = gather_contacts(&sim.view(), sim.comm());
+                if let (Some(f), Some(all)) = (&mut self.file, all) {
+                    f.append_contacts(name, step, sim.time(), &all)?;
                 }
             }
         }

@@ -1,0 +1,130 @@
+//! The list of touching contacts (`[[diagnostics]] kind = "contacts"`), for
+//! force chains and fabric tensors, as LIGGGHTS `compute pair/gran/local`
+//! and LAMMPS `compute pair/local` give them: every contact with overlap
+//! `δ > 0` (a pair once, from its lower-id side; every wall contact), with
+//! its contact point, normal, normal and tangential force and overlap.
+//!
+//! For particle `i` (centre `x_i`, radius `R_i`) and its partner:
+//! - `normal` `n`: the unit vector from `x_i` toward the partner's centre
+//!   (minimum image), or toward the wall;
+//! - `point`: `x_i + (R_i − δ/2) n` for a pair (the middle of the overlap on
+//!   the line of centres), the point of the wall nearest `x_i` for a wall;
+//! - `force_normal = −f · n`, `f` the force on `i` (positive when the
+//!   contact pushes `i` away), and `force_tangential = f + force_normal n`,
+//!   the rest of `f`.
+//!
+//! Each rank lists the contacts of its own particles; rank 0 gathers and
+//! sorts them by (`id`, `wall`, partner's `id`), so the list is the same on
+//! any number of ranks.
+
+use super::contacts::{contacts_of, pair_force, separation, Partner, Sides};
+use super::View;
+use crate::parallel::comm::Comm;
+use crate::state::pack::{Pack, Unpack};
+use glam::DVec3;
+
+/// One touching contact as listed.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ListedContact {
+    /// The particle's id and its partner's (`−1` for a wall).
+    pub id: [i64; 2],
+    /// The wall's index, or `−1` for a pair.
+    pub wall: i64,
+    /// The contact point.
+    pub point: DVec3,
+    /// The unit normal from the particle toward its partner.
+    pub normal: DVec3,
+    /// The overlap `δ > 0`.
+    pub overlap: f64,
+    /// The normal force on the particle, positive when repulsive (NaN
+    /// where the step's contact forces are not known, as just after a
+    /// restart).
+    pub force_normal: f64,
+    /// The tangential force on the particle.
+    pub force_tangential: DVec3,
+}
+
+impl ListedContact {
+    /// The sort key: the particle, then the walls, then the pairs by the
+    /// partner's id.
+    fn key(&self) -> (i64, i64, i64) {
+        (self.id[0], -self.wall, self.id[1])
+    }
+}
+
+/// The touching contacts of this rank's particles.
+pub fn local_contacts(v: &View) -> Vec<ListedContact> {
+    let p = v.p;
+    let mut out = Vec::new();
+    for k in 0..p.n_owned {
+        let x = v.domain.wrap(p.x[k]);
+        for c in contacts_of(p, v.nl, v.laws, v.walls, k, Sides::Lower) {
+            if c.delta <= 0.0 {
+                continue;
+            }
+            let (id, wall, normal, point, force) = match c.partner {
+                Partner::Particle(q) => {
+                    let n = separation(p, k, q) / c.dist;
+                    let force = match (v.loads, c.entry) {
+                        (Some(_), Some(e)) => pair_force(p, v.nl, k, q, e),
+                        _ => DVec3::NAN,
+                    };
+                    let point = x + (p.radius[k] - 0.5 * c.delta) * n;
+                    ([p.id[k] as i64, p.id[q] as i64], -1, n, point, force)
+                }
+                Partner::Wall(w) => {
+                    let t = v.walls[w]
+                        .touch(p.x[k], p.radius[k], 0.0)
+                        .expect("a wall contact touches");
+                    let force = v.loads.map_or(DVec3::NAN, |l| l.get(k, w).force);
+                    ([p.id[k] as i64, -1], w as i64, t.n, x + t.dist * t.n, force)
+                }
+            };
+            let force_normal = -force.dot(normal);
+            out.push(ListedContact {
+                id,
+                wall,
+                point,
+                normal,
+                overlap: c.delta,
+                force_normal,
+                force_tangential: force + force_normal * normal,
+            });
+        }
+    }
+    out
+}
+
+/// Every rank's contacts on rank 0, sorted (`None` elsewhere). Collective.
+pub fn gather_contacts(v: &View, comm: &dyn Comm) -> Option<Vec<ListedContact>> {
+    let mine = local_contacts(v);
+    let mut buf = Vec::with_capacity(mine.len() * 112);
+    for c in &mine {
+        buf.put_u64(c.id[0] as u64);
+        buf.put_u64(c.id[1] as u64);
+        buf.put_u64(c.wall as u64);
+        buf.put_vec3(c.point);
+        buf.put_vec3(c.normal);
+        buf.put_f64(c.overlap);
+        buf.put_f64(c.force_normal);
+        buf.put_vec3(c.force_tangential);
+    }
+    let parts = comm.gather(&buf)?;
+    let mut all = Vec::new();
+    for part in &parts {
+        let mut r = Unpack::new(part);
+        while !r.is_empty() {
+            all.push(ListedContact {
+                id: [r.u64() as i64, r.u64() as i64],
+                wall: r.u64() as i64,
+                point: r.vec3(),
+                normal: r.vec3(),
+                overlap: r.f64(),
+                force_normal: r.f64(),
+                force_tangential: r.vec3(),
+            });
+        }
+    }
+    all.sort_by_key(ListedContact::key);
+    Some(all)
+}
