@@ -121,18 +121,31 @@ fn dynamic_angle(mu_r: f64) -> (f64, f64) {
     (mean, sd)
 }
 
-/// The dynamic angle rises with rolling friction and lies in the band of the
-/// full-size study (tolerances at each assertion).
+/// The dynamic angle rises with rolling friction, stands above the static
+/// heap angle of the same contact law and near the full-size study's values
+/// (tolerances at each assertion).
 #[test]
 fn the_dynamic_angle_of_a_rolling_drum_rises_with_rolling_friction() {
     let (a0, s0) = serial(|| dynamic_angle(0.0));
     let (a1, s1) = serial(|| dynamic_angle(0.2));
-    // The rolling regime: a steady surface, its angle wandering by less
-    // than 3 degrees (standard deviation over the frames).
-    assert!(s0 < 3.0 && s1 < 3.0, "{s0}, {s1}");
-    // Rolling friction raises the angle by at least 4 degrees.
-    assert!(a1 > a0 + 4.0, "{a0} -> {a1}");
-    // Both within the band of published DEM and experiments (see the
-    // study page): 20 to 40 degrees.
-    assert!(a0 > 20.0 && a1 < 40.0, "{a0}, {a1}");
+    // A steady rolling surface, not a slumping bed: the angle's standard
+    // deviation over the frames is below 5 degrees (1.3 to 4.1 degrees in
+    // the full-size study, docs/studies/drum.md).
+    assert!(s0 < 5.0 && s1 < 5.0, "{s0}, {s1}");
+    // Rolling friction raises the angle (Zhou et al. 1999): by at least 4
+    // degrees from mu_r = 0 to 0.2 (11 in the full-size study), and by
+    // more than twice the standard error of the difference (10 frames each).
+    let se = ((s0 * s0 + s1 * s1) / 10.0).sqrt();
+    assert!(a1 - a0 > 4.0 && a1 - a0 > 2.0 * se, "{a0} -> {a1}, se {se}");
+    // A flowing surface stands above the angle of repose of a heap of the
+    // same beads and law (configs/heap.toml: 20.5 degrees at mu_r = 0, 23.1
+    // at 0.1, 27.1 at 0.3).
+    assert!(a0 > 20.5 && a1 > 25.0, "{a0}, {a1}");
+    // Within 5 degrees of the full-size study (R/d = 13.4 against 8.4 here)
+    // at mu_r = 0 and 0.2 and Fr = 3e-3, 29.0 and 39.9 degrees, plus the
+    // 2.5 degrees it found from Fr = 3e-3 to 1e-2 at mu_r = 0.1.
+    assert!(
+        (a0 - 31.5).abs() < 5.0 && (a1 - 42.4).abs() < 5.0,
+        "{a0}, {a1}"
+    );
 }

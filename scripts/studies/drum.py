@@ -125,7 +125,7 @@ def measure(path, turn, width):
             rot.append(float((m * (z * v[:, 0] - x * v[:, 2])).sum()
                              / (omega * (m * (x * x + z * z)).sum())))
         times.append(t)
-    last = run.frame(run.frame_steps()[-1])
+        last = fr  # the last frame measured
     return dict(
         path=path, mu_r=mu_r, omega=omega, fr=omega**2 * radius / G, radius=radius,
         n=len(last["radius"]), d=float(2 * last["radius"].mean()),
@@ -173,6 +173,7 @@ def main():
         ]:
             if not group:
                 continue
+            group = sorted(group, key=lambda q: q[key])
             xs = [q[key] for q in group]
             ax.errorbar(xs, [q["surf"].mean() for q in group],
                         yerr=[q["surf"].std() for q in group], fmt="o-", ms=4,
@@ -203,8 +204,9 @@ def main():
         axs[2].set_xlabel("x (mm)")
         axs[2].set_ylabel("z (mm)")
         axs[2].legend(fontsize=7, loc="upper right")
-        axs[2].set_title(rf"last frame, $\mu_r$ = {ref['mu_r']:g}, Fr = {ref['fr']:.2g}",
-                         fontsize=9)
+        axs[2].set_title(rf"last frame measured, $\mu_r$ = {ref['mu_r']:g}, "
+                         rf"Fr = {ref['fr']:.2g}, t = {ref['t1']:.2f} s",
+                         fontsize=8)
         fig.tight_layout()
         fig.savefig(a.png, dpi=90)
         print(f"wrote {a.png}")
