@@ -8,7 +8,8 @@
 --sweep writes DIR/drum_mur<mu_r>_fr<Fr>.toml from the template
 configs/studies/drum.toml, changing only the rolling friction mu_r (both
 contact slots), the drum's angular velocity omega (Fr = omega^2 R / g) and the
-run's length (the beads are poured in 0.3 s, then the drum turns 2.5 rad), and
+run's length (0.3 s, the beads being poured in the first 0.2 s, plus 2.5 rad
+of the drum's turn), and
 prints one `gravel run` command per config.
 
 For each run (read with gravelpost) it measures, in every frame after the
