@@ -1,9 +1,9 @@
 //! The CI-sized variant of the chute study (`docs/studies/chute.md`):
 //! flow of a layer about 11 d deep down a rough plane tilted 24°, with the
-//! contact model of Silbert et al. (Phys. Rev. E 64 (2001) 051302) and of
-//! the LAMMPS chute benchmark (`configs/chute.toml`): reduced units (d = 1,
-//! ρ_p = 1, g = 1, τ = sqrt(d/g)), Hooke `k_n = 2·10⁵`, `γ_n = 50`,
-//! `k_t = 2/7 k_n`, μ = 0.5.
+//! contact model of the LAMMPS chute benchmark (`configs/chute.toml`; that
+//! of Silbert et al., Phys. Rev. E 64 (2001) 051302, with density 1):
+//! reduced units (d = 1, ρ_p = 1, g = 1, τ = sqrt(d/g)), Hooke
+//! `k_n = 2·10⁵`, `γ_n = 50`, `k_t = 2/7 k_n`, μ = 0.5.
 //!
 //! What it checks, on a depth profile of 1 d bins pooled over the last
 //! 10 τ of 30 τ:
@@ -15,7 +15,7 @@
 //!   al. 2001). The tolerance covers the sampling noise and what is
 //!   left of the transient: a layer that still accelerates has a smaller
 //!   ratio, one that slows down a larger one (measured here −1.0 %; the
-//!   full-size layers, +0.2 % to +1.9 %);
+//!   full-size steady layers: +0.8 % at 24°, −0.7 % at 25°);
 //! - the layer flows (surface velocity > 1 sqrt(g d)) and faster upwards
 //!   through the bulk;
 //! - the packing fraction of the bulk is uniform: every bulk bin within
@@ -31,8 +31,9 @@
 //! The base is a frozen random monolayer on a floor (the full-size study
 //! uses the LAMMPS benchmark's base, whose periodic tile of 20 × 10 d is
 //! too large here), and the grains start on a loose lattice with a linear
-//! velocity profile close to the steady one. About 50 s with
-//! `cargo test --test study_chute` (on a shared 2-core VM, under load).
+//! velocity profile close to the steady one. 39 s with
+//! `cargo test --test study_chute` on a shared 2-core VM (51 s under
+//! heavier load).
 
 mod common;
 
