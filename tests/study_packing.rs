@@ -6,21 +6,23 @@
 //! Source: Silbert, Soft Matter 6 (2010) 2918: at the jamming point (zero
 //! pressure) the packing fraction falls from random close packing, about
 //! 0.64, at μ → 0 to about 0.55–0.58 at large μ, and the coordination from
-//! about 6 to about 4. The bed here is not at zero pressure: it is
-//! compressed by ~10 d of grains above it (mean overlap ~1e-3 d with this
+//! about 6 to about 4. The bed here is not at the jamming point: it is
+//! compressed by ~10 d of grains above it (mean overlap ~2·10⁻³ d with this
 //! softened glass), which raises both (for frictionless spheres O'Hern et
 //! al., Phys. Rev. E 68 (2003) 011306: `z − z_c ≈ 7.5 (φ − φ_c)^{1/2}`, so
-//! Δφ ≈ 0.005 gives ΔZ ≈ 0.5); and gravel's coordination counts every
-//! particle, rattlers (no contact) included, which lowers it. The bands are
-//! the published values widened by these (docs/studies/packing.md gives
-//! the full-size numbers):
+//! Δφ ≈ 0.005 gives ΔZ ≈ 0.5), and the grains arrive with some energy,
+//! which keeps frictional beds denser than random loose packing. (gravel
+//! counts rattlers in Z, but a bed under gravity has none: every grain
+//! rests on others.) The bands are the published values widened by these
+//! (docs/studies/packing.md gives the full-size numbers):
 //!
 //! - μ = 0: φ in 0.63–0.66, Z in 5.9–6.9;
 //! - μ = 1: φ in 0.55–0.61, Z in 3.9–5.2;
 //! - and friction loosens the bed: φ(0) − φ(1) > 0.03 and Z(0) − Z(1) > 1.
 //!
 //! Measured here: φ 0.6445, Z 6.47 (μ = 0); φ 0.5933, Z 4.86 (μ = 1).
-//! About 55 s (both beds) with `cargo test --test study_packing`.
+//! 35 s (both beds) with `cargo test --test study_packing` on a shared
+//! 2-core VM (50 s under heavier load).
 
 mod common;
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Poured beds: packing fraction and coordination against friction.
 
-    PYTHONPATH=python python scripts/studies/packing.py out/studies/packing_mu*.h5 \
+    PYTHONPATH=python python scripts/studies/packing.py out/studies/packing_mu?.?.h5 \
         [--png docs/studies/img/packing.png]
 
 Reads the output files of configs/studies/packing_mu<mu>.toml with
@@ -21,11 +21,11 @@ per friction coefficient:
 - the mean overlap of the bulk's contacts over the mean diameter and the
   vertical stress at mid-bulk, to judge the distance from zero pressure;
 - an estimate at zero pressure: over the depth profile's bins inside the
-  bulk, phi and Z fitted against the vertical stress P = sigma_zz as
-  phi = phi_0 + b P^{2/3} and Z = Z_0 + a P^{1/3} (Hertz contacts: the
-  overlap grows as P^{2/3}, and Z - Z_c as the square root of the
-  overlap), phi_0 and Z_0 printed (an extrapolation over a factor ~2.5 in
-  P: a rough estimate);
+  bulk, phi fitted against the vertical stress P = sigma_zz as
+  phi = phi_0 + b P^{2/3} (Hertz contacts: the overlap grows as P^{2/3}),
+  phi_0 printed (an extrapolation over a factor ~2.5 in P: a rough
+  estimate; the same for Z, Z - Z_c growing as P^{1/3}, scatters too much
+  to be worth printing);
 
 and writes one PNG: phi and Z against mu, with the limits Silbert (Soft
 Matter 6 (2010) 2918) reports for the jamming point, and the phi profiles
@@ -88,13 +88,12 @@ def analyse(path):
     inb = (zc > lo[2]) & (zc < hi[2])
     pz = depth.table["stress"][-1][inb, 2]
     phi0 = np.polyfit(pz ** (2 / 3), depth.table["packing_fraction"][-1][inb], 1)[1]
-    z0 = np.polyfit(pz ** (1 / 3), depth.table["coordination"][-1][inb], 1)[1]
     return dict(
         mu=mu, phi=phi[-1], z=z[-1], dphi=phi[-1] - phi[k0], dz=z[-1] - z[k0], ke=ke,
         n=int(inside.sum()), z_frame=c.mean(), rattlers=float((c == 0).mean()),
         few=float((~kept).mean()), z_nr=c[kept].mean(), least=least,
         overlap=ov.mean() / (2 * r.mean()), szz=float(np.interp(mid, zc, szz_mid)),
-        d=2 * r.mean(), phi0=phi0, z0=z0, zprof=zc, phiprof=depth.table["packing_fraction"][-1],
+        d=2 * r.mean(), phi0=phi0, zprof=zc, phiprof=depth.table["packing_fraction"][-1],
     )
 
 
@@ -105,13 +104,13 @@ def main():
     a = ap.parse_args()
     res = sorted((analyse(p) for p in a.files), key=lambda r: r["mu"])
     print("| μ | φ bulk | Z bulk | Δφ, ΔZ over last 0.1 s | KE/PE | particles | no contact "
-          "| below the cut | Z without them | mean overlap / d | σ_zz mid-bulk (Pa) | φ, Z at P → 0 (fit) |")
+          "| below the cut | Z without them | mean overlap / d | σ_zz mid-bulk (Pa) | φ at P → 0 (fit) |")
     print("|" + "---|" * 12)
     for r in res:
         print(
             f"| {r['mu']:g} | {r['phi']:.4f} | {r['z']:.3f} | {r['dphi']:+.4f}, {r['dz']:+.3f} "
             f"| {r['ke']:.1e} | {r['n']} | {r['rattlers']:.1%} | {r['few']:.1%} (< {r['least']}) "
-            f"| {r['z_nr']:.3f} | {r['overlap']:.1e} | {r['szz']:.0f} | {r['phi0']:.3f}, {r['z0']:.2f} |"
+            f"| {r['z_nr']:.3f} | {r['overlap']:.1e} | {r['szz']:.0f} | {r['phi0']:.3f} |"
         )
         if abs(r["z_frame"] - r["z"]) > 0.05:
             print(f"  note: the frame's Z {r['z_frame']:.3f} differs from the diagnostic's")
@@ -125,6 +124,8 @@ def main():
     mus = np.array([r["mu"] for r in res])
     xs = np.where(mus > 0, mus, 0.01)
     ax[0].semilogx(xs, [r["phi"] for r in res], "o-", label="gravel, poured bed (bulk)")
+    ax[0].semilogx(xs, [r["phi0"] for r in res], "o:", mfc="none", color="C0",
+                   label="gravel, extrapolated to P → 0")
     ax[0].axhspan(0.63, 0.65, color="C1", alpha=0.2, label="Silbert 2010, μ → 0: ≈ 0.64")
     ax[0].axhspan(0.55, 0.58, color="C2", alpha=0.2, label="Silbert 2010, large μ: ≈ 0.55–0.58")
     ax[0].set(xlabel="μ (μ = 0 drawn at 0.01)", ylabel="packing fraction φ", ylim=(0.52, 0.68))
