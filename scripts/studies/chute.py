@@ -11,7 +11,7 @@ the file) with gravelpost, averages the `depth` profile rows of the last half of
 
 - the free surface z_s (where the packing fraction falls to half its bulk
   value) and the depth H = z_s - z_b above the base (z_b = 1.2 d, the top
-  of the frozen base's centres plus a radius less ~0.5 d of interlocking);
+  of the frozen base's centres);
 - the bulk: the bins from z_b + 4 to z_s - 4, where the packing fraction,
   mu = sigma_xz / sigma_zz and I = gammadot d / sqrt(sigma_zz / rho_p) are
   averaged (gammadot = dv_x/dz by central differences of the binned mean
