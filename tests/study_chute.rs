@@ -39,6 +39,7 @@ mod common;
 
 use common::*;
 use gravel::diagnostics::bins::Bins;
+use gravel::diagnostics::Sampled;
 use gravel::parallel::comm::SerialComm;
 
 const THETA_DEG: f64 = 24.0;

@@ -28,6 +28,7 @@ mod common;
 
 use common::*;
 use gravel::diagnostics::bins::Bins;
+use gravel::diagnostics::Sampled;
 use gravel::parallel::comm::SerialComm;
 
 /// Radius about 1 mm: a box of 8 d × 8 d.

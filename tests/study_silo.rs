@@ -21,6 +21,7 @@ mod common;
 
 use common::*;
 use gravel::diagnostics::bins::Bins;
+use gravel::diagnostics::Sampled;
 use gravel::parallel::comm::SerialComm;
 use std::io::Write;
 
