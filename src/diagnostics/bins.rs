@@ -14,7 +14,9 @@
 //!   included), with the exact intersection volumes of
 //!   [`crate::math::sphere_box`];
 //! - `coordination`: the touching contacts (overlap `> 0`, walls
-//!   included) of those particles over `n`;
+//!   included) of those particles over `n`, read from the contacts that
+//!   carried a force in the step's force stage (by geometry only after a
+//!   restart, before the first step's forces);
 //! - `mean_velocity = Σ m v / Σ m` (mass-weighted);
 //! - `granular_temperature = Σ m |v − v̄|² / (3 Σ m)` (m²/s²);
 //! - `stress_kinetic = Σ m (v − v̄) ⊗ (v − v̄) / (S V_b)`: the velocity
@@ -179,22 +181,31 @@ impl Sampled for Bins {
             }
             let mvv: &mut [f64; 6] = (&mut s[MVV..MVV + 6]).try_into().expect("6");
             add_outer(mvv, vel, vel, m);
-            s[CONTACTS] += contacts_of(p, v.nl, v.laws, v.walls, k, Sides::Both)
-                .filter(|c| c.delta > 0.0)
-                .count() as f64;
             let virial: &mut [f64; 6] = (&mut s[VIRIAL..VIRIAL + 6]).try_into().expect("6");
-            match v.loads {
+            let touching = match v.loads {
+                // One pass over the forces: the virial, and the contacts
+                // among them that touch (a force without overlap, as of a
+                // WCA pair, is no contact).
                 Some(loads) => {
+                    let mut touching = 0;
                     for load in loads_of(p, v.nl, v.walls, loads, k) {
-                        let share = match load.partner {
-                            Partner::Particle(_) => 0.5,
-                            Partner::Wall(_) => 1.0,
+                        let (share, reach) = match load.partner {
+                            Partner::Particle(q) => (0.5, p.radius[k] + p.radius[q]),
+                            Partner::Wall(_) => (1.0, p.radius[k]),
                         };
                         add_outer(virial, load.branch, load.force, share);
+                        touching += usize::from(load.branch.length_squared() < reach * reach);
                     }
+                    touching
                 }
-                None => virial.fill(f64::NAN),
-            }
+                None => {
+                    virial.fill(f64::NAN);
+                    contacts_of(p, v.nl, v.laws, v.walls, k, Sides::Both)
+                        .filter(|c| c.delta > 0.0)
+                        .count()
+                }
+            };
+            s[CONTACTS] += touching as f64;
         }
         comm.sum_f64(&mut sums);
         for (total, s) in self.sums.iter_mut().zip(&sums) {

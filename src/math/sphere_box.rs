@@ -56,6 +56,15 @@ pub fn sphere_box_volume(c: DVec3, r: f64, lo: DVec3, hi: DVec3) -> f64 {
             let mut v = 0.0;
             for corner in 0..8 {
                 let pick = |a: usize, bit: usize| if corner & bit == 0 { h[a] } else { l[a] };
+                // An orthant bounded at −r on some axis is empty: most
+                // corners, where a face misses the sphere (a sphere poking
+                // through one wall of a profile's box needs two of eight).
+                if [pick(0, 1), pick(1, 2), pick(2, 4)]
+                    .iter()
+                    .any(|&x| x <= -r)
+                {
+                    continue;
+                }
                 let sign = if (corner as u32).count_ones() % 2 == 0 {
                     1.0
                 } else {
