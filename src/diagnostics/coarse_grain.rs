@@ -190,8 +190,7 @@ impl CoarseGrain {
     /// Add `scale · values` to every cell of the product of `w`'s lists,
     /// weighted by the product of their weights.
     fn spread(&self, sums: &mut [f64], w: &Weights, offset: usize, values: &[f64], scale: f64) {
-        let [nx, ny, nz] = self.grid.cells;
-        debug_assert!(nx > 0);
+        let [_, ny, nz] = self.grid.cells;
         for &(ix, wx) in &w[0] {
             for &(iy, wy) in &w[1] {
                 let wxy = scale * wx * wy;

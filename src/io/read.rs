@@ -146,6 +146,27 @@ pub fn read_contacts(
         let (overlap, normal_force) = (f64s("overlap")?, f64s("force_normal")?);
         let vec3 = |v: &[f64], c: usize| DVec3::new(v[3 * c], v[3 * c + 1], v[3 * c + 2]);
         let rows = steps.len().min(starts.len()).min(counts.len());
+        // The shortest list dataset bounds every row's contacts: a damaged
+        // index is an error, not a panic.
+        let len = [
+            ids.len() / 2,
+            walls.len(),
+            overlap.len(),
+            normal_force.len(),
+        ]
+        .into_iter()
+        .chain([&point, &normal, &tangential].map(|v| v.len() / 3))
+        .min()
+        .unwrap_or(0);
+        if let Some(r) = (0..rows).find(|&r| {
+            !(starts[r] >= 0.0 && counts[r] >= 0.0 && starts[r] + counts[r] <= len as f64)
+        }) {
+            return Err(hdf5::Error::from(format!(
+                "row {r} indexes contacts {} .. {} of a list of {len}",
+                starts[r],
+                starts[r] + counts[r]
+            )));
+        }
         Ok((0..rows)
             .map(|r| {
                 let (start, count) = (starts[r] as usize, counts[r] as usize);

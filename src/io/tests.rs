@@ -274,4 +274,16 @@ fn contact_lists_read_back_and_a_restart_cuts_them_with_their_rows() {
     let file = crate::io::open_read(&path).unwrap();
     let ids = file.dataset("diagnostics/chains/list/id").unwrap();
     assert_eq!(ids.shape(), [4 + 2, 2]);
+    drop(file);
+    // A list cut short under its index is refused with a message, not a panic.
+    let file = crate::io::open_rw(&path).unwrap();
+    let ids = file.dataset("diagnostics/chains/list/id").unwrap();
+    ids.resize([3, 2]).unwrap();
+    drop(file);
+    let err = crate::io::read::read_contacts(&path, "chains").unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("row 0 indexes contacts 0 .. 4 of a list of 3"),
+        "{err}"
+    );
 }
