@@ -2,8 +2,8 @@
 //! row, validated into [`DiagnosticSpec`]s.
 
 use super::context::Ctx;
+use super::region::region;
 use super::schema::{CellsSpec, DiagnosticConfig, RegionConfig};
-use super::walls::region;
 use crate::error::Result;
 use crate::geometry::domain::Domain;
 use glam::DVec3;

@@ -8,6 +8,7 @@ mod fixed;
 mod laws;
 pub mod limits;
 mod particles;
+mod region;
 pub mod schema;
 mod setup;
 mod toml_error;

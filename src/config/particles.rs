@@ -3,9 +3,9 @@
 
 use super::context::Ctx;
 use super::limits::{usable, MemoryBudget};
+use super::region::region;
 use super::schema::*;
 use super::setup::Material;
-use super::walls::region;
 use crate::error::Result;
 use crate::geometry::domain::Domain;
 use crate::geometry::walls::Wall;

@@ -248,14 +248,42 @@ pub enum RadiusSpec {
     },
 }
 
-/// An axis-aligned region.
-#[derive(Debug, Clone, Deserialize)]
+/// A region: a box `{ lo, hi }` (the default `kind`), a finite cylinder
+/// `{ kind = "cylinder", center, axis, radius, length }` or a sphere
+/// `{ kind = "sphere", center, radius }`. Which keys a kind takes is
+/// checked when the region is read, so that a missing or stray key is an
+/// error naming the kind.
+#[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RegionConfig {
-    /// Lower corner.
-    pub lo: Fixed<f64, 3>,
-    /// Upper corner.
-    pub hi: Fixed<f64, 3>,
+    /// `box` (default), `cylinder` or `sphere`.
+    #[serde(default)]
+    pub kind: RegionKind,
+    /// Lower corner (box).
+    pub lo: Option<Fixed<f64, 3>>,
+    /// Upper corner (box).
+    pub hi: Option<Fixed<f64, 3>>,
+    /// Centre (cylinder: mid-way between its ends; sphere).
+    pub center: Option<Fixed<f64, 3>>,
+    /// Axis direction (cylinder).
+    pub axis: Option<Fixed<f64, 3>>,
+    /// Radius (cylinder, sphere).
+    pub radius: Option<f64>,
+    /// Length along the axis (cylinder).
+    pub length: Option<f64>,
+}
+
+/// The kinds of [`RegionConfig`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RegionKind {
+    /// An axis-aligned box.
+    #[default]
+    Box,
+    /// A finite circular cylinder.
+    Cylinder,
+    /// A sphere.
+    Sphere,
 }
 
 /// `[[wall]]`.

@@ -105,29 +105,6 @@ pub(super) fn check_periodic(cx: &Ctx, walls: &[Wall], domain: &Domain, reach: f
     Ok(())
 }
 
-pub(super) fn region(
-    cx: &Ctx,
-    key: &str,
-    r: &RegionConfig,
-    domain: &Domain,
-) -> Result<(DVec3, DVec3)> {
-    let (lo, hi) = (DVec3::from_array(r.lo.0), DVec3::from_array(r.hi.0));
-    if !(lo.is_finite() && hi.is_finite() && lo.cmplt(hi).all()) {
-        return Err(cx.err(format!(
-            "{key}.region: `lo` must be below `hi` on every axis, got lo = {:?}, hi = {:?}",
-            r.lo, r.hi
-        )));
-    }
-    if lo.cmplt(domain.lo).any() || hi.cmpgt(domain.hi).any() {
-        return Err(cx.err(format!(
-            "{key}.region: must lie inside the domain {:?}..{:?}",
-            domain.lo.to_array(),
-            domain.hi.to_array()
-        )));
-    }
-    Ok((lo, hi))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -264,37 +241,5 @@ mod tests {
             e.contains("wall[0]") && e.contains("periodic faces y = 0 and 1"),
             "{e}"
         );
-    }
-
-    #[test]
-    fn regions_lie_inside_the_domain() {
-        let d = Domain {
-            lo: DVec3::ZERO,
-            hi: DVec3::ONE,
-            periodic: [false; 3],
-        };
-        let r = |lo: [f64; 3], hi: [f64; 3]| {
-            region(
-                &cx(),
-                "particles[2]",
-                &RegionConfig {
-                    lo: lo.into(),
-                    hi: hi.into(),
-                },
-                &d,
-            )
-        };
-        assert_eq!(
-            r([0.0; 3], [1.0; 3]).unwrap(),
-            (DVec3::ZERO, DVec3::ONE),
-            "the whole domain is a region"
-        );
-        let e = r([0.5; 3], [0.5, 0.6, 0.6]).unwrap_err().to_string();
-        assert!(
-            e.contains("particles[2].region") && e.contains("below"),
-            "{e}"
-        );
-        let e = r([0.0; 3], [1.0, 1.0, 1.5]).unwrap_err().to_string();
-        assert!(e.contains("inside the domain"), "{e}");
     }
 }

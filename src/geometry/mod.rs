@@ -1,5 +1,7 @@
 //! Where particles live: the simulation box with its periodic axes
-//! ([`domain`]) and the walls that bound it ([`walls`]).
+//! ([`domain`]), the walls that bound it ([`walls`]) and the regions that
+//! insertion and outlets use ([`region`]).
 
 pub mod domain;
+pub mod region;
 pub mod walls;
