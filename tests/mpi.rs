@@ -440,6 +440,124 @@ fn checkpoint_on_3_ranks_restarts_on_2_bit_for_bit() {
     );
 }
 
+/// A shaken, turning drum closed by caps that turn with it (a finite
+/// cylinder, axis y, with `caps`; the drum turns by `rotation` about its
+/// own axis and shakes up and down along a piecewise-linear `path`), with
+/// frictional, rolling-resistant grains against the side and both caps.
+fn shaken_drum() -> Config {
+    let drum = cylinder([0.015, 0.006, 0.015], [0.0, 1.0, 0.0], 0.012, true, "glass")
+        .with("name", "drum")
+        .with("length", 0.01)
+        .with("caps", true)
+        .with(
+            "rotation",
+            raw("{ axis = [0, 1, 0], point = [0.015, 0.006, 0.015], angular_velocity = 8.0 }"),
+        )
+        .with(
+            "path",
+            raw("{ times = [0, 0.02, 0.04, 0.06, 0.08], offsets = [[0, 0, 0], [0, 0, 0.0005], [0, 0, 0], [0, 0, 0.0005], [0, 0, 0]] }"),
+        );
+    Config::new("drum")
+        .run("dt", 1.5e-5)
+        .run("steps", 6000)
+        .run("seed", 11)
+        .run("gravity", [0.0, 0.0, -9.81])
+        .domain([0.0; 3], [0.03, 0.012, 0.03])
+        .material(glass())
+        .contact("normal", hertz(0.5))
+        .contact("tangential", mindlin(0.5))
+        .contact(
+            "rolling",
+            model("epsd").with("friction", 0.2).with("damping", 0.3),
+        )
+        .wall(drum)
+        .particles(random(
+            "glass",
+            radius_range(0.0006, 0.0008),
+            200,
+            region([0.0075, 0.0025, 0.0075], [0.0225, 0.0095, 0.0225]),
+        ))
+        .output("every", 0)
+        .output("thermo_every", 400)
+}
+
+/// The shaken drum gives the same bed, contact history with the side and
+/// both caps included, on 1 and 2 ranks and 2 threads; and a checkpoint
+/// taken on 2 ranks at step 3000 restarts on 1 rank to the same end, bit
+/// for bit: moving walls are placed from the step alone.
+#[test]
+fn a_shaken_drum_with_turning_caps_is_bit_identical_and_restarts() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = write_file(
+        dir.path(),
+        "drum.toml",
+        &shaken_drum().output("checkpoint_every", 3000).text(),
+    );
+    let reference = run_dump(dir.path(), &config, 1, 1, &[]);
+    let (n, pair, wall) = dump_counts(&reference);
+    // Contacts with history with the side (wall 0) and both caps (1, 2).
+    let on_wall = |w: usize| {
+        reference
+            .lines()
+            .filter(|l| l.starts_with("h ") && l.split(' ').nth(2) == Some(&format!("w{w:010}")))
+            .count()
+    };
+    let (side, caps) = (on_wall(0), [on_wall(1), on_wall(2)]);
+    eprintln!("{n} particles, {pair} pair and {wall} wall records (side {side}, caps {caps:?})");
+    assert_eq!(n, 200);
+    assert!(pair > 100, "pair history records: {pair}");
+    assert!(
+        side > 20 && caps[0] > 5 && caps[1] > 5,
+        "side {side}, caps {caps:?}"
+    );
+    for (np, threads) in [(2, 1), (1, 2)] {
+        let other = run_dump(dir.path(), &config, np, threads, &[]);
+        assert_same_dump(
+            &reference,
+            &other,
+            &format!("{np} ranks x {threads} threads"),
+        );
+    }
+    let out = dir.path().join("split");
+    let o = mpirun(
+        2,
+        &[
+            "run",
+            config.to_str().unwrap(),
+            "--quiet",
+            "--steps",
+            "3000",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        dir.path(),
+    );
+    assert!(o.status.success(), "{}", describe(&o));
+    let dump = dir.path().join("restarted.txt");
+    let o = mpirun(
+        1,
+        &[
+            "run",
+            config.to_str().unwrap(),
+            "--quiet",
+            "--restart",
+            out.join("drum.checkpoint.h5").to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "--dump-state",
+            dump.to_str().unwrap(),
+        ],
+        dir.path(),
+    );
+    assert!(o.status.success(), "{}", describe(&o));
+    let restarted = std::fs::read_to_string(&dump).unwrap();
+    assert_same_dump(
+        &reference,
+        &restarted,
+        "2-rank checkpoint restarted on 1 rank",
+    );
+}
+
 /// An output another process holds the lock of is refused on every rank (exit
 /// 2, one message, from rank 0, which alone takes the lock) before anything is
 /// written; once the lock is released the same run goes through.

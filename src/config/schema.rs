@@ -301,6 +301,12 @@ pub enum WallConfig {
         normal: Fixed<f64, 3>,
         /// Material name.
         material: String,
+        /// Constant velocity (m/s) (default: none).
+        velocity: Option<Fixed<f64, 3>>,
+        /// Piecewise-linear offsets in time (default: none).
+        path: Option<PathConfig>,
+        /// A turn about a fixed axis (default: none).
+        rotation: Option<RotationConfig>,
     },
     /// An infinite circular cylinder, optionally rotating about its axis.
     Cylinder {
@@ -316,12 +322,48 @@ pub enum WallConfig {
         /// Particles inside (a drum, default) or outside (a post).
         #[serde(default = "default_true")]
         inside: bool,
-        /// Angular velocity about `axis` (rad/s, right-handed).
+        /// Angular velocity about `axis` (rad/s, right-handed): the surface
+        /// turns, the shape stays.
         #[serde(default)]
         angular_velocity: f64,
+        /// Length along the axis, centred on `axis_point` (default:
+        /// infinite).
+        length: Option<f64>,
+        /// Close a finite drum (`inside`) with two discs that turn with it
+        /// (default false).
+        #[serde(default)]
+        caps: bool,
         /// Material name.
         material: String,
+        /// Constant velocity (m/s) (default: none).
+        velocity: Option<Fixed<f64, 3>>,
+        /// Piecewise-linear offsets in time (default: none).
+        path: Option<PathConfig>,
+        /// A turn about a fixed axis (default: none).
+        rotation: Option<RotationConfig>,
     },
+}
+
+/// `path = { times, offsets }`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PathConfig {
+    /// Times (s), strictly increasing.
+    pub times: Vec<f64>,
+    /// The wall's offset (m) at each time.
+    pub offsets: Vec<Fixed<f64, 3>>,
+}
+
+/// `rotation = { axis, point, angular_velocity }`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RotationConfig {
+    /// Axis direction.
+    pub axis: Fixed<f64, 3>,
+    /// A point on the axis (at t = 0).
+    pub point: Fixed<f64, 3>,
+    /// Angular velocity (rad/s, right-handed).
+    pub angular_velocity: f64,
 }
 
 impl WallConfig {
@@ -329,6 +371,30 @@ impl WallConfig {
     pub fn name(&self) -> Option<&str> {
         match self {
             Self::Plane { name, .. } | Self::Cylinder { name, .. } => name.as_deref(),
+        }
+    }
+
+    /// The wall's motion keys: `velocity`, `path` and `rotation`.
+    pub fn motion(
+        &self,
+    ) -> (
+        Option<&Fixed<f64, 3>>,
+        Option<&PathConfig>,
+        Option<&RotationConfig>,
+    ) {
+        match self {
+            Self::Plane {
+                velocity,
+                path,
+                rotation,
+                ..
+            }
+            | Self::Cylinder {
+                velocity,
+                path,
+                rotation,
+                ..
+            } => (velocity.as_ref(), path.as_ref(), rotation.as_ref()),
         }
     }
 }

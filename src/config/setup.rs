@@ -8,11 +8,12 @@ use super::laws::law_table;
 use super::limits::{self, usable, MemoryBudget};
 use super::particles::{check_overlaps, particles};
 use super::schema::*;
-use super::walls::{check_periodic, wall_names, walls};
+use super::walls::{check_periodic, walls};
 use crate::contact::model::Elastic;
 use crate::contact::{ContactLaw, NormalModel};
 use crate::error::{GravelError, Result};
 use crate::geometry::domain::Domain;
+use crate::geometry::motion::{place_walls, MovingWall};
 use crate::geometry::walls::Wall;
 use crate::insert::PourSource;
 use crate::integrate::timestep::TimeScales;
@@ -108,6 +109,9 @@ pub struct Setup {
     pub walls: Vec<Wall>,
     /// The walls' names in the output, by index.
     pub wall_names: Vec<String>,
+    /// The walls that move, with their places at rest (`walls` holds
+    /// where every wall is at the current time).
+    pub moving_walls: Vec<MovingWall>,
     /// Particles present at step 0.
     pub initial: Vec<ParticleRecord>,
     /// Pouring sources.
@@ -166,11 +170,14 @@ impl Setup {
             blocks.str(&format!("{s:?}"));
         }
         blocks.u64(setup.next_id);
+        // The walls at t = 0: a run moves its moving walls in `walls`.
+        let mut walls_at_start = setup.walls.clone();
+        place_walls(&mut walls_at_start, &setup.moving_walls, 0.0);
         let values = [
             text(format!("{:?}", setup.materials)),
             text(format!("{:?} {:?}", setup.laws, setup.range_pad)),
             text(format!("{:?} {:?}", setup.domain, setup.skin)),
-            text(format!("{:?}", setup.walls)),
+            text(format!("{:?} {:?}", walls_at_start, setup.moving_walls)),
             blocks.finish(),
             text(format!("{:?}", setup.dt)),
             text(format!("{:?}", setup.seed)),
@@ -197,12 +204,14 @@ pub(super) fn build(path: &Path, text: &str, cfg: Config) -> Result<Setup> {
         periodic: cfg.domain.periodic.0,
     };
     let laws = law_table(&cx, &cfg.contact, &materials)?;
-    let walls = walls(&cx, &cfg.wall, &materials)?;
-    let wall_names = wall_names(&cx, &cfg.wall)?;
+    let wall_set = walls(&cx, &cfg.wall, &materials)?;
+    // Where the walls are at t = 0 (a path may start off its place at rest).
+    let mut walls = wall_set.walls.clone();
+    place_walls(&mut walls, &wall_set.moving, 0.0);
     for (k, w) in walls.iter().enumerate() {
         for a in 0..materials.len() as u32 {
             if !laws.get(a, w.material).normal.has_stiffness() {
-                return Err(cx.err(format!("wall[{k}]: walls need an overlap-based normal model (hooke or hertz); the law between `{}` and `{}` is wca", materials[a as usize].name, materials[w.material as usize].name)));
+                return Err(cx.err(format!("{}: walls need an overlap-based normal model (hooke or hertz); the law between `{}` and `{}` is wca", wall_set.key(k), materials[a as usize].name, materials[w.material as usize].name)));
             }
         }
     }
@@ -228,7 +237,7 @@ pub(super) fn build(path: &Path, text: &str, cfg: Config) -> Result<Setup> {
             .chain(pours.iter().map(|s| s.material));
         for a in used {
             if laws.get(a, w.material).stochastic.is_some() {
-                return Err(cx.err(format!("wall[{k}]: stochastic friction acts on particle–particle contacts only, but the law between `{}` and the wall material `{}` has it; give the wall its own material with a [[contact.pair]] that sets stochastic = {{ model = \"none\" }}", materials[a as usize].name, materials[w.material as usize].name)));
+                return Err(cx.err(format!("{}: stochastic friction acts on particle–particle contacts only, but the law between `{}` and the wall material `{}` has it; give the wall its own material with a [[contact.pair]] that sets stochastic = {{ model = \"none\" }}", wall_set.key(k), materials[a as usize].name, materials[w.material as usize].name)));
             }
         }
     }
@@ -266,7 +275,7 @@ pub(super) fn build(path: &Path, text: &str, cfg: Config) -> Result<Setup> {
             )));
         }
     }
-    check_periodic(&cx, &walls, &domain, reach)?;
+    check_periodic(&cx, &wall_set, &domain, reach)?;
     check_overlaps(&cx, &cfg.particles, &initial, &domain)?;
     let time_scales = time_scales(&cx, &laws, &materials, &initial, &pours)?;
     let dt = match &cfg.run.dt {
@@ -347,7 +356,8 @@ pub(super) fn build(path: &Path, text: &str, cfg: Config) -> Result<Setup> {
         materials,
         laws,
         walls,
-        wall_names,
+        wall_names: wall_set.names,
+        moving_walls: wall_set.moving,
         initial,
         pours,
         next_id,

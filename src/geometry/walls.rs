@@ -1,11 +1,14 @@
-//! Walls: infinite planes and circular cylinders (inside or outside, optionally
-//! rotating about their axis). A wall is body `j` of its contacts, with
-//! infinite mass and radius, and uses the same contact law as particles.
+//! Walls: infinite planes, circular cylinders (infinite, or finite and
+//! closed or open at their ends) and discs (a drum's end caps). A wall is
+//! body `j` of its contacts, with infinite mass and radius, and uses the
+//! same contact law as particles. Its surface moves rigidly ([`Rigid`]):
+//! a drum turning about its axis, a plane sliding or turning; where it is
+//! at each step is [`super::motion`]'s business.
 
 use super::domain::Domain;
 use glam::DVec3;
 
-/// The geometry and motion of one wall.
+/// The geometry of one wall.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum WallShape {
     /// Plane through `point` with unit `normal` pointing into the particles' side.
@@ -15,28 +18,93 @@ pub enum WallShape {
         /// Unit normal towards the particles.
         normal: DVec3,
     },
-    /// Circular cylinder about the line through `axis_point` along unit `axis`.
+    /// Circular cylinder about the line through `axis_point` along unit
+    /// `axis`, reaching `half_length` either side of `axis_point`
+    /// (infinite: `f64::INFINITY`).
+    ///
+    /// Particles inside a finite cylinder (a tube) meet its side, and the
+    /// rim of an open end; its ends are closed by [`WallShape::Disc`] walls
+    /// where the config asks for caps. Particles outside a finite cylinder
+    /// (a post) meet a closed solid: side, flat end faces and rims, one
+    /// contact at the nearest point of its surface.
     Cylinder {
-        /// A point on the axis.
+        /// A point on the axis, mid-way between the ends of a finite one.
         axis_point: DVec3,
         /// Unit axis direction.
         axis: DVec3,
         /// Radius.
         radius: f64,
+        /// Half the length along the axis (`f64::INFINITY`: infinite).
+        half_length: f64,
         /// Particles inside (drum) or outside (post).
         inside: bool,
-        /// Angular velocity about `axis` (rad/s).
-        angular_velocity: f64,
+    },
+    /// The disc of `radius` about `center` in the plane of unit `normal`,
+    /// which points into the particles' side: a face where the sphere's
+    /// centre projects inside the disc, its rim beyond.
+    Disc {
+        /// Centre.
+        center: DVec3,
+        /// Unit normal towards the particles.
+        normal: DVec3,
+        /// Radius.
+        radius: f64,
     },
 }
 
-/// A wall with its material.
+/// The rigid motion of a wall's surface at one instant: the surface point
+/// `p` moves at `velocity + omega × (p − pivot)`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Rigid {
+    /// Velocity of the point `pivot`.
+    pub velocity: DVec3,
+    /// Angular velocity (rad/s).
+    pub omega: DVec3,
+    /// The point whose velocity is `velocity`.
+    pub pivot: DVec3,
+}
+
+impl Rigid {
+    /// A wall at rest.
+    pub const REST: Rigid = Rigid {
+        velocity: DVec3::ZERO,
+        omega: DVec3::ZERO,
+        pivot: DVec3::ZERO,
+    };
+
+    /// A turn at `rate` (rad/s) about the line through `pivot` along unit
+    /// `axis` (right-handed).
+    pub fn turning(rate: f64, axis: DVec3, pivot: DVec3) -> Rigid {
+        Rigid {
+            velocity: DVec3::ZERO,
+            omega: rate * axis,
+            pivot,
+        }
+    }
+
+    /// The velocity of the surface point `p`. The translation is added only
+    /// where it is non-zero, so a wall that only turns has exactly the
+    /// velocity `omega × (p − pivot)`.
+    #[inline]
+    pub fn velocity_at(&self, p: DVec3) -> DVec3 {
+        let v = self.omega.cross(p - self.pivot);
+        if self.velocity == DVec3::ZERO {
+            v
+        } else {
+            v + self.velocity
+        }
+    }
+}
+
+/// A wall with its material and the motion of its surface.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Wall {
-    /// Shape and motion.
+    /// Shape (where the wall is now).
     pub shape: WallShape,
     /// Material index.
     pub material: u32,
+    /// How the surface moves now.
+    pub rigid: Rigid,
 }
 
 /// Where a sphere meets a wall.
@@ -52,84 +120,129 @@ pub struct WallTouch {
     pub omega: DVec3,
 }
 
+/// The nearest point of a circle (centre `c`, unit normal `axis`, radius
+/// `radius`) to `x`, as (distance, unit vector from `x` towards it), for
+/// `x` off the circle's axis: `radial` is `x`'s offset from the axis.
+#[inline]
+fn rim(x: DVec3, c: DVec3, radial: DVec3, rho: f64, radius: f64) -> (f64, DVec3) {
+    let q = c + (radius / rho) * radial;
+    let d = q - x;
+    let dist = d.length();
+    (dist, d / dist)
+}
+
 impl Wall {
-    /// Contact geometry of a sphere at `x` with radius `r`, if it overlaps the
-    /// wall by more than zero (or lies within `extra` of it).
+    /// The signed distance from `x` to the wall's surface and the unit
+    /// normal from `x` towards it: positive on the particles' side, negative
+    /// behind the wall (a plane's or a disc face's far side, outside a
+    /// drum, inside a post). `None` where the direction is undefined (on a
+    /// cylinder's axis, on a rim's axis beyond a disc or tube end).
     #[inline]
-    pub fn touch(&self, x: DVec3, r: f64, extra: f64) -> Option<WallTouch> {
+    pub fn surface(&self, x: DVec3) -> Option<(f64, DVec3)> {
         match self.shape {
-            WallShape::Plane { point, normal } => {
-                let dist = (x - point).dot(normal);
-                (dist < r + extra).then_some(WallTouch {
-                    n: -normal,
-                    dist,
-                    velocity: DVec3::ZERO,
-                    omega: DVec3::ZERO,
-                })
-            }
+            WallShape::Plane { point, normal } => Some(((x - point).dot(normal), -normal)),
             WallShape::Cylinder {
                 axis_point,
                 axis,
                 radius,
+                half_length,
                 inside,
-                angular_velocity,
             } => {
                 let rel = x - axis_point;
-                let radial = rel - rel.dot(axis) * axis;
+                let along = rel.dot(axis);
+                let radial = rel - along * axis;
                 let rho = radial.length();
-                let (dist, n) = if inside {
-                    (radius - rho, radial / rho)
-                } else {
-                    (rho - radius, -radial / rho)
-                };
-                let touching = dist < r + extra;
-                if !touching || rho == 0.0 {
-                    return None;
+                if along.abs() <= half_length {
+                    if rho == 0.0 {
+                        return None;
+                    }
+                    return Some(if inside {
+                        (radius - rho, radial / rho)
+                    } else {
+                        (rho - radius, -radial / rho)
+                    });
                 }
-                let omega = angular_velocity * axis;
-                let contact_point = x + dist * n;
-                Some(WallTouch {
-                    n,
-                    dist,
-                    velocity: omega.cross(contact_point - axis_point),
-                    omega,
-                })
+                // Beyond an end: a post's flat end face, else the rim.
+                let end = axis_point + along.signum() * half_length * axis;
+                if !inside && rho <= radius {
+                    return Some((along.abs() - half_length, -along.signum() * axis));
+                }
+                (rho > 0.0).then(|| rim(x, end, radial, rho, radius))
+            }
+            WallShape::Disc {
+                center,
+                normal,
+                radius,
+            } => {
+                let rel = x - center;
+                let h = rel.dot(normal);
+                let radial = rel - h * normal;
+                let rho = radial.length();
+                if rho <= radius {
+                    Some((h, -normal))
+                } else {
+                    Some(rim(x, center, radial, rho, radius))
+                }
             }
         }
+    }
+
+    /// Contact geometry of a sphere at `x` with radius `r`, if it overlaps the
+    /// wall by more than zero (or lies within `extra` of it).
+    #[inline]
+    pub fn touch(&self, x: DVec3, r: f64, extra: f64) -> Option<WallTouch> {
+        let (dist, n) = self.surface(x)?;
+        (dist < r + extra).then(|| WallTouch {
+            n,
+            dist,
+            velocity: if self.rigid == Rigid::REST {
+                DVec3::ZERO
+            } else {
+                self.rigid.velocity_at(x + dist * n)
+            },
+            omega: self.rigid.omega,
+        })
     }
 }
 
 impl Wall {
     /// The point the diagnostics take a wall's torque about: a plane's
-    /// `point`, a cylinder's `axis_point`.
+    /// `point`, a cylinder's `axis_point`, a disc's `center`.
     pub fn reference_point(&self) -> DVec3 {
         match self.shape {
             WallShape::Plane { point, .. } => point,
             WallShape::Cylinder { axis_point, .. } => axis_point,
+            WallShape::Disc { center, .. } => center,
         }
     }
 
     /// Signed distance from `x` to the wall's surface, positive on the
     /// particles' side: a sphere of radius `r` at `x` clears the wall when it
-    /// is at least `r`. (The distance [`Wall::touch`] measures, read only.)
+    /// is at least `r`. (The distance [`Wall::touch`] measures, read only;
+    /// on a cylinder's axis, where it has no direction, the distance from
+    /// the axis.)
     pub fn clearance(&self, x: DVec3) -> f64 {
+        if let Some((d, _)) = self.surface(x) {
+            return d;
+        }
+        // On a cylinder's axis: the radius within the ends, else every
+        // point of the rim is as far.
         match self.shape {
-            WallShape::Plane { point, normal } => (x - point).dot(normal),
             WallShape::Cylinder {
                 axis_point,
                 axis,
                 radius,
+                half_length,
                 inside,
-                ..
             } => {
-                let rel = x - axis_point;
-                let rho = (rel - rel.dot(axis) * axis).length();
-                if inside {
-                    radius - rho
-                } else {
-                    rho - radius
+                let beyond = (x - axis_point).dot(axis).abs() - half_length;
+                match (beyond > 0.0, inside) {
+                    (true, _) => radius.hypot(beyond),
+                    (false, true) => radius,
+                    (false, false) => -radius,
                 }
             }
+            _ => unreachable!("only a cylinder's surface has no direction"),
         }
     }
 
@@ -187,38 +300,56 @@ impl Wall {
     /// A wall is at one place of a box that repeats, so along a periodic
     /// axis it must look the same everywhere, or stay away from the
     /// periodic faces: a plane cuts every axis its normal has a component
-    /// along ([`PeriodicCut::Crosses`]); a cylinder is uniform along the
-    /// axis it is parallel to, crosses an axis its own axis is oblique to,
-    /// and spans `centre ± radius` along an axis it is perpendicular to,
-    /// which must lie at least `margin` (the interaction range) inside the
-    /// box ([`PeriodicCut::Near`]), so that no particle meets it through a
-    /// periodic face.
+    /// along, an infinite cylinder every axis its own axis is oblique to
+    /// ([`PeriodicCut::Crosses`]); an infinite cylinder is uniform along
+    /// the axis it is parallel to; otherwise a cylinder or a disc spans an
+    /// extent along the axis that must lie at least `margin` (the
+    /// interaction range) inside the box ([`PeriodicCut::Near`]), so that
+    /// no particle meets it through a periodic face.
     pub fn periodic_cut(&self, domain: &Domain, margin: f64) -> Option<(usize, PeriodicCut)> {
         (0..3).filter(|&a| domain.periodic[a]).find_map(|a| {
-            let cut = match self.shape {
+            // How far a disc of `radius` with unit normal `dir`, swept
+            // `half_length` along `dir`, reaches along axis `a`.
+            // (An infinite cylinder perpendicular to `a` reaches its radius.)
+            let reach = |dir: DVec3, half_length: f64, radius: f64| {
+                let along = if dir[a] == 0.0 {
+                    0.0
+                } else {
+                    half_length * dir[a].abs()
+                };
+                along + radius * (1.0 - dir[a] * dir[a]).max(0.0).sqrt()
+            };
+            let (centre, extent) = match self.shape {
                 WallShape::Plane { normal, .. } => {
-                    (normal[a] != 0.0).then_some(PeriodicCut::Crosses)
+                    return (normal[a] != 0.0).then_some((a, PeriodicCut::Crosses));
                 }
                 WallShape::Cylinder {
                     axis_point,
                     axis,
                     radius,
+                    half_length,
                     ..
                 } => {
-                    let parallel = (0..3).all(|b| b == a || axis[b] == 0.0);
-                    let (lo, hi) = (axis_point[a] - radius, axis_point[a] + radius);
-                    if parallel {
-                        None
-                    } else if axis[a] != 0.0 {
-                        Some(PeriodicCut::Crosses)
-                    } else if lo < domain.lo[a] + margin || hi > domain.hi[a] - margin {
-                        Some(PeriodicCut::Near { lo, hi })
-                    } else {
-                        None
+                    if half_length.is_infinite() {
+                        let parallel = (0..3).all(|b| b == a || axis[b] == 0.0);
+                        if parallel {
+                            return None;
+                        }
+                        if axis[a] != 0.0 {
+                            return Some((a, PeriodicCut::Crosses));
+                        }
                     }
+                    (axis_point[a], reach(axis, half_length, radius))
                 }
+                WallShape::Disc {
+                    center,
+                    normal,
+                    radius,
+                } => (center[a], reach(normal, 0.0, radius)),
             };
-            cut.map(|c| (a, c))
+            let (lo, hi) = (centre - extent, centre + extent);
+            (lo < domain.lo[a] + margin || hi > domain.hi[a] - margin)
+                .then_some((a, PeriodicCut::Near { lo, hi }))
         })
     }
 }
@@ -251,6 +382,7 @@ mod tests {
                 normal: DVec3::Z,
             },
             material: 0,
+            rigid: Rigid::REST,
         };
         let t = plane.touch(DVec3::new(1.0, 2.0, 0.4), 0.5, 0.0).unwrap();
         assert_eq!(t.n, -DVec3::Z);
@@ -263,9 +395,10 @@ mod tests {
                 axis: DVec3::Y,
                 radius: 2.0,
                 inside: true,
-                angular_velocity: 3.0,
+                half_length: f64::INFINITY,
             },
             material: 0,
+            rigid: Rigid::turning(3.0, DVec3::Y, DVec3::ZERO),
         };
         let t = drum.touch(DVec3::new(0.0, 5.0, -1.6), 0.5, 0.0).unwrap();
         assert!((t.dist - 0.4).abs() < 1e-15);
@@ -281,9 +414,10 @@ mod tests {
                 axis: DVec3::Y,
                 radius: 2.0,
                 inside,
-                angular_velocity: 0.0,
+                half_length: f64::INFINITY,
             },
             material: 0,
+            rigid: Rigid::REST,
         }
     }
 
@@ -295,6 +429,7 @@ mod tests {
                 normal: DVec3::Z,
             },
             material: 0,
+            rigid: Rigid::REST,
         };
         assert_eq!(floor.clearance(DVec3::new(5.0, -3.0, 1.25)), 0.25);
         assert_eq!(floor.clearance(DVec3::new(0.0, 0.0, 0.5)), -0.5);
@@ -313,6 +448,7 @@ mod tests {
                 normal: DVec3::new(0.0, 0.6, 0.8),
             },
             material: 0,
+            rigid: Rigid::REST,
         };
         let (lo, hi) = (DVec3::new(-1.0, 1.0, 1.0), DVec3::new(1.0, 2.0, 3.0));
         assert!((floor.box_clearance(lo, hi) - 1.4).abs() < 1e-15);
@@ -334,9 +470,10 @@ mod tests {
                 axis: DVec3::new(1.0, 1.0, 0.0).normalize(),
                 radius: 1.0,
                 inside: false,
-                angular_velocity: 0.0,
+                half_length: f64::INFINITY,
             },
             material: 0,
+            rigid: Rigid::REST,
         };
         let (lo, hi) = (DVec3::new(3.0, -4.0, 0.0), DVec3::new(4.0, -3.0, 1.0));
         // (3, -3, 1) lies at distance sqrt(((3 + 3)/√2)² + 4²) = sqrt(18 + 16) from the axis.
@@ -356,6 +493,7 @@ mod tests {
                 normal,
             },
             material: 0,
+            rigid: Rigid::REST,
         };
         let d = |periodic| Domain {
             lo: DVec3::splat(-5.0),
@@ -392,6 +530,151 @@ mod tests {
         assert_eq!(
             skew.periodic_cut(&d([true, false, false]), 0.5),
             Some((0, PeriodicCut::Crosses))
+        );
+    }
+    fn post(half_length: f64) -> Wall {
+        Wall {
+            shape: WallShape::Cylinder {
+                axis_point: DVec3::ZERO,
+                axis: DVec3::Z,
+                radius: 1.0,
+                half_length,
+                inside: false,
+            },
+            material: 0,
+            rigid: Rigid::REST,
+        }
+    }
+
+    #[test]
+    fn a_finite_post_is_a_closed_solid_met_at_its_nearest_point() {
+        let p = post(2.0);
+        // The side, within the ends: as an infinite post.
+        let (d, n) = p.surface(DVec3::new(1.5, 0.0, 1.0)).unwrap();
+        assert_eq!((d, n), (0.5, -DVec3::X));
+        // Beyond the top end, over the face: the distance to the face.
+        let (d, n) = p.surface(DVec3::new(0.3, -0.2, 2.25)).unwrap();
+        assert!((d - 0.25).abs() < 1e-15 && n == -DVec3::Z, "{d} {n}");
+        // Beyond the bottom end and the radius: the rim, here the point
+        // (1, 0, −2) seen from (1.3, 0, −2.4): distance 0.5.
+        let (d, n) = p.surface(DVec3::new(1.3, 0.0, -2.4)).unwrap();
+        assert!((d - 0.5).abs() < 1e-15, "{d}");
+        assert!((n - DVec3::new(-0.6, 0.0, 0.8)).length() < 1e-15, "{n}");
+        // The distance is continuous across the edge of the side's span.
+        let below = p.clearance(DVec3::new(1.5, 0.0, 2.0));
+        let above = p.clearance(DVec3::new(1.5, 0.0, 2.0 + 1e-12));
+        assert!((below - above).abs() < 1e-11);
+        // On the axis beyond an end: the face.
+        assert_eq!(p.clearance(DVec3::new(0.0, 0.0, 3.0)), 1.0);
+        // An infinite post has no ends.
+        assert_eq!(
+            post(f64::INFINITY).clearance(DVec3::new(1.5, 0.0, 1e9)),
+            0.5
+        );
+    }
+
+    #[test]
+    fn an_open_tube_end_is_met_at_its_rim() {
+        let tube = Wall {
+            shape: WallShape::Cylinder {
+                axis_point: DVec3::ZERO,
+                axis: DVec3::Z,
+                radius: 1.0,
+                half_length: 1.0,
+                inside: true,
+            },
+            material: 0,
+            rigid: Rigid::REST,
+        };
+        // Inside, within the ends: the side.
+        assert_eq!(tube.clearance(DVec3::new(0.5, 0.0, 0.9)), 0.5);
+        // Beyond the end, near the rim point (1, 0, 1): the rim.
+        let (d, n) = tube.surface(DVec3::new(0.7, 0.0, 1.4)).unwrap();
+        assert!((d - 0.5).abs() < 1e-15 && (n - DVec3::new(0.6, 0.0, -0.8)).length() < 1e-15);
+        // On the axis beyond the end: every rim point is as far.
+        assert_eq!(tube.clearance(DVec3::new(0.0, 0.0, 1.75)), 1.25);
+    }
+
+    #[test]
+    fn a_disc_is_a_face_within_its_radius_and_a_rim_beyond() {
+        let cap = Wall {
+            shape: WallShape::Disc {
+                center: DVec3::new(0.0, 0.0, 1.0),
+                normal: -DVec3::Z,
+                radius: 2.0,
+            },
+            material: 0,
+            rigid: Rigid::turning(4.0, DVec3::Z, DVec3::ZERO),
+        };
+        let t = cap.touch(DVec3::new(1.0, 0.0, 0.8), 0.5, 0.0).unwrap();
+        assert!((t.dist - 0.2).abs() < 1e-15 && t.n == DVec3::Z);
+        // The surface turns with it: at the contact point (1, 0, 1) the
+        // velocity is 4 ẑ × (1, 0, 1) = (0, 4, 0).
+        assert!((t.velocity - DVec3::new(0.0, 4.0, 0.0)).length() < 1e-15);
+        assert_eq!(t.omega, DVec3::new(0.0, 0.0, 4.0));
+        // Behind the face: negative.
+        assert!((cap.clearance(DVec3::new(0.5, 0.5, 1.5)) + 0.5).abs() < 1e-15);
+        // Beyond the radius: the rim point (2, 0, 1) from (2.3, 0, 0.6).
+        assert!((cap.clearance(DVec3::new(2.3, 0.0, 0.6)) - 0.5).abs() < 1e-15);
+    }
+
+    #[test]
+    fn a_rigid_surface_moves_as_one_body() {
+        let r = Rigid {
+            velocity: DVec3::new(1.0, 0.0, 0.0),
+            omega: DVec3::new(0.0, 0.0, 2.0),
+            pivot: DVec3::new(0.0, 1.0, 0.0),
+        };
+        // v + ω × (p − pivot) = (1, 0, 0) + 2 ẑ × (1, −1, 0) = (1, 0, 0) + (2, 2, 0).
+        assert_eq!(
+            r.velocity_at(DVec3::new(1.0, 0.0, 0.0)),
+            DVec3::new(3.0, 2.0, 0.0)
+        );
+        // A sliding plane: the contact's wall velocity is its translation.
+        let floor = Wall {
+            shape: WallShape::Plane {
+                point: DVec3::ZERO,
+                normal: DVec3::Z,
+            },
+            material: 0,
+            rigid: Rigid {
+                velocity: DVec3::new(0.5, 0.0, 0.0),
+                omega: DVec3::ZERO,
+                pivot: DVec3::ZERO,
+            },
+        };
+        let t = floor.touch(DVec3::new(3.0, 1.0, 0.4), 0.5, 0.0).unwrap();
+        assert_eq!(t.velocity, DVec3::new(0.5, 0.0, 0.0));
+    }
+
+    #[test]
+    fn finite_cylinders_and_discs_stay_clear_of_periodic_faces() {
+        let d = Domain {
+            lo: DVec3::splat(-5.0),
+            hi: DVec3::splat(5.0),
+            periodic: [false, false, true],
+        };
+        // A finite post along the periodic z reaches ±2 along it: clear at
+        // margin 2.5, not at 3.5.
+        assert_eq!(post(2.0).periodic_cut(&d, 2.5), None);
+        assert_eq!(
+            post(2.0).periodic_cut(&d, 3.5),
+            Some((2, PeriodicCut::Near { lo: -2.0, hi: 2.0 }))
+        );
+        assert_eq!(post(f64::INFINITY).periodic_cut(&d, 3.5), None);
+        let cap = |normal: DVec3| Wall {
+            shape: WallShape::Disc {
+                center: DVec3::ZERO,
+                normal,
+                radius: 2.0,
+            },
+            material: 0,
+            rigid: Rigid::REST,
+        };
+        assert_eq!(cap(DVec3::Z).periodic_cut(&d, 4.0), None);
+        assert_eq!(
+            cap(DVec3::X).periodic_cut(&d, 4.0),
+            Some((2, PeriodicCut::Near { lo: -2.0, hi: 2.0 }))
         );
     }
 }

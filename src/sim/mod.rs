@@ -23,6 +23,7 @@ use crate::config::Setup;
 use crate::diagnostics::{self, Thermo};
 use crate::error::Result;
 use crate::force;
+use crate::geometry::motion::place_walls;
 use crate::neighbor::carry::{HistoryRows, PairRecords};
 use crate::neighbor::NeighborList;
 use crate::parallel::comm::Comm;
@@ -110,6 +111,15 @@ impl Simulation {
     /// Simulated time.
     pub fn time(&self) -> f64 {
         self.step as f64 * self.setup.dt
+    }
+
+    /// Move the moving walls to where they are at the current time: a
+    /// function of the step alone ([`crate::geometry::motion`]).
+    pub(crate) fn place_walls(&mut self) {
+        if !self.setup.moving_walls.is_empty() {
+            let t = self.time();
+            place_walls(&mut self.setup.walls, &self.setup.moving_walls, t);
+        }
     }
 
     /// The transport.

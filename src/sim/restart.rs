@@ -212,7 +212,7 @@ impl Simulation {
                 .record_mut(local[i], w as usize)
                 .copy_from_slice(&snap.wall_values[r * h..(r + 1) * h]);
         }
-        Ok(Simulation {
+        let mut sim = Simulation {
             setup,
             particles,
             neighbors,
@@ -227,6 +227,8 @@ impl Simulation {
             wall_loads: force::WallLoads::default(),
             keep_loads: true,
             comm,
-        })
+        };
+        sim.place_walls();
+        Ok(sim)
     }
 }

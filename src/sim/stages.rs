@@ -26,6 +26,7 @@ impl Simulation {
         let mut clock = Lap::start();
         let max_disp2 = self.first_half()?;
         self.step += 1;
+        self.place_walls();
         self.timers.add(Stage::Integrate, clock.lap());
         let inserted = self.insert_due()?;
         self.timers.add(Stage::Insert, clock.lap());

@@ -1,0 +1,327 @@
+//! Prescribed wall motion: where a wall is at time `t`, and how its surface
+//! moves there, from its place at `t = 0`.
+//!
+//! A wall moves as a rigid body: a turn at a constant rate about a fixed
+//! axis through `point`, then a translation (constant velocity, or a
+//! piecewise-linear path of offsets in time). A surface point `x₀` of the
+//! wall at rest is at
+//!
+//! `x(t) = c + d(t) + R(Ωt) (x₀ − c)`
+//!
+//! where `R(θ)` turns by `θ` about the unit axis `u` (Rodrigues' formula),
+//! `Ω` is the rate, `c` the turn's point and `d(t)` the offset, and it
+//! moves at `d′(t) + Ω u × (x − c − d(t))`: the turn's point travels with
+//! the wall. The place is a function of `t` alone, computed afresh each
+//! step from `t = step · dt`, never from accumulated increments, so a
+//! moving wall is at the same place, to the bit, on any number of ranks
+//! and after a restart.
+
+use super::walls::{Rigid, Wall, WallShape};
+use glam::DVec3;
+
+/// A piecewise-linear path: offset `offsets[i]` at `times[i]`, linear in
+/// between, held at the first offset before the first time and at the
+/// last after the last.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Path {
+    times: Vec<f64>,
+    offsets: Vec<DVec3>,
+}
+
+impl Path {
+    /// A path through `offsets` at strictly increasing `times`, at least
+    /// one of each and as many of each; `None` otherwise.
+    pub fn new(times: Vec<f64>, offsets: Vec<DVec3>) -> Option<Self> {
+        let ordered = times.windows(2).all(|w| w[0] < w[1]);
+        (!times.is_empty() && times.len() == offsets.len() && ordered)
+            .then_some(Self { times, offsets })
+    }
+
+    /// The offset at `t` and its rate of change (that of the segment `t`
+    /// lies in, the segment starting at a knot for `t` on one; zero
+    /// outside the times).
+    pub fn at(&self, t: f64) -> (DVec3, DVec3) {
+        let (times, offsets) = (&self.times, &self.offsets);
+        let last = times.len() - 1;
+        if t < times[0] {
+            return (offsets[0], DVec3::ZERO);
+        }
+        if t >= times[last] {
+            return (offsets[last], DVec3::ZERO);
+        }
+        // The segment i..i+1 with times[i] <= t < times[i + 1].
+        let i = times.partition_point(|&s| s <= t) - 1;
+        let span = times[i + 1] - times[i];
+        let rate = (offsets[i + 1] - offsets[i]) / span;
+        let s = (t - times[i]) / span;
+        (offsets[i] + s * (offsets[i + 1] - offsets[i]), rate)
+    }
+
+    /// The offsets at the knots (the path's extremes along any axis lie
+    /// among them).
+    pub fn offsets(&self) -> &[DVec3] {
+        &self.offsets
+    }
+}
+
+/// The translation of a wall.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Translation {
+    /// None.
+    Still,
+    /// A constant velocity from `t = 0`.
+    Velocity(DVec3),
+    /// A piecewise-linear path of offsets.
+    Path(Path),
+}
+
+impl Translation {
+    /// The offset at `t` and its rate of change.
+    fn at(&self, t: f64) -> (DVec3, DVec3) {
+        match self {
+            Translation::Still => (DVec3::ZERO, DVec3::ZERO),
+            Translation::Velocity(v) => (t * *v, *v),
+            Translation::Path(p) => p.at(t),
+        }
+    }
+}
+
+/// A turn at a constant `rate` (rad/s, right-handed) about the unit `axis`
+/// through `point`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Turn {
+    /// Unit axis direction.
+    pub axis: DVec3,
+    /// A point on the axis (at `t = 0`; it travels with the translation).
+    pub point: DVec3,
+    /// Angular velocity (rad/s).
+    pub rate: f64,
+}
+
+/// The prescribed motion of a wall.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Motion {
+    /// Translation.
+    pub translation: Translation,
+    /// Turn, if any.
+    pub turn: Option<Turn>,
+}
+
+/// `v` turned by `angle` about the unit `axis` (Rodrigues' formula).
+fn rotate(v: DVec3, axis: DVec3, (sin, cos): (f64, f64)) -> DVec3 {
+    v * cos + axis.cross(v) * sin + axis * (axis.dot(v) * (1.0 - cos))
+}
+
+impl Motion {
+    /// `base` (the wall at `t = 0` with no offset) placed at time `t`: its
+    /// shape moved rigidly, its surface motion (a drum's own turn) carried
+    /// along and combined with the wall's.
+    pub fn place(&self, base: &Wall, t: f64) -> Wall {
+        let (d, v) = self.translation.at(t);
+        let (centre, axis, rate, sc) = match self.turn {
+            Some(turn) => (turn.point, turn.axis, turn.rate, (turn.rate * t).sin_cos()),
+            None => (DVec3::ZERO, DVec3::Z, 0.0, (0.0, 1.0)),
+        };
+        let dir = |u: DVec3| rotate(u, axis, sc);
+        let point = |x: DVec3| centre + d + dir(x - centre);
+        let shape = match base.shape {
+            WallShape::Plane { point: p, normal } => WallShape::Plane {
+                point: point(p),
+                normal: dir(normal),
+            },
+            WallShape::Cylinder {
+                axis_point,
+                axis: a,
+                radius,
+                half_length,
+                inside,
+            } => WallShape::Cylinder {
+                axis_point: point(axis_point),
+                axis: dir(a),
+                radius,
+                half_length,
+                inside,
+            },
+            WallShape::Disc {
+                center,
+                normal,
+                radius,
+            } => WallShape::Disc {
+                center: point(center),
+                normal: dir(normal),
+                radius,
+            },
+        };
+        // The wall's own surface motion, carried along, plus the turn about
+        // the travelling point `centre + d` and the translation's rate.
+        let own = base.rigid;
+        let pivot = point(own.pivot);
+        let omega_turn = rate * axis;
+        let rigid = Rigid {
+            velocity: dir(own.velocity) + v + omega_turn.cross(pivot - (centre + d)),
+            omega: omega_turn + dir(own.omega),
+            pivot,
+        };
+        Wall {
+            shape,
+            material: base.material,
+            rigid,
+        }
+    }
+}
+
+/// A wall that moves: its index among the walls, its place at rest and
+/// its motion.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MovingWall {
+    /// Index among the walls.
+    pub index: usize,
+    /// The wall at `t = 0` before any offset.
+    pub base: Wall,
+    /// Its motion.
+    pub motion: Motion,
+}
+
+/// Place every moving wall of `walls` at time `t`.
+pub fn place_walls(walls: &mut [Wall], moving: &[MovingWall], t: f64) {
+    for m in moving {
+        walls[m.index] = m.motion.place(&m.base, t);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::f64::consts::FRAC_PI_2;
+
+    fn plane(point: DVec3, normal: DVec3) -> Wall {
+        Wall {
+            shape: WallShape::Plane { point, normal },
+            material: 0,
+            rigid: Rigid::REST,
+        }
+    }
+
+    #[test]
+    fn a_path_is_linear_between_its_knots_and_held_outside() {
+        let p = Path::new(
+            vec![1.0, 2.0, 4.0],
+            vec![DVec3::ZERO, DVec3::X, DVec3::new(1.0, 2.0, 0.0)],
+        )
+        .unwrap();
+        assert_eq!(p.at(0.5), (DVec3::ZERO, DVec3::ZERO));
+        assert_eq!(p.at(1.5), (DVec3::new(0.5, 0.0, 0.0), DVec3::X));
+        assert_eq!(p.at(2.0), (DVec3::X, DVec3::Y));
+        assert_eq!(p.at(3.0), (DVec3::new(1.0, 1.0, 0.0), DVec3::Y));
+        assert_eq!(p.at(9.0), (DVec3::new(1.0, 2.0, 0.0), DVec3::ZERO));
+        assert!(Path::new(vec![1.0, 1.0], vec![DVec3::ZERO; 2]).is_none());
+        assert!(Path::new(vec![1.0], vec![DVec3::ZERO; 2]).is_none());
+        assert!(Path::new(vec![], vec![]).is_none());
+    }
+
+    #[test]
+    fn a_turning_plane_turns_its_normal_and_its_surface_moves() {
+        // The floor z = 0 turning about the y axis through (1, 0, 0) at
+        // π/2 rad/s: after 1 s its normal is R(π/2) ẑ = x̂, and it passes
+        // through (1, 0, 0).
+        let m = Motion {
+            translation: Translation::Still,
+            turn: Some(Turn {
+                axis: DVec3::Y,
+                point: DVec3::X,
+                rate: FRAC_PI_2,
+            }),
+        };
+        let w = m.place(&plane(DVec3::ZERO, DVec3::Z), 1.0);
+        let WallShape::Plane { point, normal } = w.shape else {
+            unreachable!()
+        };
+        assert!((normal - DVec3::X).length() < 1e-15, "{normal}");
+        assert!(
+            (point - DVec3::new(1.0, 0.0, 1.0)).length() < 1e-15,
+            "{point}"
+        );
+        assert!((point - DVec3::X).dot(normal).abs() < 1e-15);
+        // Its surface point (1, 0, 2) moves at Ω ŷ × (0, 0, 2) = (π, 0, 0).
+        let v = w.rigid.velocity_at(DVec3::new(1.0, 0.0, 2.0));
+        assert!(
+            (v - DVec3::new(std::f64::consts::PI, 0.0, 0.0)).length() < 1e-14,
+            "{v}"
+        );
+    }
+
+    #[test]
+    fn the_surface_velocity_is_the_rate_of_change_of_the_place() {
+        // A cap turning with its drum (its own turn about the drum's axis)
+        // on a wall that slides and tumbles: the velocity of a surface
+        // point is the derivative of its place, by central differences.
+        let base = Wall {
+            shape: WallShape::Disc {
+                center: DVec3::new(0.0, 0.0, 1.0),
+                normal: -DVec3::Z,
+                radius: 1.0,
+            },
+            material: 0,
+            rigid: Rigid::turning(3.0, DVec3::Z, DVec3::new(0.0, 0.0, 0.5)),
+        };
+        let m = Motion {
+            translation: Translation::Velocity(DVec3::new(0.2, -0.1, 0.3)),
+            turn: Some(Turn {
+                axis: DVec3::new(1.0, 1.0, 0.0).normalize(),
+                point: DVec3::new(0.5, 0.0, 0.0),
+                rate: 0.7,
+            }),
+        };
+        // A material point of the cap: its place at rest turned by its own
+        // turn (3 rad/s about z through (0, 0, 0.5)), then moved by the motion.
+        let x0 = DVec3::new(0.6, 0.2, 1.0);
+        let at = |t: f64| {
+            let own = DVec3::new(0.0, 0.0, 0.5)
+                + rotate(
+                    x0 - DVec3::new(0.0, 0.0, 0.5),
+                    DVec3::Z,
+                    (3.0 * t).sin_cos(),
+                );
+            let turn = m.turn.unwrap();
+            turn.point
+                + t * DVec3::new(0.2, -0.1, 0.3)
+                + rotate(own - turn.point, turn.axis, (turn.rate * t).sin_cos())
+        };
+        let (t, h) = (0.8, 1e-6);
+        let numeric = (at(t + h) - at(t - h)) / (2.0 * h);
+        let w = m.place(&base, t);
+        let analytic = w.rigid.velocity_at(at(t));
+        assert!((numeric - analytic).length() < 1e-8, "{numeric} {analytic}");
+        // The point lies on the placed disc's plane.
+        let WallShape::Disc { center, normal, .. } = w.shape else {
+            unreachable!()
+        };
+        assert!((at(t) - center).dot(normal).abs() < 1e-14);
+    }
+
+    #[test]
+    fn places_depend_on_the_time_alone() {
+        let m = Motion {
+            translation: Translation::Velocity(DVec3::new(0.1, 0.0, 0.0)),
+            turn: Some(Turn {
+                axis: DVec3::Z,
+                point: DVec3::ZERO,
+                rate: 2.0,
+            }),
+        };
+        let base = plane(DVec3::ZERO, DVec3::X);
+        let (dt, steps) = (1e-5, 12_345u64);
+        // Placed from the step alone: the same bits however it was reached.
+        let mut walls = vec![base];
+        let moving = [MovingWall {
+            index: 0,
+            base,
+            motion: m.clone(),
+        }];
+        for step in [3, 12_345, 7] {
+            place_walls(&mut walls, &moving, step as f64 * dt);
+        }
+        place_walls(&mut walls, &moving, steps as f64 * dt);
+        assert_eq!(walls[0], m.place(&base, steps as f64 * dt));
+    }
+}
