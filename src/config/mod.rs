@@ -14,5 +14,6 @@ mod setup;
 mod toml_error;
 mod walls;
 
+pub use particles::{BlockSizes, POUR_PREVIEW};
 pub use diagnostics::{DiagnosticSpec, GridSpec, KernelKind, Measure};
 pub use setup::{LawTable, Material, OutputSettings, Setup, FIELD_NAMES};
