@@ -14,6 +14,6 @@ mod setup;
 mod toml_error;
 mod walls;
 
-pub use particles::{BlockSizes, POUR_PREVIEW};
 pub use diagnostics::{DiagnosticSpec, GridSpec, KernelKind, Measure};
+pub use particles::{BlockSizes, POUR_PREVIEW};
 pub use setup::{LawTable, Material, OutputSettings, Setup, FIELD_NAMES};

@@ -8,8 +8,8 @@ use super::schema::*;
 use super::setup::Material;
 use crate::error::Result;
 use crate::geometry::domain::Domain;
-use crate::geometry::walls::Wall;
 use crate::geometry::region::Region;
+use crate::geometry::walls::Wall;
 use crate::insert::relax::{relaxed_fill, FillError, FILL_MAX_SWEEPS, FILL_OVERLAP_TOLERANCE};
 use crate::insert::{self, Placer, PourSource, RadiusDist, SizeStats};
 use crate::state::particles::ParticleRecord;
@@ -76,9 +76,7 @@ pub(super) fn radius_dist(cx: &Ctx, key: &str, r: &RadiusSpec) -> Result<RadiusD
         let min = cx.positive(&format!("{key}.min"), t.min.unwrap())?;
         let max = cx.positive(&format!("{key}.max"), t.max.unwrap())?;
         if min > max {
-            return Err(cx.err(format!(
-                "{key}: min ({min}) must not exceed max ({max})"
-            )));
+            return Err(cx.err(format!("{key}: min ({min}) must not exceed max ({max})")));
         }
         Ok((min, max))
     };
@@ -140,11 +138,9 @@ pub(super) fn radius_dist(cx: &Ctx, key: &str, r: &RadiusSpec) -> Result<RadiusD
             let mass = match t.basis.as_deref() {
                 None | Some("number") => false,
                 Some("mass") => true,
-                Some(other) => {
-                    return Err(cx.err(format!(
-                        "{key}.basis: unknown basis `{other}`; allowed: \"number\" (default), \"mass\""
-                    )))
-                }
+                Some(other) => return Err(cx.err(format!(
+                    "{key}.basis: unknown basis `{other}`; allowed: \"number\" (default), \"mass\""
+                ))),
             };
             Ok(RadiusDist::discrete(values, &fractions, mass))
         }
@@ -1026,7 +1022,11 @@ velocity = [0.0, 0.0, -1.0]
         assert_eq!(src.interval, 50, "the default interval");
         assert_eq!(src.velocity, DVec3::new(0.0, 0.0, -1.0));
         assert_eq!(
-            (src.region.bounds().0.z, src.region.bounds().1.z, src.inserted),
+            (
+                src.region.bounds().0.z,
+                src.region.bounds().1.z,
+                src.inserted
+            ),
             (0.005, 0.01, 0)
         );
         // The largest radius any particle can have includes the pour's.

@@ -142,6 +142,11 @@ impl Placer {
         }
     }
 
+    /// Whether no sphere is recorded.
+    pub fn is_empty(&self) -> bool {
+        self.grid.is_empty()
+    }
+
     /// Whether a sphere at `x` with radius `r` would overlap a recorded one.
     pub fn overlaps(&self, x: DVec3, r: f64) -> bool {
         let k = self.key(x);
@@ -646,7 +651,11 @@ mod tests {
             &mut placer,
             1000,
         );
-        assert_eq!(got.len(), 1, "one sphere of radius 0.3 fits above the floor");
+        assert_eq!(
+            got.len(),
+            1,
+            "one sphere of radius 0.3 fits above the floor"
+        );
         assert!(has_room(&region, &[floor], 0.3));
         assert!(!has_room(&region, &[floor], 0.36));
     }

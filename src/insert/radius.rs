@@ -173,8 +173,7 @@ impl RadiusDist {
             RadiusDist::Fixed(r) => ball(r),
             RadiusDist::Uniform { min, max } if min == max => ball(min),
             RadiusDist::Uniform { min, max } => {
-                4.0 / 3.0 * std::f64::consts::PI * (max.powi(4) - min.powi(4))
-                    / (4.0 * (max - min))
+                4.0 / 3.0 * std::f64::consts::PI * (max.powi(4) - min.powi(4)) / (4.0 * (max - min))
             }
             RadiusDist::Normal { min, max, .. } | RadiusDist::LogNormal { min, max, .. } => {
                 if min == max {
@@ -302,7 +301,11 @@ mod tests {
             max: 1.5,
         };
         let want = 4.0 / 3.0 * std::f64::consts::PI * (1.0 + 3.0 * 0.0025);
-        assert!((n.mean_volume() / want - 1.0).abs() < 1e-6, "{}", n.mean_volume());
+        assert!(
+            (n.mean_volume() / want - 1.0).abs() < 1e-6,
+            "{}",
+            n.mean_volume()
+        );
         // Untruncated log-normal: ⟨R³⟩ = exp(3μ + 9σ²/2).
         let l = RadiusDist::LogNormal {
             mean: 1.0,

@@ -25,7 +25,6 @@ use crate::geometry::region::Region;
 use crate::geometry::walls::Wall;
 use glam::DVec3;
 use rand_pcg::Pcg64;
-use std::collections::HashMap;
 
 /// The largest overlap a relaxed fill leaves between two spheres, as a
 /// fraction of the smaller radius. Contact forces start from these
@@ -62,10 +61,91 @@ pub enum FillError {
     },
 }
 
-/// The cell of `x` in a grid of cell size `cell`.
-fn key(x: DVec3, cell: f64) -> [i64; 3] {
-    let c = (x / cell).floor();
-    [c.x as i64, c.y as i64, c.z as i64]
+/// Spheres sorted into the cells of a dense grid over a box (a cell
+/// list): the cells are at least `min_cell` wide (one diameter of the
+/// largest sphere, so that touching spheres are in the same or adjacent
+/// cells), and at most about 8 per sphere. Points outside the box fall in
+/// its edge cells.
+struct CellList {
+    lo: DVec3,
+    inv: f64,
+    dims: [usize; 3],
+    /// `start[c]..start[c + 1]` indexes `items` for cell `c`.
+    start: Vec<u32>,
+    items: Vec<u32>,
+}
+
+impl CellList {
+    fn new(lo: DVec3, hi: DVec3, min_cell: f64, n: usize) -> Self {
+        let span = (hi - lo).max(DVec3::splat(min_cell));
+        let mut cell = min_cell;
+        let cells = |c: f64| ((span / c).floor() + DVec3::ONE).element_product();
+        while cells(cell) > 8.0 * n.max(1) as f64 + 27.0 {
+            cell *= 1.25;
+        }
+        let d = (span / cell).floor() + DVec3::ONE;
+        let dims = [d.x as usize, d.y as usize, d.z as usize];
+        CellList {
+            lo,
+            inv: 1.0 / cell,
+            dims,
+            start: vec![0; dims[0] * dims[1] * dims[2] + 1],
+            items: Vec::with_capacity(n),
+        }
+    }
+
+    fn coord(&self, x: DVec3) -> [usize; 3] {
+        let c = ((x - self.lo) * self.inv).floor();
+        let clamp = |v: f64, n: usize| (v.max(0.0) as usize).min(n - 1);
+        [
+            clamp(c.x, self.dims[0]),
+            clamp(c.y, self.dims[1]),
+            clamp(c.z, self.dims[2]),
+        ]
+    }
+
+    fn index(&self, c: [usize; 3]) -> usize {
+        (c[2] * self.dims[1] + c[1]) * self.dims[0] + c[0]
+    }
+
+    /// Sort the points `x` into the cells (a counting sort: within a cell,
+    /// in index order).
+    fn fill(&mut self, x: &[DVec3]) {
+        self.start.iter_mut().for_each(|s| *s = 0);
+        let cells: Vec<usize> = x.iter().map(|&p| self.index(self.coord(p))).collect();
+        for &c in &cells {
+            self.start[c + 1] += 1;
+        }
+        for c in 1..self.start.len() {
+            self.start[c] += self.start[c - 1];
+        }
+        self.items.clear();
+        self.items.resize(x.len(), 0);
+        let mut next = self.start.clone();
+        for (i, &c) in cells.iter().enumerate() {
+            self.items[next[c] as usize] = i as u32;
+            next[c] += 1;
+        }
+    }
+
+    /// Call `f(j)` for every point in the cells around `x`'s.
+    fn around(&self, x: DVec3, mut f: impl FnMut(usize)) {
+        let c = self.coord(x);
+        let range = |a: usize| c[a].saturating_sub(1)..=(c[a] + 1).min(self.dims[a] - 1);
+        for z in range(2) {
+            for y in range(1) {
+                let row = self.index([0, y, z]);
+                let (a, b) = (*range(0).start(), *range(0).end());
+                let (s, e) = (
+                    self.start[row + a] as usize,
+                    self.start[row + b + 1] as usize,
+                );
+                for &j in &self.items[s..e] {
+                    f(j as usize);
+                }
+            }
+        }
+    }
 }
 
 /// A unit direction for two coincident centres, from their indices.
@@ -118,59 +198,53 @@ pub fn relaxed_fill(
         x.push(p);
     }
     let r_max = radii.iter().copied().fold(0.0, f64::max);
-    let cell = 2.0 * r_max.max(f64::MIN_POSITIVE);
+    let (lo, hi) = region.bounds();
+    let mut cells = CellList::new(lo, hi, 2.0 * r_max.max(f64::MIN_POSITIVE), n);
+    let has_fixed = !fixed.is_empty();
     for _ in 0..FILL_MAX_SWEEPS {
-        let grid = build_grid(&x, cell);
+        cells.fill(&x);
         let mut sweep_worst: f64 = 0.0;
         for i in 0..n {
             let ri = radii[i];
-            let c = key(x[i], cell);
-            for dz in -1..=1 {
-                for dy in -1..=1 {
-                    for dx in -1..=1 {
-                        let Some(list) = grid.get(&[c[0] + dx, c[1] + dy, c[2] + dz]) else {
-                            continue;
-                        };
-                        for &j in list {
-                            let j = j as usize;
-                            if j <= i {
-                                continue;
-                            }
-                            let rj = radii[j];
-                            let d = x[j] - x[i];
-                            let dist = d.length();
-                            let ov = ri + rj - dist;
-                            if ov <= 0.0 {
-                                continue;
-                            }
-                            sweep_worst = sweep_worst.max(ov / ri.min(rj));
-                            let dir = if dist > 0.0 {
-                                d / dist
-                            } else {
-                                fallback_direction(i, j)
-                            };
-                            let shift = 0.5 * ov * (1.0 + OVERSHOOT) * dir;
-                            x[i] -= shift;
-                            x[j] += shift;
-                        }
-                    }
+            cells.around(x[i], |j| {
+                if j <= i {
+                    return;
                 }
-            }
-            let mut xi = x[i];
-            fixed.each_overlapping(xi, ri, |y, s| {
-                let d = xi - y;
-                let dist = d.length();
-                let ov = ri + s - dist;
-                sweep_worst = sweep_worst.max(ov / ri.min(s));
-                let dir = if dist > 0.0 { d / dist } else { DVec3::Z };
-                xi += ov * (1.0 + OVERSHOOT) * dir;
+                let rj = radii[j];
+                let d = x[j] - x[i];
+                let d2 = d.length_squared();
+                if d2 >= (ri + rj) * (ri + rj) {
+                    return;
+                }
+                let dist = d2.sqrt();
+                let ov = ri + rj - dist;
+                sweep_worst = sweep_worst.max(ov / ri.min(rj));
+                let dir = if dist > 0.0 {
+                    d / dist
+                } else {
+                    fallback_direction(i, j)
+                };
+                let shift = 0.5 * ov * (1.0 + OVERSHOOT) * dir;
+                x[i] -= shift;
+                x[j] += shift;
             });
+            let mut xi = x[i];
+            if has_fixed {
+                fixed.each_overlapping(xi, ri, |y, s| {
+                    let d = xi - y;
+                    let dist = d.length();
+                    let ov = ri + s - dist;
+                    sweep_worst = sweep_worst.max(ov / ri.min(s));
+                    let dir = if dist > 0.0 { d / dist } else { DVec3::Z };
+                    xi += ov * (1.0 + OVERSHOOT) * dir;
+                });
+            }
             xi = sample::project(&inner[i], xi);
             xi = push_out_of_walls(walls, xi, ri);
             x[i] = sample::project(&inner[i], xi);
         }
         if sweep_worst < FILL_OVERLAP_TOLERANCE {
-            let (w, _) = largest_overlaps(&x, radii, fixed, cell);
+            let (w, _) = largest_overlaps(&x, radii, fixed, &mut cells);
             let placed = x
                 .iter()
                 .zip(radii)
@@ -180,7 +254,7 @@ pub fn relaxed_fill(
             }
         }
     }
-    let (w, each) = largest_overlaps(&x, radii, fixed, cell);
+    let (w, each) = largest_overlaps(&x, radii, fixed, &mut cells);
     let shrunk_volume: f64 = radii
         .iter()
         .zip(&each)
@@ -192,46 +266,29 @@ pub fn relaxed_fill(
     })
 }
 
-/// The indices of the spheres at `x` hashed on a grid of cell size `cell`.
-fn build_grid(x: &[DVec3], cell: f64) -> HashMap<[i64; 3], Vec<u32>> {
-    let mut grid: HashMap<[i64; 3], Vec<u32>> = HashMap::new();
-    for (i, &p) in x.iter().enumerate() {
-        grid.entry(key(p, cell)).or_default().push(i as u32);
-    }
-    grid
-}
-
 /// The largest overlap between the spheres `(x, radii)` and with the fixed
 /// ones, as a fraction of the smaller radius, and each sphere's largest
-/// overlap (a length).
-pub fn largest_overlaps(
+/// overlap (a length), on fresh cells.
+fn largest_overlaps(
     x: &[DVec3],
     radii: &[f64],
     fixed: &Placer,
-    cell: f64,
+    cells: &mut CellList,
 ) -> (f64, Vec<f64>) {
-    let grid = build_grid(x, cell);
+    cells.fill(x);
     let mut worst: f64 = 0.0;
     let mut each = vec![0.0f64; x.len()];
     for i in 0..x.len() {
-        let c = key(x[i], cell);
-        for dz in -1..=1 {
-            for dy in -1..=1 {
-                for dx in -1..=1 {
-                    for &j in grid.get(&[c[0] + dx, c[1] + dy, c[2] + dz]).into_iter().flatten() {
-                        let j = j as usize;
-                        if j == i {
-                            continue;
-                        }
-                        let ov = radii[i] + radii[j] - (x[j] - x[i]).length();
-                        if ov > 0.0 {
-                            worst = worst.max(ov / radii[i].min(radii[j]));
-                            each[i] = each[i].max(ov);
-                        }
-                    }
-                }
+        cells.around(x[i], |j| {
+            if j == i {
+                return;
             }
-        }
+            let ov = radii[i] + radii[j] - (x[j] - x[i]).length();
+            if ov > 0.0 {
+                worst = worst.max(ov / radii[i].min(radii[j]));
+                each[i] = each[i].max(ov);
+            }
+        });
         fixed.each_overlapping(x[i], radii[i], |y, s| {
             let ov = radii[i] + s - (x[i] - y).length();
             worst = worst.max(ov / radii[i].min(s));
@@ -239,6 +296,23 @@ pub fn largest_overlaps(
         });
     }
     (worst, each)
+}
+
+/// The largest overlap between the spheres `(x, radii)` and with the fixed
+/// ones, as a fraction of the smaller radius (what a fill must bring below
+/// [`FILL_OVERLAP_TOLERANCE`]).
+pub fn largest_overlap(x: &[DVec3], radii: &[f64], fixed: &Placer) -> f64 {
+    let (lo, hi) = x
+        .iter()
+        .fold((DVec3::INFINITY, DVec3::NEG_INFINITY), |(a, b), &p| {
+            (a.min(p), b.max(p))
+        });
+    if x.is_empty() {
+        return 0.0;
+    }
+    let r_max = radii.iter().copied().fold(0.0, f64::max);
+    let mut cells = CellList::new(lo, hi, 2.0 * r_max.max(f64::MIN_POSITIVE), x.len());
+    largest_overlaps(x, radii, fixed, &mut cells).0
 }
 
 #[cfg(test)]
@@ -260,7 +334,7 @@ mod tests {
         let x = relaxed_fill(&mut stream(1, 0, 0), &region, &[], &radii, &Placer::new(r)).unwrap();
         let phi = n as f64 * v / region.volume();
         assert!((phi - 0.55).abs() < 0.01, "{phi}");
-        let (w, _) = largest_overlaps(&x, &radii, &Placer::new(r), 2.0 * r);
+        let w = largest_overlap(&x, &radii, &Placer::new(r));
         assert!(w < FILL_OVERLAP_TOLERANCE, "{w}");
         assert!(x.iter().all(|&p| region.holds_sphere(p, r * (1.0 - 1e-12))));
     }
@@ -275,8 +349,14 @@ mod tests {
         let r = 0.1;
         let v = 4.0 / 3.0 * std::f64::consts::PI * r * r * r;
         let n = (0.70 / v).round() as usize;
-        let e = relaxed_fill(&mut stream(1, 0, 0), &region, &[], &vec![r; n], &Placer::new(r))
-            .unwrap_err();
+        let e = relaxed_fill(
+            &mut stream(1, 0, 0),
+            &region,
+            &[],
+            &vec![r; n],
+            &Placer::new(r),
+        )
+        .unwrap_err();
         let FillError::NotConverged {
             largest_overlap,
             reached,

@@ -177,7 +177,10 @@ mod tests {
             let n = 40_000;
             let mut inner = 0;
             for _ in 0..n {
-                let x = point_in(&region, [uniform(&mut rng), uniform(&mut rng), uniform(&mut rng)]);
+                let x = point_in(
+                    &region,
+                    [uniform(&mut rng), uniform(&mut rng), uniform(&mut rng)],
+                );
                 assert!(region.depth(x) >= -1e-12, "{region:?} {x}");
                 if region.contains(mid + 2.0 * (x - mid)) {
                     inner += 1;
@@ -194,7 +197,10 @@ mod tests {
             let s = shrunk(&region, 0.2).unwrap();
             let mut rng = stream(6, 0, 0);
             for _ in 0..1000 {
-                let x = point_in(&s, [uniform(&mut rng), uniform(&mut rng), uniform(&mut rng)]);
+                let x = point_in(
+                    &s,
+                    [uniform(&mut rng), uniform(&mut rng), uniform(&mut rng)],
+                );
                 assert!(region.holds_sphere(x, 0.2 - 1e-12));
                 let far = x + 10.0 * DVec3::new(uniform(&mut rng) - 0.5, 0.3, -0.2);
                 let p = project(&s, far);
