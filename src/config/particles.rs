@@ -99,7 +99,7 @@ pub(super) fn radius_dist(cx: &Ctx, key: &str, r: &RadiusSpec) -> Result<RadiusD
                 }
             };
             let p = normal_cdf(z(max)) - normal_cdf(z(min));
-            if !(p >= 1e-6) {
+            if p.is_nan() || p < 1e-6 {
                 return Err(cx.err(format!(
                     "{key}: [min, max] = [{min}, {max}] holds only {p:.1e} of the {form} distribution of mean {mean} and sd {sd}; it must hold at least 1e-6 (radii are drawn by rejection)"
                 )));
@@ -130,7 +130,7 @@ pub(super) fn radius_dist(cx: &Ctx, key: &str, r: &RadiusSpec) -> Result<RadiusD
                 cx.non_negative(&format!("{key}.fractions[{i}]"), f)?;
             }
             let sum: f64 = fractions.iter().sum();
-            if !((sum - 1.0).abs() <= 1e-9) {
+            if sum.is_nan() || (sum - 1.0).abs() > 1e-9 {
                 return Err(cx.err(format!(
                     "{key}.fractions: must sum to 1 (within 1e-9), got {sum}"
                 )));
@@ -138,9 +138,11 @@ pub(super) fn radius_dist(cx: &Ctx, key: &str, r: &RadiusSpec) -> Result<RadiusD
             let mass = match t.basis.as_deref() {
                 None | Some("number") => false,
                 Some("mass") => true,
-                Some(other) => return Err(cx.err(format!(
+                Some(other) => {
+                    return Err(cx.err(format!(
                     "{key}.basis: unknown basis `{other}`; allowed: \"number\" (default), \"mass\""
-                ))),
+                )))
+                }
             };
             Ok(RadiusDist::discrete(values, &fractions, mass))
         }
