@@ -294,7 +294,7 @@ pub(super) fn particles(
                             &mut rng,
                             &shape,
                             walls,
-                            &radii,
+                            radii.iter().copied(),
                             &mut placer,
                             insert::RANDOM_ATTEMPTS,
                         );

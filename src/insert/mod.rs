@@ -219,17 +219,18 @@ fn draw_point(rng: &mut Pcg64, region: &Region) -> DVec3 {
 /// spheres in `placer` (to which each placed one is added). Each sphere
 /// keeps its radius and tries up to `attempts` uniform positions; the
 /// first that finds none ends the placing, so the result is a prefix of
-/// `radii` (its radii in order, with their centres).
+/// `radii` (its radii in order, with their centres). The radii are taken
+/// one at a time, so a long list that jams early costs only what was tried.
 pub fn place_in_order(
     rng: &mut Pcg64,
     region: &Region,
     walls: &[Wall],
-    radii: &[f64],
+    radii: impl IntoIterator<Item = f64>,
     placer: &mut Placer,
     attempts: u64,
 ) -> Vec<(DVec3, f64)> {
-    let mut out = Vec::with_capacity(radii.len());
-    for &r in radii {
+    let mut out = Vec::new();
+    for r in radii {
         let Some(inner) = sample::shrunk(region, r) else {
             break;
         };
@@ -339,11 +340,9 @@ impl PourSource {
         if owed == 0 {
             return Vec::new();
         }
-        let radii: Vec<f64> = (self.inserted..self.inserted + owed)
-            .map(|i| self.radius_of(seed, i))
-            .collect();
+        let radii = (self.inserted..self.inserted + owed).map(|i| self.radius_of(seed, i));
         let mut rng = stream(seed, self.block, step);
-        let placed = place_in_order(&mut rng, &self.region, walls, &radii, placer, POUR_ATTEMPTS);
+        let placed = place_in_order(&mut rng, &self.region, walls, radii, placer, POUR_ATTEMPTS);
         self.inserted += placed.len() as u64;
         placed
             .into_iter()
@@ -625,7 +624,7 @@ mod tests {
                 &mut stream(3, 0, 0),
                 &region,
                 &[floor],
-                &radii,
+                radii.iter().copied(),
                 &mut placer,
                 RANDOM_ATTEMPTS,
             );
@@ -647,7 +646,7 @@ mod tests {
             &mut stream(3, 0, 0),
             &region,
             &[floor],
-            &[0.3, 0.3, 0.3, 0.3, 0.3],
+            [0.3; 5],
             &mut placer,
             1000,
         );
