@@ -287,6 +287,19 @@ bad_cases! {
     region_lo_of_four_values => "region_lo_four_values";
     lattice_velocity_of_two_values => "lattice_velocity_two_values";
     pour_region_hi_of_four_values => "pour_region_hi_four_values";
+    radius_min_above_max => "radius_min_above_max";
+    radius_fractions_must_sum_to_one => "radius_fractions_not_summing_to_one";
+    radius_sd_must_be_positive => "radius_sd_not_positive";
+    radius_unknown_distribution_lists_the_allowed => "radius_unknown_distribution";
+    radius_unknown_basis => "radius_unknown_basis";
+    radius_lognormal_without_sd => "radius_normal_without_sd";
+    radius_range_holding_none_of_the_distribution => "radius_range_missing_the_mass";
+    fill_at_the_densest_packing => "fill_too_high" + run;
+    fill_zero => "fill_zero";
+    random_with_count_and_fill => "count_and_fill";
+    random_with_neither_count_nor_fill => "neither_count_nor_fill";
+    region_radius_zero => "region_radius_zero";
+    region_axis_zero => "region_axis_zero";
     // csv.toml
     csv_wrong_column_count_names_the_line => "csv_column_count" + run;
     csv_not_a_number_names_line_and_column => "csv_not_a_number";
@@ -338,8 +351,9 @@ bad_cases! {
     sphere_half_sunk_in_a_floor => "sphere_half_sunk_in_floor" + run;
     file_sphere_sunk_in_a_floor => "sphere_in_floor_from_file" + run;
     lattice_block_behind_a_floor => "lattice_behind_floor" + run;
-    random_spheres_outside_a_drum => "spheres_outside_drum" + run;
-    pour_region_through_a_post => "pour_region_through_a_post" + run;
+    random_region_wholly_outside_a_drum => "random_region_outside_drum" + run;
+    pour_region_wholly_behind_a_floor => "pour_region_behind_floor" + run;
+    list_particle_behind_a_drum_names_particle_and_wall => "list_behind_drum" + run;
     // diagnostics.toml
     diagnostic_every_zero => "diagnostics_every_zero" + run;
     diagnostic_average_zero => "diagnostics_average_zero";

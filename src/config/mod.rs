@@ -15,4 +15,5 @@ mod toml_error;
 mod walls;
 
 pub use diagnostics::{DiagnosticSpec, GridSpec, KernelKind, Measure};
+pub use particles::{BlockSizes, POUR_PREVIEW};
 pub use setup::{LawTable, Material, OutputSettings, Setup, FIELD_NAMES};

@@ -3,39 +3,181 @@
 
 use super::context::Ctx;
 use super::limits::{usable, MemoryBudget};
-use super::region::region;
+use super::region::shaped_region;
 use super::schema::*;
 use super::setup::Material;
 use crate::error::Result;
 use crate::geometry::domain::Domain;
+use crate::geometry::region::Region;
 use crate::geometry::walls::Wall;
-use crate::insert::{self, Placer, PourSource, RadiusRange};
+use crate::insert::relax::{relaxed_fill, FillError, FILL_MAX_SWEEPS, FILL_OVERLAP_TOLERANCE};
+use crate::insert::{self, Placer, PourSource, RadiusDist, SizeStats};
 use crate::state::particles::ParticleRecord;
 use glam::DVec3;
 use std::path::Path;
 
-pub(super) fn radius_range(cx: &Ctx, key: &str, r: &RadiusSpec) -> Result<RadiusRange> {
-    match *r {
+/// The radius distribution `key.radius`: each form with its keys, every
+/// radius and fraction finite and in range (see [`RadiusSpec`]).
+pub(super) fn radius_dist(cx: &Ctx, key: &str, r: &RadiusSpec) -> Result<RadiusDist> {
+    let t = match r {
         RadiusSpec::Fixed(v) => {
-            let v = cx.positive(&format!("{key}.radius"), v)?;
-            Ok(RadiusRange { min: v, max: v })
+            return Ok(RadiusDist::Fixed(
+                cx.positive(&format!("{key}.radius"), *v)?,
+            ))
         }
-        RadiusSpec::Range { min, max } => {
-            let (min, max) = (
-                cx.positive(&format!("{key}.radius.min"), min)?,
-                cx.positive(&format!("{key}.radius.max"), max)?,
-            );
-            if min > max {
+        RadiusSpec::Table(t) => t,
+    };
+    let key = format!("{key}.radius");
+    let form = match (&t.distribution, &t.values) {
+        (Some(_), Some(_)) => {
+            return Err(cx.err(format!(
+                "{key}: `distribution` and `values` do not go together; give {{ distribution, mean, sd, min, max }} or {{ values, fractions, basis }}"
+            )))
+        }
+        (Some(d), None) => match d.as_str() {
+            "normal" | "lognormal" => d.as_str(),
+            other => {
                 return Err(cx.err(format!(
-                    "{key}.radius: min ({min}) must not exceed max ({max})"
+                    "{key}.distribution: unknown distribution `{other}`; allowed: \"normal\", \"lognormal\" (or leave it out for uniform {{ min, max }})"
+                )))
+            }
+        },
+        (None, Some(_)) => "discrete",
+        (None, None) => "uniform",
+    };
+    let given = [
+        ("min", t.min.is_some()),
+        ("max", t.max.is_some()),
+        ("mean", t.mean.is_some()),
+        ("sd", t.sd.is_some()),
+        ("values", t.values.is_some()),
+        ("fractions", t.fractions.is_some()),
+    ];
+    let takes: &[&str] = match form {
+        "uniform" => &["min", "max"],
+        "discrete" => &["values", "fractions"],
+        _ => &["min", "max", "mean", "sd"],
+    };
+    for (name, present) in given {
+        if present != takes.contains(&name) {
+            let why = if present { "does not take" } else { "needs" };
+            return Err(cx.err(format!(
+                "{key}: a {form} radius distribution {why} `{name}`; its keys are {}",
+                takes.join(", ")
+            )));
+        }
+    }
+    if t.basis.is_some() && form != "discrete" {
+        return Err(cx.err(format!(
+            "{key}.basis: only a discrete distribution {{ values, fractions }} takes `basis`"
+        )));
+    }
+    let range = || -> Result<(f64, f64)> {
+        let min = cx.positive(&format!("{key}.min"), t.min.unwrap())?;
+        let max = cx.positive(&format!("{key}.max"), t.max.unwrap())?;
+        if min > max {
+            return Err(cx.err(format!("{key}: min ({min}) must not exceed max ({max})")));
+        }
+        Ok((min, max))
+    };
+    match form {
+        "uniform" => {
+            let (min, max) = range()?;
+            Ok(RadiusDist::Uniform { min, max })
+        }
+        "normal" | "lognormal" => {
+            let (min, max) = range()?;
+            let mean = cx.positive(&format!("{key}.mean"), t.mean.unwrap())?;
+            let sd = cx.positive(&format!("{key}.sd"), t.sd.unwrap())?;
+            // Rejection draws need the range to carry some of the mass.
+            let z = |x: f64| {
+                if form == "normal" {
+                    (x - mean) / sd
+                } else {
+                    let (mu, s) = RadiusDist::lognormal_params(mean, sd);
+                    (x.ln() - mu) / s
+                }
+            };
+            let p = normal_cdf(z(max)) - normal_cdf(z(min));
+            if p.is_nan() || p < 1e-6 {
+                return Err(cx.err(format!(
+                    "{key}: [min, max] = [{min}, {max}] holds only {p:.1e} of the {form} distribution of mean {mean} and sd {sd}; it must hold at least 1e-6 (radii are drawn by rejection)"
                 )));
             }
-            Ok(RadiusRange { min, max })
+            Ok(if form == "normal" {
+                RadiusDist::Normal { mean, sd, min, max }
+            } else {
+                RadiusDist::LogNormal { mean, sd, min, max }
+            })
+        }
+        _ => {
+            let values = t.values.clone().unwrap();
+            let fractions = t.fractions.clone().unwrap();
+            if values.is_empty() {
+                return Err(cx.err(format!("{key}.values: must list at least one radius")));
+            }
+            if fractions.len() != values.len() {
+                return Err(cx.err(format!(
+                    "{key}.fractions: has {} entries but `values` has {}",
+                    fractions.len(),
+                    values.len()
+                )));
+            }
+            for (i, &v) in values.iter().enumerate() {
+                cx.positive(&format!("{key}.values[{i}]"), v)?;
+            }
+            for (i, &f) in fractions.iter().enumerate() {
+                cx.non_negative(&format!("{key}.fractions[{i}]"), f)?;
+            }
+            let sum: f64 = fractions.iter().sum();
+            if sum.is_nan() || (sum - 1.0).abs() > 1e-9 {
+                return Err(cx.err(format!(
+                    "{key}.fractions: must sum to 1 (within 1e-9), got {sum}"
+                )));
+            }
+            let mass = match t.basis.as_deref() {
+                None | Some("number") => false,
+                Some("mass") => true,
+                Some(other) => {
+                    return Err(cx.err(format!(
+                    "{key}.basis: unknown basis `{other}`; allowed: \"number\" (default), \"mass\""
+                )))
+                }
+            };
+            Ok(RadiusDist::discrete(values, &fractions, mass))
         }
     }
 }
 
-type Inserted = (Vec<ParticleRecord>, Vec<PourSource>, u64);
+/// The standard normal CDF `Φ(z) = erfc(−z/√2)/2`, with
+/// `erfc(x) = erfcx(x) e^{−x²}` for `x ≥ 0` and `2 − erfc(−x)` below.
+fn normal_cdf(z: f64) -> f64 {
+    let x = -z / std::f64::consts::SQRT_2;
+    let tail = |x: f64| 0.5 * crate::math::erfcx::erfcx(x) * (-x * x).exp();
+    if x >= 0.0 {
+        tail(x)
+    } else {
+        1.0 - tail(-x)
+    }
+}
+
+/// The realised radius distribution of one `random` or `pour` block: of
+/// the particles placed, or of the first (up to [`POUR_PREVIEW`]) that a
+/// pour will insert.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BlockSizes {
+    /// `particles[k]`.
+    pub key: String,
+    /// `random` or `pour`.
+    pub kind: &'static str,
+    /// Count, mean, sd, min and max of the radius.
+    pub stats: SizeStats,
+}
+
+/// How many of a pour's radii its set-up summary describes.
+pub const POUR_PREVIEW: u64 = 100_000;
+
+type Inserted = (Vec<ParticleRecord>, Vec<PourSource>, u64, Vec<BlockSizes>);
 
 /// The overlap with a wall an initial particle may have, as a fraction of
 /// its radius. A bed settled by an earlier run and read back from a file
@@ -60,6 +202,7 @@ pub(super) fn particles(
     // The block of each file record, in `records`' order.
     let mut file_blocks: Vec<usize> = Vec::new();
     let mut pours = Vec::new();
+    let mut sizes = Vec::new();
     let max_r_all = max_block_radius(blocks);
     let mut placer = Placer::new(max_r_all).periodic_in(domain);
     for (k, b) in blocks.iter().enumerate() {
@@ -88,7 +231,8 @@ pub(super) fn particles(
             } => {
                 let m = cx.material(&format!("{key}.material"), material, mats)?;
                 let r = cx.positive(&format!("{key}.radius"), *radius)?;
-                let (lo, hi) = region(cx, &key, reg, domain)?;
+                let shape = shaped_region(cx, &key, reg, domain)?;
+                let (lo, hi) = shape.bounds();
                 let spacing = spacing.unwrap_or(2.0 * r * 1.0001);
                 if spacing < 2.0 * r {
                     return Err(cx.err(format!("{key}.spacing: {spacing} is less than the diameter {}; spheres would overlap", 2.0 * r)));
@@ -96,12 +240,15 @@ pub(super) fn particles(
                 let sites: f64 = insert::lattice_shape(lo, hi, r, spacing).iter().product();
                 budget.add_capped(cx, &key, *count, sites, || {
                     format!(
-                        "{key}.region = {{ lo = {:?}, hi = {:?} }} with spacing {spacing} ({sites:.3e} sites)",
+                        "{key}.region (a {} spanning {:?}..{:?}) with spacing {spacing} ({sites:.3e} sites)",
+                        shape.kind(),
                         lo.to_array(),
                         hi.to_array()
                     )
                 })?;
-                let pts = insert::lattice_positions(lo, hi, r, spacing, *count);
+                let pts = insert::lattice_positions(lo, hi, r, spacing, *count, |x| {
+                    shape.holds_sphere(x, r)
+                });
                 if pts.is_empty() {
                     return Err(cx.err(format!(
                         "{key}.region: too small to hold one sphere of radius {r}"
@@ -118,22 +265,58 @@ pub(super) fn particles(
                 material,
                 radius,
                 count,
+                fill,
                 region: reg,
                 velocity,
                 frozen,
             } => {
                 let m = cx.material(&format!("{key}.material"), material, mats)?;
-                let rr = radius_range(cx, &key, radius)?;
-                let (lo, hi) = region(cx, &key, reg, domain)?;
-                budget.add(cx, &format!("{key}.count = {count}"), *count as f64)?;
+                let dist = radius_dist(cx, &key, radius)?;
+                let shape = shaped_region(cx, &key, reg, domain)?;
                 let mut rng = insert::stream(seed, k as u64, u64::MAX);
-                let placed = insert::random_spheres(&mut rng, lo, hi, rr, *count, &mut placer);
-                if (placed.len() as u64) < *count {
-                    return Err(cx.err(format!(
-                        "{key}: could place only {} of {count} non-overlapping spheres in the region; enlarge the region or lower `count`",
-                        placed.len()
-                    )));
-                }
+                let placed = match (count, fill) {
+                    (Some(_), Some(_)) => {
+                        return Err(cx.err(format!(
+                            "{key}: takes `count` (how many) or `fill` (a packing fraction), not both"
+                        )))
+                    }
+                    (None, None) => {
+                        return Err(cx.err(format!(
+                            "{key}: needs `count` (how many) or `fill` (a packing fraction of the region)"
+                        )))
+                    }
+                    (Some(n), None) => {
+                        budget.add(cx, &format!("{key}.count = {n}"), *n as f64)?;
+                        check_room(cx, &key, &shape, dist.max(), walls)?;
+                        let mut radii = dist.draw_many(&mut rng, *n as usize);
+                        insert::largest_first(&mut radii);
+                        let placed = insert::place_in_order(
+                            &mut rng,
+                            &shape,
+                            walls,
+                            radii.iter().copied(),
+                            &mut placer,
+                            insert::RANDOM_ATTEMPTS,
+                        );
+                        if placed.len() < radii.len() {
+                            return Err(cx.err(format!(
+                                "{key}: could place only {} of {n} non-overlapping spheres in the region (largest first; a sphere of radius {:e} found no room in {} tries); enlarge the region, lower `count`, or give `fill` (a relaxed fill reaches higher packing fractions)",
+                                placed.len(),
+                                radii[placed.len()],
+                                insert::RANDOM_ATTEMPTS
+                            )));
+                        }
+                        placed
+                    }
+                    (None, Some(f)) => {
+                        random_fill(cx, &key, *f, &dist, &shape, walls, &mut rng, &mut placer, budget)?
+                    }
+                };
+                sizes.push(BlockSizes {
+                    key: key.clone(),
+                    kind: "random",
+                    stats: SizeStats::of(placed.iter().map(|p| p.1)),
+                });
                 placed
                     .into_iter()
                     .map(|(x, r)| rec(x, DVec3::from_array(velocity.0), DVec3::ZERO, r, m, *frozen))
@@ -150,9 +333,9 @@ pub(super) fn particles(
                 interval,
             } => {
                 let m = cx.material(&format!("{key}.material"), material, mats)?;
-                let rr = radius_range(cx, &key, radius)?;
-                let (lo, hi) = region(cx, &key, reg, domain)?;
-                check_region_walls(cx, &key, (lo, hi), rr.min, walls)?;
+                let dist = radius_dist(cx, &key, radius)?;
+                let shape = shaped_region(cx, &key, reg, domain)?;
+                check_room(cx, &key, &shape, dist.max(), walls)?;
                 if interval == &Some(0) {
                     return Err(cx.err(format!("{key}.interval: must be at least 1 step")));
                 }
@@ -163,7 +346,7 @@ pub(super) fn particles(
                     format!("{key}.rate = {rate:e} (with until = {until} s)")
                 })?;
                 let density = mats[m as usize].density;
-                for r in [rr.min, rr.max] {
+                for r in [dist.min(), dist.max()] {
                     check_body(cx, r, ParticleRecord::sphere_mass(r, density), || {
                         format!(
                             "material[{m}].density = {density:e} (`{}`, poured by {key})",
@@ -171,20 +354,28 @@ pub(super) fn particles(
                         )
                     })?;
                 }
-                pours.push(PourSource {
+                let src = PourSource {
                     block: k as u64,
                     material: m,
                     density,
-                    radius: rr,
+                    radius: dist,
                     rate,
                     until,
                     count: *count,
-                    lo,
-                    hi,
+                    region: shape,
                     velocity: DVec3::from_array(velocity.0),
                     interval: interval.unwrap_or(50),
                     inserted: 0,
+                };
+                let total = (owed as u64).min(count.unwrap_or(u64::MAX));
+                sizes.push(BlockSizes {
+                    key: key.clone(),
+                    kind: "pour",
+                    stats: SizeStats::of(
+                        (0..total.min(POUR_PREVIEW)).map(|i| src.radius_of(seed, i)),
+                    ),
                 });
+                pours.push(src);
                 Vec::new()
             }
             ParticleBlock::List {
@@ -295,7 +486,100 @@ pub(super) fn particles(
         check_inside(cx, r, domain)?;
         check_walls(cx, k, r, walls)?;
     }
-    Ok((all, pours, next_id))
+    Ok((all, pours, next_id, sizes))
+}
+
+/// A `random` block with `fill = f`: radii drawn from the block's stream
+/// until their volume reaches `f` of the region's (the count whose total
+/// is nearest), placed largest first by a relaxed fill
+/// ([`insert::relax`]).
+#[allow(clippy::too_many_arguments)]
+fn random_fill(
+    cx: &Ctx,
+    key: &str,
+    f: f64,
+    dist: &RadiusDist,
+    shape: &Region,
+    walls: &[Wall],
+    rng: &mut rand_pcg::Pcg64,
+    placer: &mut Placer,
+    budget: &mut MemoryBudget,
+) -> Result<Vec<(DVec3, f64)>> {
+    if !(f > 0.0 && f < 0.74) {
+        return Err(cx.err(format!(
+            "{key}.fill: must be a packing fraction above 0 and below 0.74 (the densest packing of equal spheres, π/√18), got {f}; random packings jam near 0.64"
+        )));
+    }
+    check_room(cx, key, shape, dist.max(), walls)?;
+    let target = f * shape.volume();
+    let estimate = target / dist.mean_volume();
+    budget.add(
+        cx,
+        &format!("{key}.fill = {f} (about {estimate:.3e} spheres)"),
+        estimate,
+    )?;
+    let ball = |r: f64| 4.0 / 3.0 * std::f64::consts::PI * r * r * r;
+    let mut radii = Vec::with_capacity(estimate as usize + 16);
+    let mut volume = 0.0;
+    loop {
+        let r = dist.draw(rng);
+        // Stop at the count whose total volume is nearest the target.
+        if volume + 0.5 * ball(r) > target {
+            break;
+        }
+        volume += ball(r);
+        radii.push(r);
+    }
+    if radii.is_empty() {
+        return Err(cx.err(format!(
+            "{key}.fill: {f} of this region is less than half a sphere; enlarge the region or raise `fill`"
+        )));
+    }
+    insert::largest_first(&mut radii);
+    match relaxed_fill(rng, shape, walls, &radii, placer) {
+        Ok(x) => {
+            for (&p, &r) in x.iter().zip(&radii) {
+                placer.add(p, r);
+            }
+            Ok(x.into_iter().zip(radii).collect())
+        }
+        Err(FillError::NoRoom { radius }) => Err(cx.err(format!(
+            "{key}.region: no place in it holds a sphere of radius {radius:e} clear of the walls"
+        ))),
+        Err(FillError::NotConverged {
+            largest_overlap,
+            reached,
+        }) => Err(cx.err(format!(
+            "{key}.fill = {f}: the relaxed fill of {} spheres did not converge in {FILL_MAX_SWEEPS} sweeps: the largest overlap left is {largest_overlap:.2e} of a radius (the tolerance is {FILL_OVERLAP_TOLERANCE:e}); without overlaps the spheres fill only {reached:.3} of the region; lower `fill` (random packings jam near 0.64, less with walls and small regions)",
+            radii.len()
+        ))),
+    }
+}
+
+/// Refuse a `random` or `pour` region (of block `key`) in which no sphere
+/// of the largest radius `r` fits wholly inside and clear of every wall
+/// ([`insert::has_room`]), naming the walls that reach into the region's
+/// bounding box.
+fn check_room(cx: &Ctx, key: &str, shape: &Region, r: f64, walls: &[Wall]) -> Result<()> {
+    if insert::has_room(shape, walls, r) {
+        return Ok(());
+    }
+    let (lo, hi) = shape.bounds();
+    let cut: Vec<String> = walls
+        .iter()
+        .enumerate()
+        .filter(|(_, w)| w.box_clearance(lo, hi) < r)
+        .map(|(i, _)| format!("wall[{i}]"))
+        .collect();
+    let why = if cut.is_empty() {
+        "the region is too small for it".to_string()
+    } else {
+        format!("the region lies in or behind {}", cut.join(", "))
+    };
+    Err(cx.err(format!(
+        "{key}.region: no place in this {} region holds a sphere of radius {r:e} (the largest of the block) wholly inside it and clear of every wall: {why}; enlarge the region or move it to the particles' side of the walls",
+        shape.kind()
+    )))
 }
 
 /// Refuse a particle of radius `r` whose mass `mass` or moment of inertia
@@ -317,9 +601,13 @@ fn check_body(cx: &Ctx, r: f64, mass: f64, source: impl FnOnce() -> String) -> R
 }
 
 pub(super) fn max_block_radius(blocks: &[ParticleBlock]) -> f64 {
-    let spec = |r: &RadiusSpec| match *r {
-        RadiusSpec::Fixed(v) => v,
-        RadiusSpec::Range { max, .. } => max,
+    let spec = |r: &RadiusSpec| match r {
+        RadiusSpec::Fixed(v) => *v,
+        RadiusSpec::Table(t) => t
+            .max
+            .into_iter()
+            .chain(t.values.iter().flatten().copied())
+            .fold(0.0, f64::max),
     };
     blocks
         .iter()
@@ -450,33 +738,6 @@ pub(super) fn check_walls(cx: &Ctx, k: usize, r: &ParticleRecord, walls: &[Wall]
             r.x.to_array(),
             r.radius,
             100.0 * WALL_OVERLAP_TOLERANCE
-        )));
-    }
-    Ok(())
-}
-
-/// Refuse a pour region (of block `particles[k]`, `key`) that reaches into
-/// or behind a wall, by more than [`WALL_OVERLAP_TOLERANCE`] of the smallest
-/// radius `r_min`: every sphere poured there lies wholly inside the region,
-/// so a region on the particles' side of every wall pours only spheres that
-/// clear the walls by their radius.
-fn check_region_walls(
-    cx: &Ctx,
-    key: &str,
-    (lo, hi): (DVec3, DVec3),
-    r_min: f64,
-    walls: &[Wall],
-) -> Result<()> {
-    for (i, w) in walls.iter().enumerate() {
-        let d = w.box_clearance(lo, hi);
-        if d >= -WALL_OVERLAP_TOLERANCE * r_min {
-            continue;
-        }
-        return Err(cx.err(format!(
-            "{key}.region = {{ lo = {:?}, hi = {:?} }} reaches {:e} m into or behind wall[{i}]; a pour region must lie on the particles' side of every wall (spheres are poured wholly inside the region)",
-            lo.to_array(),
-            hi.to_array(),
-            -d
         )));
     }
     Ok(())
@@ -754,7 +1015,7 @@ velocity = [0.0, 0.0, -1.0]
         assert_eq!((src.block, src.material, src.density), (1, 1, 8000.0));
         assert_eq!(
             src.radius,
-            RadiusRange {
+            RadiusDist::Uniform {
                 min: 0.0004,
                 max: 0.0008
             }
@@ -762,7 +1023,14 @@ velocity = [0.0, 0.0, -1.0]
         assert_eq!((src.rate, src.until, src.count), (1000.0, 0.5, Some(20)));
         assert_eq!(src.interval, 50, "the default interval");
         assert_eq!(src.velocity, DVec3::new(0.0, 0.0, -1.0));
-        assert_eq!((src.lo.z, src.hi.z, src.inserted), (0.005, 0.01, 0));
+        assert_eq!(
+            (
+                src.region.bounds().0.z,
+                src.region.bounds().1.z,
+                src.inserted
+            ),
+            (0.005, 0.01, 0)
+        );
         // The largest radius any particle can have includes the pour's.
         assert_eq!(s.max_radius, 0.0008);
     }

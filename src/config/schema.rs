@@ -233,19 +233,40 @@ pub struct PairOverride {
     pub spinning: Option<SpinningSpec>,
 }
 
-/// A radius: a number, or `{ min, max }` drawn uniformly in radius.
+/// A radius: a number, or a table describing a distribution (by number):
+/// `{ min, max }` (uniform), `{ distribution = "normal" | "lognormal",
+/// mean, sd, min, max }` (truncated to `[min, max]`), or `{ values,
+/// fractions, basis = "number" | "mass" }` (discrete). Which keys go
+/// together is checked when the block is read.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(untagged)]
 pub enum RadiusSpec {
     /// Every particle has this radius.
     Fixed(f64),
-    /// Uniform in `[min, max]`.
-    Range {
-        /// Smallest radius.
-        min: f64,
-        /// Largest radius.
-        max: f64,
-    },
+    /// A distribution.
+    Table(RadiusTable),
+}
+
+/// The keys of a radius distribution (see [`RadiusSpec`]).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RadiusTable {
+    /// `"normal"` or `"lognormal"` (absent: uniform, or discrete with `values`).
+    pub distribution: Option<String>,
+    /// Smallest radius.
+    pub min: Option<f64>,
+    /// Largest radius.
+    pub max: Option<f64>,
+    /// Mean of the untruncated distribution (of the radius itself).
+    pub mean: Option<f64>,
+    /// Standard deviation of the untruncated distribution (of the radius).
+    pub sd: Option<f64>,
+    /// Discrete radii.
+    pub values: Option<Vec<f64>>,
+    /// Their fractions (summing to 1).
+    pub fractions: Option<Vec<f64>>,
+    /// `"number"` (default) or `"mass"`: what `fractions` are fractions of.
+    pub basis: Option<String>,
 }
 
 /// A region: a box `{ lo, hi }` (the default `kind`), a finite cylinder
@@ -430,10 +451,12 @@ pub enum ParticleBlock {
     Random {
         /// Material name.
         material: String,
-        /// Radius or range.
+        /// Radius or distribution.
         radius: RadiusSpec,
-        /// How many.
-        count: u64,
+        /// How many (or `fill`).
+        count: Option<u64>,
+        /// The packing fraction of the region to fill (or `count`).
+        fill: Option<f64>,
         /// Region the particles lie inside (whole spheres).
         region: RegionConfig,
         /// Initial velocity.
@@ -447,7 +470,7 @@ pub enum ParticleBlock {
     Pour {
         /// Material name.
         material: String,
-        /// Radius or range.
+        /// Radius or distribution.
         radius: RadiusSpec,
         /// Particles per second.
         rate: f64,

@@ -6,7 +6,7 @@ use super::context::Ctx;
 use super::diagnostics::{diagnostics, DiagnosticSpec};
 use super::laws::law_table;
 use super::limits::{self, usable, MemoryBudget};
-use super::particles::{check_overlaps, particles};
+use super::particles::{check_overlaps, particles, BlockSizes};
 use super::schema::*;
 use super::walls::{check_periodic, walls};
 use crate::contact::model::Elastic;
@@ -116,6 +116,8 @@ pub struct Setup {
     pub initial: Vec<ParticleRecord>,
     /// Pouring sources.
     pub pours: Vec<PourSource>,
+    /// The realised radius distribution of each `random` and `pour` block.
+    pub sizes: Vec<BlockSizes>,
     /// The first id free for inserted particles.
     pub next_id: u64,
     /// Largest radius any particle can have.
@@ -219,7 +221,7 @@ pub(super) fn build(path: &Path, text: &str, cfg: Config) -> Result<Setup> {
         .map_err(|m| cx.err(format!("parallel.threads = {}: {m}", cfg.parallel.threads)))?;
     // The particle count is bounded by the memory before any is generated.
     let mut budget = MemoryBudget::new(laws.history_len);
-    let (initial, pours, next_id) = particles(
+    let (initial, pours, next_id, sizes) = particles(
         &cx,
         &cfg.particles,
         &materials,
@@ -244,7 +246,7 @@ pub(super) fn build(path: &Path, text: &str, cfg: Config) -> Result<Setup> {
     let max_radius = initial
         .iter()
         .map(|p| p.radius)
-        .chain(pours.iter().map(|s| s.radius.max))
+        .chain(pours.iter().map(|s| s.radius.max()))
         .fold(0.0, f64::max);
     if max_radius == 0.0 {
         return Err(cx.err("particles: no particles are defined (add a [[particles]] block)"));
@@ -256,7 +258,7 @@ pub(super) fn build(path: &Path, text: &str, cfg: Config) -> Result<Setup> {
     let min_radius = initial
         .iter()
         .map(|p| p.radius)
-        .chain(pours.iter().map(|s| s.radius.min))
+        .chain(pours.iter().map(|s| s.radius.min()))
         .fold(f64::INFINITY, f64::min);
     let range_pad = laws
         .laws
@@ -360,6 +362,7 @@ pub(super) fn build(path: &Path, text: &str, cfg: Config) -> Result<Setup> {
         moving_walls: wall_set.moving,
         initial,
         pours,
+        sizes,
         next_id,
         max_radius,
         time_scales,
@@ -459,10 +462,10 @@ pub(super) fn time_scales(
     }
     for s in pours {
         let e = &mut smallest[s.material as usize];
-        if s.radius.min < e.0 {
+        if s.radius.min() < e.0 {
             *e = (
-                s.radius.min,
-                ParticleRecord::sphere_mass(s.radius.min, s.density),
+                s.radius.min(),
+                ParticleRecord::sphere_mass(s.radius.min(), s.density),
             );
         }
     }

@@ -313,7 +313,7 @@ fn untagged(name: &str) -> Option<(&'static str, &'static str)> {
     Some(match name {
         "RadiusSpec" => (
             "radius",
-            "a number > 0, or { min = ..., max = ... } (a radius spec)",
+            "a number > 0, or a distribution: { min, max }, { distribution = \"normal\" or \"lognormal\", mean, sd, min, max } or { values, fractions, basis } (a radius spec; no other keys)",
         ),
         "ListRadius" => (
             "radius",

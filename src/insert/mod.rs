@@ -3,33 +3,31 @@
 //!
 //! Random draws come from `rand_pcg::Pcg64` streams seeded from
 //! `(seed, block index, insertion step)` only, so every rank draws the same
-//! candidates and a restarted run continues the same sequence.
+//! candidates and a restarted run continues the same sequence. A poured
+//! particle's radius comes from its own stream, keyed by its index in the
+//! source ([`PourSource::radius_of`]).
+//!
+//! Size distributions stay true however dense the fill: each particle's
+//! radius is drawn once and kept while positions are retried
+//! ([`place_in_order`]), random blocks place their largest spheres first,
+//! and a pour places its particles in index order, a particle that finds no
+//! room waiting, with its radius, for the next interval.
+
+pub mod radius;
+pub mod relax;
+pub mod sample;
+
+pub use radius::{RadiusDist, SizeStats};
+pub use sample::clear_of_walls;
 
 use crate::geometry::domain::Domain;
+use crate::geometry::region::Region;
+use crate::geometry::walls::Wall;
 use crate::state::particles::ParticleRecord;
 use glam::DVec3;
 use rand_core::{Rng, SeedableRng};
 use rand_pcg::Pcg64;
 use std::collections::HashMap;
-
-/// A radius distribution: fixed or uniform in `[min, max]`.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct RadiusRange {
-    /// Smallest radius.
-    pub min: f64,
-    /// Largest radius.
-    pub max: f64,
-}
-
-impl RadiusRange {
-    fn draw(&self, rng: &mut Pcg64) -> f64 {
-        if self.min == self.max {
-            self.min
-        } else {
-            self.min + (self.max - self.min) * uniform(rng)
-        }
-    }
-}
 
 /// A uniform variate in `[0, 1)` with 53 random bits.
 pub fn uniform(rng: &mut Pcg64) -> f64 {
@@ -121,6 +119,34 @@ impl Placer {
         self.grid.entry(k).or_default().push((x, r));
     }
 
+    /// Call `f(y, s)` for every recorded sphere (centre `y`, radius `s`)
+    /// that a sphere of radius `r` at `x` overlaps.
+    pub fn each_overlapping(&self, x: DVec3, r: f64, mut f: impl FnMut(DVec3, f64)) {
+        let k = self.key(x);
+        let n = ((r + self.max_stored) / self.cell).ceil().max(1.0) as i64;
+        for dz in -n..=n {
+            for dy in -n..=n {
+                for dx in -n..=n {
+                    for &(y, s) in self
+                        .grid
+                        .get(&[k[0] + dx, k[1] + dy, k[2] + dz])
+                        .into_iter()
+                        .flatten()
+                    {
+                        if (y - x).length_squared() < (r + s) * (r + s) {
+                            f(y, s);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Whether no sphere is recorded.
+    pub fn is_empty(&self) -> bool {
+        self.grid.is_empty()
+    }
+
     /// Whether a sphere at `x` with radius `r` would overlap a recorded one.
     pub fn overlaps(&self, x: DVec3, r: f64) -> bool {
         let k = self.key(x);
@@ -152,63 +178,99 @@ pub fn lattice_shape(lo: DVec3, hi: DVec3, r: f64, spacing: f64) -> [f64; 3] {
 }
 
 /// Positions of a simple cubic lattice of spheres of radius `r` with spacing
-/// `spacing` inside `[lo, hi]` (whole spheres), in x-fastest order.
+/// `spacing` inside `[lo, hi]` (whole spheres), in x-fastest order, those
+/// for which `keep` holds (the sites inside a region of those bounds), at
+/// most `limit` of them.
 pub fn lattice_positions(
     lo: DVec3,
     hi: DVec3,
     r: f64,
     spacing: f64,
     limit: Option<u64>,
+    keep: impl Fn(DVec3) -> bool,
 ) -> Vec<DVec3> {
     let [nx, ny, nz] = lattice_shape(lo, hi, r, spacing).map(|n| n as usize);
     let sites = nx.saturating_mul(ny).saturating_mul(nz);
-    let mut out = Vec::with_capacity(limit.map_or(sites, |l| sites.min(l as usize)));
+    let mut out = Vec::with_capacity(limit.map_or(sites, |l| sites.min(l as usize)).min(1 << 20));
     'fill: for k in 0..nz {
         for j in 0..ny {
             for i in 0..nx {
                 if limit.is_some_and(|l| out.len() as u64 >= l) {
                     break 'fill;
                 }
-                out.push(lo + DVec3::splat(r) + spacing * DVec3::new(i as f64, j as f64, k as f64));
+                let x = lo + DVec3::splat(r) + spacing * DVec3::new(i as f64, j as f64, k as f64);
+                if keep(x) {
+                    out.push(x);
+                }
             }
         }
     }
     out
 }
 
-/// Draw up to `count` non-overlapping spheres inside `[lo, hi]` (whole
-/// spheres), avoiding those already in `placer` (to which the new ones are
-/// added). Gives up after `50 · count + 1000` rejected candidates and returns
-/// what it placed.
-pub fn random_spheres(
+/// A uniform point of `region` from three draws of `rng`.
+fn draw_point(rng: &mut Pcg64, region: &Region) -> DVec3 {
+    let u = [uniform(rng), uniform(rng), uniform(rng)];
+    sample::point_in(region, u)
+}
+
+/// Place spheres of the given `radii`, in their order, inside `region`
+/// (whole spheres), clear of every wall ([`clear_of_walls`]) and of the
+/// spheres in `placer` (to which each placed one is added). Each sphere
+/// keeps its radius and tries up to `attempts` uniform positions; the
+/// first that finds none ends the placing, so the result is a prefix of
+/// `radii` (its radii in order, with their centres). The radii are taken
+/// one at a time, so a long list that jams early costs only what was tried.
+pub fn place_in_order(
     rng: &mut Pcg64,
-    lo: DVec3,
-    hi: DVec3,
-    radius: RadiusRange,
-    count: u64,
+    region: &Region,
+    walls: &[Wall],
+    radii: impl IntoIterator<Item = f64>,
     placer: &mut Placer,
+    attempts: u64,
 ) -> Vec<(DVec3, f64)> {
     let mut out = Vec::new();
-    let mut rejected = 0u64;
-    let budget = count.saturating_mul(50).saturating_add(1000);
-    while (out.len() as u64) < count && rejected < budget {
-        let r = radius.draw(rng);
-        let span = (hi - lo - DVec3::splat(2.0 * r)).max(DVec3::ZERO);
-        let x = lo
-            + DVec3::splat(r)
-            + DVec3::new(
-                uniform(rng) * span.x,
-                uniform(rng) * span.y,
-                uniform(rng) * span.z,
-            );
-        if placer.overlaps(x, r) {
-            rejected += 1;
-            continue;
-        }
+    for r in radii {
+        let Some(inner) = sample::shrunk(region, r) else {
+            break;
+        };
+        let found = (0..attempts).find_map(|_| {
+            let x = draw_point(rng, &inner);
+            (clear_of_walls(walls, x, r) && !placer.overlaps(x, r)).then_some(x)
+        });
+        let Some(x) = found else {
+            break;
+        };
         placer.add(x, r);
         out.push((x, r));
     }
     out
+}
+
+/// Whether `region` has room for one sphere of radius `r` clear of the
+/// walls: some of 100,000 uniform candidates (a fixed stream) is. A
+/// region that leaves less than about 1e-4 of itself to such a sphere is
+/// taken as having none.
+pub fn has_room(region: &Region, walls: &[Wall], r: f64) -> bool {
+    let Some(inner) = sample::shrunk(region, r) else {
+        return false;
+    };
+    let mut rng = stream(0, u64::MAX, u64::MAX);
+    (0..100_000).any(|_| clear_of_walls(walls, draw_point(&mut rng, &inner), r))
+}
+
+/// The candidates a random block's sphere tries before the block fails.
+pub const RANDOM_ATTEMPTS: u64 = 10_000;
+
+/// The candidates a poured particle tries per interval before it waits
+/// for the next one.
+pub const POUR_ATTEMPTS: u64 = 1_000;
+
+/// Sort radii largest first (ties in drawn order), the order in which a
+/// random block places them, so that the large spheres, which find room
+/// hardest, are not the ones left out.
+pub fn largest_first(radii: &mut [f64]) {
+    radii.sort_by(|a, b| b.total_cmp(a));
 }
 
 /// A pouring source: inserts particles at `rate` per second until `until`.
@@ -221,17 +283,15 @@ pub struct PourSource {
     /// Density of that material.
     pub density: f64,
     /// Radius distribution.
-    pub radius: RadiusRange,
+    pub radius: RadiusDist,
     /// Particles per second.
     pub rate: f64,
     /// Stop time.
     pub until: f64,
     /// Cap on the number inserted.
     pub count: Option<u64>,
-    /// Region corners.
-    pub lo: DVec3,
-    /// Region corners.
-    pub hi: DVec3,
+    /// The region particles appear in (whole spheres).
+    pub region: Region,
     /// Initial velocity.
     pub velocity: DVec3,
     /// Steps between insertion attempts.
@@ -251,13 +311,25 @@ impl PourSource {
         target.saturating_sub(self.inserted)
     }
 
-    /// Insert what is owed at `step` (time `time`), avoiding the spheres in
-    /// `placer`; new particles get ids from `next_id` upwards.
+    /// The radius of the source's particle number `index` (from 0): drawn
+    /// from its own stream, so a particle that waits keeps its radius, and
+    /// a restart (which knows how many were inserted) draws the same ones.
+    pub fn radius_of(&self, seed: u64, index: u64) -> f64 {
+        self.radius
+            .draw(&mut stream(seed ^ POUR_RADIUS_SALT, self.block, index))
+    }
+
+    /// Insert what is owed at `step` (time `time`), in index order, clear of
+    /// `walls` and of the spheres in `placer`; new particles get ids from
+    /// `next_id` upwards. A particle that finds no room in
+    /// [`POUR_ATTEMPTS`] candidates waits, with those after it, for the
+    /// next interval.
     pub fn insert(
         &mut self,
         seed: u64,
         step: u64,
         time: f64,
+        walls: &[Wall],
         placer: &mut Placer,
         next_id: &mut u64,
     ) -> Vec<ParticleRecord> {
@@ -268,8 +340,9 @@ impl PourSource {
         if owed == 0 {
             return Vec::new();
         }
+        let radii = (self.inserted..self.inserted + owed).map(|i| self.radius_of(seed, i));
         let mut rng = stream(seed, self.block, step);
-        let placed = random_spheres(&mut rng, self.lo, self.hi, self.radius, owed, placer);
+        let placed = place_in_order(&mut rng, &self.region, walls, radii, placer, POUR_ATTEMPTS);
         self.inserted += placed.len() as u64;
         placed
             .into_iter()
@@ -290,6 +363,10 @@ impl PourSource {
             .collect()
     }
 }
+
+/// Mixed into the seed of the poured radii's streams, so that they are
+/// independent of the position streams.
+const POUR_RADIUS_SALT: u64 = 0x7261_6469_7573_0001;
 
 /// The columns a particle CSV file must have, in this order.
 pub const CSV_COLUMNS: [&str; 13] = [
@@ -503,38 +580,83 @@ mod tests {
 
     #[test]
     fn lattice_counts_whole_spheres() {
-        let p = lattice_positions(DVec3::ZERO, DVec3::new(1.0, 1.0, 0.5), 0.1, 0.2, None);
+        let all = |_| true;
+        let p = lattice_positions(DVec3::ZERO, DVec3::new(1.0, 1.0, 0.5), 0.1, 0.2, None, all);
         assert_eq!(p.len(), 5 * 5 * 2);
         assert_eq!(
-            lattice_positions(DVec3::ZERO, DVec3::ONE, 0.1, 0.2, Some(7)).len(),
+            lattice_positions(DVec3::ZERO, DVec3::ONE, 0.1, 0.2, Some(7), all).len(),
             7
         );
+        // Sites of a sphere region: those whose sphere lies inside it.
+        let ball = Region::Sphere {
+            center: DVec3::splat(0.5),
+            radius: 0.5,
+        };
+        let q = lattice_positions(DVec3::ZERO, DVec3::ONE, 0.1, 0.2, None, |x| {
+            ball.holds_sphere(x, 0.1)
+        });
+        assert!(!q.is_empty() && q.len() < 125);
+        assert!(q.iter().all(|&x| ball.holds_sphere(x, 0.1)));
     }
 
     #[test]
-    fn random_spheres_do_not_overlap_and_are_reproducible() {
+    fn spheres_placed_in_order_do_not_overlap_clear_the_walls_and_keep_their_radii() {
+        let floor = Wall {
+            shape: crate::geometry::walls::WallShape::Plane {
+                point: DVec3::new(0.0, 0.0, 0.3),
+                normal: DVec3::Z,
+            },
+            material: 0,
+        };
+        let region = Region::Box {
+            lo: DVec3::ZERO,
+            hi: DVec3::ONE,
+        };
         let draw = || {
             let mut placer = Placer::new(0.06);
-            random_spheres(
+            let mut radii = RadiusDist::Uniform {
+                min: 0.02,
+                max: 0.06,
+            }
+            .draw_many(&mut stream(3, 1, 0), 200);
+            largest_first(&mut radii);
+            let placed = place_in_order(
                 &mut stream(3, 0, 0),
-                DVec3::ZERO,
-                DVec3::ONE,
-                RadiusRange {
-                    min: 0.02,
-                    max: 0.06,
-                },
-                200,
+                &region,
+                &[floor],
+                radii.iter().copied(),
                 &mut placer,
-            )
+                RANDOM_ATTEMPTS,
+            );
+            (radii, placed)
         };
-        let a = draw();
+        let (radii, a) = draw();
         assert_eq!(a.len(), 200);
-        assert_eq!(a, draw());
+        assert_eq!(a, draw().1);
         for (k, &(x, r)) in a.iter().enumerate() {
+            assert_eq!(r, radii[k], "each sphere keeps its drawn radius");
+            assert!(region.holds_sphere(x, r) && floor.clearance(x) >= r);
             for &(y, s) in &a[..k] {
                 assert!((x - y).length() >= r + s);
             }
         }
+        // A sphere that finds no room ends the placing: a prefix comes back.
+        let mut placer = Placer::new(0.3);
+        let got = place_in_order(
+            &mut stream(3, 0, 0),
+            &region,
+            &[floor],
+            [0.3; 5],
+            &mut placer,
+            1000,
+        );
+        assert_eq!(
+            got.len(),
+            1,
+            "one sphere of radius 0.3 fits above the floor"
+        );
+        assert!(has_room(&region, &[floor], 0.3));
+        assert!(!has_room(&region, &[floor], 0.36));
     }
 
     #[test]

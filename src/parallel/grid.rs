@@ -234,8 +234,9 @@ fn particle_extent(setup: &Setup) -> (DVec3, DVec3) {
         hi = hi.max(p.x + p.radius);
     }
     for s in &setup.pours {
-        lo = lo.min(s.lo);
-        hi = hi.max(s.hi);
+        let (a, b) = s.region.bounds();
+        lo = lo.min(a);
+        hi = hi.max(b);
     }
     if !(lo.cmple(hi).all()) {
         return (d.lo, d.hi);

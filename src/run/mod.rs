@@ -150,6 +150,11 @@ fn drive(
     let mut out = Output::open(&sim, threads, opts.restart.is_some())?;
     let ckpt_path = checkpoint::checkpoint_path(&sim.setup.output.dir, &sim.setup.name);
     let ckpt_every = sim.setup.output.checkpoint_every;
+    if rank0 && !opts.quiet {
+        for line in report::size_lines(&sim.setup) {
+            eprintln!("{line}");
+        }
+    }
     let mut progress = Progress::new(
         first,
         total,

@@ -29,6 +29,9 @@ pub fn check_report(s: &Setup, decomp: &Decomposition) -> String {
             g(src.until)
         );
     }
+    for line in size_lines(s) {
+        let _ = writeln!(o, "{line}");
+    }
     let (rmin, rmax) = s.initial.iter().fold((f64::INFINITY, 0.0f64), |(a, b), p| {
         (a.min(p.radius), b.max(p.radius))
     });
@@ -134,6 +137,35 @@ pub fn check_report(s: &Setup, decomp: &Decomposition) -> String {
     o
 }
 
+/// One line per `random` and `pour` block with its realised radius
+/// distribution: count, mean, standard deviation, smallest and largest.
+/// `gravel check` and the start of `gravel run` print these lines.
+pub fn size_lines(s: &Setup) -> Vec<String> {
+    let g = |x: f64| sig(x, 4);
+    s.sizes
+        .iter()
+        .map(|b| {
+            let st = &b.stats;
+            let what = match b.kind {
+                "pour" if st.count as u64 == crate::config::POUR_PREVIEW => {
+                    format!("the first {} radii to pour", st.count)
+                }
+                "pour" => format!("the {} radii to pour", st.count),
+                _ => format!("{} particles placed", st.count),
+            };
+            format!(
+                "radii of {} ({}): {what}, mean {}, sd {}, min {}, max {}",
+                b.key,
+                b.kind,
+                g(st.mean),
+                g(st.sd),
+                g(st.min),
+                g(st.max)
+            )
+        })
+        .collect()
+}
+
 /// Warn about initial and pour velocities that move a particle more than
 /// [`MAX_STEP_FRACTION`] of its radius in one step at the chosen `dt`: the
 /// run would stop (exit 1) as soon as such a particle moves.
@@ -158,13 +190,13 @@ fn step_bound_warnings(s: &Setup, o: &mut String) {
         );
     }
     for src in &s.pours {
-        if fast(src.velocity, src.radius.min) {
+        if fast(src.velocity, src.radius.min()) {
             let _ = writeln!(
                 o,
                 "warning: particles[{}].velocity: poured particles start at {:e} m/s, more than {f} of the smallest radius {:e} m per step at dt = {:e} s; the run will stop when they move",
                 src.block,
                 src.velocity.length(),
-                src.radius.min,
+                src.radius.min(),
                 s.dt
             );
         }

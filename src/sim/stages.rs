@@ -234,7 +234,8 @@ impl Simulation {
             // The spheres a candidate could touch, across periodic faces too
             // (the placer records their images).
             let reach = 2.0 * self.setup.max_radius;
-            let (lo, hi) = (src.lo - DVec3::splat(reach), src.hi + DVec3::splat(reach));
+            let (lo, hi) = src.region.bounds();
+            let (lo, hi) = (lo - DVec3::splat(reach), hi + DVec3::splat(reach));
             let domain = &self.setup.domain;
             let p = &self.particles;
             let mut near = Vec::new();
@@ -264,7 +265,14 @@ impl Simulation {
                 }
             }
             let (seed, step) = (self.setup.seed, self.step);
-            let new = self.setup.pours[s].insert(seed, step, time, &mut placer, &mut self.next_id);
+            let new = self.setup.pours[s].insert(
+                seed,
+                step,
+                time,
+                &self.setup.walls,
+                &mut placer,
+                &mut self.next_id,
+            );
             if !new.is_empty() {
                 any = true;
                 self.particles.truncate_ghosts();
