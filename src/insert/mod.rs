@@ -607,6 +607,7 @@ mod tests {
                 normal: DVec3::Z,
             },
             material: 0,
+            rigid: crate::geometry::walls::Rigid::REST,
         };
         let region = Region::Box {
             lo: DVec3::ZERO,

@@ -143,7 +143,7 @@ pub fn project(region: &Region, x: DVec3) -> DVec3 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::geometry::walls::WallShape;
+    use crate::geometry::walls::{Rigid, WallShape};
     use crate::insert::{stream, uniform};
 
     fn regions() -> [Region; 3] {
@@ -219,6 +219,7 @@ mod tests {
                 normal: DVec3::new(0.0, 0.6, 0.8),
             },
             material: 0,
+            rigid: Rigid::REST,
         };
         let drum = Wall {
             shape: WallShape::Cylinder {
@@ -226,9 +227,10 @@ mod tests {
                 axis: DVec3::X,
                 radius: 1.0,
                 inside: true,
-                angular_velocity: 0.0,
+                half_length: f64::INFINITY,
             },
             material: 0,
+            rigid: Rigid::REST,
         };
         for (w, x) in [
             (floor, DVec3::new(0.3, -0.5, 0.1)),
