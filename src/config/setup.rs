@@ -6,6 +6,7 @@ use super::context::Ctx;
 use super::diagnostics::{diagnostics, DiagnosticSpec};
 use super::laws::law_table;
 use super::limits::{self, usable, MemoryBudget};
+use super::outlets::{check_initial, outlets};
 use super::particles::{check_overlaps, particles};
 use super::schema::*;
 use super::walls::{check_periodic, wall_names, walls};
@@ -13,6 +14,7 @@ use crate::contact::model::Elastic;
 use crate::contact::{ContactLaw, NormalModel};
 use crate::error::{GravelError, Result};
 use crate::geometry::domain::Domain;
+use crate::geometry::outlet::{Lost, Outlet};
 use crate::geometry::walls::Wall;
 use crate::insert::PourSource;
 use crate::integrate::timestep::TimeScales;
@@ -108,6 +110,10 @@ pub struct Setup {
     pub walls: Vec<Wall>,
     /// The walls' names in the output, by index.
     pub wall_names: Vec<String>,
+    /// Outlets, in config order.
+    pub outlets: Vec<Outlet>,
+    /// What becomes of a particle out through an open face.
+    pub lost: Lost,
     /// Particles present at step 0.
     pub initial: Vec<ParticleRecord>,
     /// Pouring sources.
@@ -199,6 +205,7 @@ pub(super) fn build(path: &Path, text: &str, cfg: Config) -> Result<Setup> {
     let laws = law_table(&cx, &cfg.contact, &materials)?;
     let walls = walls(&cx, &cfg.wall, &materials)?;
     let wall_names = wall_names(&cx, &cfg.wall)?;
+    let outlets = outlets(&cx, &cfg.outlet, &domain)?;
     for (k, w) in walls.iter().enumerate() {
         for a in 0..materials.len() as u32 {
             if !laws.get(a, w.material).normal.has_stiffness() {
@@ -268,6 +275,7 @@ pub(super) fn build(path: &Path, text: &str, cfg: Config) -> Result<Setup> {
     }
     check_periodic(&cx, &walls, &domain, reach)?;
     check_overlaps(&cx, &cfg.particles, &initial, &domain)?;
+    check_initial(&cx, &outlets, &initial, &domain)?;
     let time_scales = time_scales(&cx, &laws, &materials, &initial, &pours)?;
     let dt = match &cfg.run.dt {
         DtSpec::Fixed(v) => cx.positive("run.dt", *v)?,
@@ -348,6 +356,8 @@ pub(super) fn build(path: &Path, text: &str, cfg: Config) -> Result<Setup> {
         laws,
         walls,
         wall_names,
+        outlets,
+        lost: cfg.domain.lost,
         initial,
         pours,
         next_id,
