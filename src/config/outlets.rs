@@ -30,7 +30,7 @@ pub(super) fn outlets(cx: &Ctx, cfg: &[OutletConfig], domain: &Domain) -> Result
         .enumerate()
         .map(|(k, (o, name))| {
             let region = shaped_region(cx, &format!("outlet[{k}]"), &o.region, domain)?;
-            Ok(Outlet { name, region })
+            Ok(Outlet::new(name, region))
         })
         .collect()
 }
@@ -50,7 +50,7 @@ pub(super) fn check_initial(
     }
     for r in initial {
         let at = domain.wrap(r.x);
-        if let Some(k) = outlets.iter().position(|o| o.region.contains(at)) {
+        if let Some(k) = outlets.iter().position(|o| o.contains(at)) {
             return Err(cx.err(format!(
                 "outlet[{k}] (`{}`): particle id {} at {:?} starts inside this {} region; particles present at step 0 may not lie in an outlet (the first step would delete them): move the outlet or the particles",
                 outlets[k].name,

@@ -16,6 +16,27 @@ pub struct Outlet {
     pub name: String,
     /// Where particles are deleted; it lies inside the domain.
     pub region: Region,
+    /// The region's bounding box (`Region::bounds`), the cheap test
+    /// that turns most particles away before the exact one.
+    bounds: (DVec3, DVec3),
+}
+
+impl Outlet {
+    /// The outlet `name` over `region`.
+    pub fn new(name: String, region: Region) -> Self {
+        Self {
+            name,
+            bounds: region.bounds(),
+            region,
+        }
+    }
+
+    /// Whether the point `x` (inside the box) lies in the outlet.
+    #[inline]
+    pub fn contains(&self, x: DVec3) -> bool {
+        let (lo, hi) = self.bounds;
+        (x.cmpge(lo) & x.cmple(hi)).all() && self.region.contains(x)
+    }
 }
 
 /// `[domain] lost`: what happens to a particle whose centre leaves the
@@ -72,7 +93,7 @@ impl Outflow<'_> {
         let at = self.domain.wrap(x);
         self.outlets
             .iter()
-            .position(|o| o.region.contains(at))
+            .position(|o| o.contains(at))
             .map(Deletion::Outlet)
     }
 }
@@ -89,20 +110,20 @@ mod tests {
             periodic: [true, false, false],
         };
         let outlets = [
-            Outlet {
-                name: "low".into(),
-                region: Region::Box {
+            Outlet::new(
+                "low".into(),
+                Region::Box {
                     lo: DVec3::ZERO,
                     hi: DVec3::new(1.0, 1.0, 0.1),
                 },
-            },
-            Outlet {
-                name: "corner".into(),
-                region: Region::Sphere {
+            ),
+            Outlet::new(
+                "corner".into(),
+                Region::Sphere {
                     center: DVec3::new(0.1, 0.5, 0.1),
                     radius: 0.1,
                 },
-            },
+            ),
         ];
         let rule = |lost| Outflow {
             domain: &domain,

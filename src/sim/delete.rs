@@ -48,10 +48,14 @@ impl Simulation {
             return Vec::new();
         }
         let x = &self.particles.x[..self.particles.n_owned];
-        (0..x.len())
-            .into_par_iter()
-            .with_min_len(BLOCK)
-            .filter(|&k| rule.deletion(x[k]).is_some())
+        x.par_chunks(BLOCK)
+            .enumerate()
+            .flat_map_iter(|(b, xs)| {
+                xs.iter()
+                    .enumerate()
+                    .filter(move |&(_, &x)| rule.deletion(x).is_some())
+                    .map(move |(k, _)| b * BLOCK + k)
+            })
             .collect()
     }
 
