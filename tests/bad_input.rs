@@ -5,7 +5,7 @@
 //! `domain.toml`, `particles.toml`, `csv.toml`, `contact.toml`,
 //! `rolling.toml`, `spinning.toml`, `stochastic.toml`, `walls.toml`,
 //! `geometry.toml`, `diagnostics.toml`, `output.toml`, `parallel.toml`, `syntax.toml`, `materials.toml`,
-//! `output_interval.toml`), in the style of lumol's `tests/interactions/bad/*.toml`:
+//! `output_interval.toml`, `outlets.toml`), in the style of lumol's `tests/interactions/bad/*.toml`:
 //!
 //! ```text
 //! +++ unknown_key
@@ -267,6 +267,14 @@ bad_cases! {
     domain_lo_of_four_values => "domain_lo_four_values" + run;
     domain_hi_of_two_values => "domain_hi_two_values";
     periodic_of_four_values => "periodic_four_values";
+    // outlets.toml
+    outlet_box_outside_the_domain => "outlet_outside_domain" + run;
+    outlet_cylinder_outside_the_domain => "outlet_cylinder_outside_domain";
+    unknown_lost_value_names_the_line => "lost_unknown" + run;
+    outlet_with_a_stray_key => "outlet_stray_key";
+    outlet_region_with_a_key_of_another_kind => "outlet_region_stray_key";
+    outlet_name_given_twice => "outlet_name_twice";
+    initial_particle_inside_an_outlet => "particle_in_outlet" + run;
     // particles.toml
     unknown_material_in_particles => "unknown_material_particles" + run;
     negative_radius_random_block => "negative_radius";

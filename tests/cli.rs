@@ -17,7 +17,7 @@ const DT: f64 = 1e-5;
 const L: f64 = 0.01;
 const RADIUS: f64 = 0.0005;
 
-const THERMO_COLUMNS: [&str; 16] = [
+const THERMO_COLUMNS: [&str; 18] = [
     "step",
     "time",
     "particles",
@@ -29,6 +29,8 @@ const THERMO_COLUMNS: [&str; 16] = [
     "max_overlap",
     "temperature",
     "rotational_temperature",
+    "deleted",
+    "deleted_mass",
     "stress",
     "stress_kinetic",
     "stress_contact",

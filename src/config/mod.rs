@@ -7,6 +7,7 @@ pub mod diagnostics;
 mod fixed;
 mod laws;
 pub mod limits;
+mod outlets;
 mod particles;
 mod region;
 pub mod schema;

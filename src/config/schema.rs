@@ -34,6 +34,9 @@ pub struct Config {
     /// `[[particles]]`: insertion blocks.
     #[serde(default)]
     pub particles: Vec<ParticleBlock>,
+    /// `[[outlet]]`: regions that delete the particles entering them.
+    #[serde(default)]
+    pub outlet: Vec<OutletConfig>,
     /// `[output]`: frames, thermo, checkpoints.
     #[serde(default)]
     pub output: OutputConfig,
@@ -163,6 +166,21 @@ pub struct DomainConfig {
     pub periodic: Fixed<bool, 3>,
     /// Neighbour-list skin (length). Default: 10 % of the largest diameter.
     pub skin: Option<f64>,
+    /// What becomes of a particle out through an open face: `"error"`
+    /// (default) or `"delete"`.
+    #[serde(default)]
+    pub lost: crate::geometry::outlet::Lost,
+}
+
+/// `[[outlet]]`: a region that deletes the particles whose centres enter it.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OutletConfig {
+    /// Its name in messages and the output (default `outlet<k>`, `k` its
+    /// index).
+    pub name: Option<String>,
+    /// Where particles are deleted: any kind of region.
+    pub region: RegionConfig,
 }
 
 /// `[parallel]`.

@@ -6,6 +6,7 @@ use super::context::Ctx;
 use super::diagnostics::{diagnostics, DiagnosticSpec};
 use super::laws::law_table;
 use super::limits::{self, usable, MemoryBudget};
+use super::outlets::{check_initial, outlets};
 use super::particles::{check_overlaps, particles, BlockSizes};
 use super::schema::*;
 use super::walls::{check_periodic, walls};
@@ -14,6 +15,7 @@ use crate::contact::{ContactLaw, NormalModel};
 use crate::error::{GravelError, Result};
 use crate::geometry::domain::Domain;
 use crate::geometry::motion::{place_walls, MovingWall};
+use crate::geometry::outlet::{Lost, Outlet};
 use crate::geometry::walls::Wall;
 use crate::insert::PourSource;
 use crate::integrate::timestep::TimeScales;
@@ -112,6 +114,10 @@ pub struct Setup {
     /// The walls that move, with their places at rest (`walls` holds
     /// where every wall is at the current time).
     pub moving_walls: Vec<MovingWall>,
+    /// Outlets, in config order.
+    pub outlets: Vec<Outlet>,
+    /// What becomes of a particle out through an open face.
+    pub lost: Lost,
     /// Particles present at step 0.
     pub initial: Vec<ParticleRecord>,
     /// Pouring sources.
@@ -210,6 +216,7 @@ pub(super) fn build(path: &Path, text: &str, cfg: Config) -> Result<Setup> {
     // Where the walls are at t = 0 (a path may start off its place at rest).
     let mut walls = wall_set.walls.clone();
     place_walls(&mut walls, &wall_set.moving, 0.0);
+    let outlets = outlets(&cx, &cfg.outlet, &domain)?;
     for (k, w) in walls.iter().enumerate() {
         for a in 0..materials.len() as u32 {
             if !laws.get(a, w.material).normal.has_stiffness() {
@@ -279,6 +286,7 @@ pub(super) fn build(path: &Path, text: &str, cfg: Config) -> Result<Setup> {
     }
     check_periodic(&cx, &wall_set, &domain, reach)?;
     check_overlaps(&cx, &cfg.particles, &initial, &domain)?;
+    check_initial(&cx, &outlets, &initial, &domain)?;
     let time_scales = time_scales(&cx, &laws, &materials, &initial, &pours)?;
     let dt = match &cfg.run.dt {
         DtSpec::Fixed(v) => cx.positive("run.dt", *v)?,
@@ -360,6 +368,8 @@ pub(super) fn build(path: &Path, text: &str, cfg: Config) -> Result<Setup> {
         walls,
         wall_names: wall_set.names,
         moving_walls: wall_set.moving,
+        outlets,
+        lost: cfg.domain.lost,
         initial,
         pours,
         sizes,

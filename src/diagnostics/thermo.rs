@@ -11,7 +11,7 @@ use glam::DVec3;
 
 /// The names of the thermo columns of one number per row, in order; the
 /// tensor and per-wall columns follow ([`thermo_columns`]).
-pub const SCALAR_COLUMNS: [&str; 11] = [
+pub const SCALAR_COLUMNS: [&str; 13] = [
     "step",
     "time",
     "particles",
@@ -23,6 +23,8 @@ pub const SCALAR_COLUMNS: [&str; 11] = [
     "max_overlap",
     "temperature",
     "rotational_temperature",
+    "deleted",
+    "deleted_mass",
 ];
 
 /// The thermo columns of a run with `walls` walls, in the order of
@@ -73,6 +75,11 @@ pub struct Thermo {
     /// Rotational temperature per degree of freedom (`k_B = 1`) of the
     /// mobile particles: `Σ I |ω|² / (3N)` (0 when `N = 0`).
     pub rotational_temperature: f64,
+    /// Particles deleted so far by outlets and open faces (cumulative; set
+    /// by the caller from the run's totals, `crate::sim::Deleted`).
+    pub deleted: f64,
+    /// Their total mass (kg, cumulative; as `deleted`).
+    pub deleted_mass: f64,
     /// The kinetic stress `(1/V) Σ m v ⊗ v` over the box volume `V` (see
     /// [`super::stress`]).
     pub stress_kinetic: Sym,
@@ -106,6 +113,8 @@ impl Thermo {
             self.max_overlap,
             self.temperature,
             self.rotational_temperature,
+            self.deleted,
+            self.deleted_mass,
         ];
         row.extend(self.stress());
         row.extend(self.stress_kinetic);
@@ -116,8 +125,9 @@ impl Thermo {
     }
 }
 
-/// Measure the thermo quantities over all ranks (see [`Thermo`]; its `step`
-/// and `time` are left at zero for the caller). Collective.
+/// Measure the thermo quantities over all ranks (see [`Thermo`]; its
+/// `step`, `time`, `deleted` and `deleted_mass` are left at zero for the
+/// caller). Collective.
 pub fn measure(v: &View, comm: &dyn Comm) -> Thermo {
     let (p, gravity) = (v.p, v.gravity);
     let mut sums = [0.0; 9];
@@ -178,6 +188,8 @@ pub fn measure(v: &View, comm: &dyn Comm) -> Thermo {
         max_overlap,
         temperature,
         rotational_temperature,
+        deleted: 0.0,
+        deleted_mass: 0.0,
         stress_kinetic: kinetic.map(|s| s / volume),
         stress_contact: stress_contact.map(|s| s / volume),
         wall_force,

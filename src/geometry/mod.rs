@@ -1,9 +1,11 @@
 //! Where particles live: the simulation box with its periodic axes
 //! ([`domain`]), the walls that bound it ([`walls`]) and how they move
-//! ([`motion`]), and the regions that insertion and outlets use
-//! ([`region`]).
+//! ([`motion`]), the regions that insertion and outlets use ([`region`]),
+//! and outlets and the `lost` rule for particles that leave through an
+//! open face ([`outlet`]).
 
 pub mod domain;
 pub mod motion;
+pub mod outlet;
 pub mod region;
 pub mod walls;

@@ -5,7 +5,8 @@
 //!   was started with, string), `format` (`"gravel checkpoint"`) and
 //!   `format_version` (u32, [`FORMAT_VERSION`]);
 //! - `/checkpoint` with attributes `step`, `next_id`, `seed`, `history_len`, `walls`,
-//!   `particles`, `pair_records`, `wall_records` (u64), `time`, `dt` (f64) and
+//!   `particles`, `pair_records`, `wall_records`, `deleted` (u64), `time`, `dt`,
+//!   `deleted_mass` (f64) and
 //!   `checksum` (u64, FNV-1a of the whole payload, see [`checksum`]);
 //! - datasets, one row per particle, sorted by id: `id` (u64), `position`,
 //!   `velocity`, `omega`, `x_ref`, `force`, `torque` (f64, N×3), `radius`, `mass`
@@ -36,7 +37,7 @@ use crate::state::particles::ParticleRecord;
 use crate::state::snapshot::{Compat, Fnv, Snapshot};
 
 /// The checkpoint layout version this build writes and reads.
-pub const FORMAT_VERSION: u32 = 1;
+pub const FORMAT_VERSION: u32 = 2;
 /// The value of the root attribute `format`.
 pub const FORMAT: &str = "gravel checkpoint";
 /// The group holding the state.
@@ -74,11 +75,13 @@ pub fn checksum(snap: &Snapshot) -> u64 {
         snap.particles.len() as u64,
         snap.pair_keys.len() as u64,
         snap.wall_keys.len() as u64,
+        snap.deleted,
     ] {
         h.u64(v);
     }
     h.f64(snap.time);
     h.f64(snap.dt);
+    h.f64(snap.deleted_mass);
     let vec = |h: &mut Fnv, v: DVec3| v.to_array().iter().for_each(|&c| h.f64(c));
     for (k, r) in snap.particles.iter().enumerate() {
         h.u64(r.id);
@@ -159,11 +162,13 @@ fn write_contents(file: &File, snap: &Snapshot, version: &str, abort: bool) -> h
         ("particles", snap.particles.len() as u64),
         ("pair_records", snap.pair_keys.len() as u64),
         ("wall_records", snap.wall_keys.len() as u64),
+        ("deleted", snap.deleted),
     ] {
         write_attr(&g, name, &v)?;
     }
     write_attr(&g, "time", &snap.time)?;
     write_attr(&g, "dt", &snap.dt)?;
+    write_attr(&g, "deleted_mass", &snap.deleted_mass)?;
     let p = &snap.particles;
     write_rows(&g, "id", &p.iter().map(|r| r.id).collect::<Vec<_>>())?;
     write_vectors(&g, "position", &p.iter().map(|r| r.x).collect::<Vec<_>>())?;
@@ -350,6 +355,8 @@ pub fn read(path: &Path) -> IoResult<Snapshot> {
         wall_keys: wall_ids.into_iter().zip(wall_index).collect(),
         wall_values: read_rows(&g, "wall_history", &[k * h], path)?,
         pour_inserted: read_rows(&g, "pour_inserted", &[pours], path)?,
+        deleted: u("deleted")?,
+        deleted_mass: f("deleted_mass")?,
         config_text,
         compat,
     };
@@ -391,6 +398,11 @@ pub fn summarize(path: &Path) -> IoResult<String> {
         s.next_id
     );
     let _ = writeln!(out, "walls: {}", s.walls);
+    let _ = writeln!(
+        out,
+        "deleted so far: {} particles, {} kg",
+        s.deleted, s.deleted_mass
+    );
     let _ = writeln!(
         out,
         "contact history: {} values per record; {} pair records, {} wall records",
@@ -481,6 +493,8 @@ mod tests {
             wall_keys: vec![(10, 1), (13, 0)],
             wall_values: vec![1.0, -0.0, 3.0, 4.0, 5.0, 6.0],
             pour_inserted: vec![7, 0],
+            deleted: 3,
+            deleted_mass: 0.1 + 0.2,
             config_text: "[run]\nname = \"x\"\n".into(),
             ..Default::default()
         };

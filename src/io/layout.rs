@@ -78,6 +78,7 @@ pub fn unit_of(name: &str) -> Option<&'static str> {
         | "temperature"
         | "rotational_temperature" => "J",
         "max_overlap" => "1",
+        "deleted_mass" => "kg",
         "stress" | "stress_kinetic" | "stress_contact" => "Pa",
         "wall_force" => "N",
         "wall_torque" => "N m",

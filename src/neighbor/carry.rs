@@ -210,6 +210,32 @@ impl PairRecords {
         self.pairs.len()
     }
 
+    /// Drop the records of every pair with a particle not in `keep` (the
+    /// deleted particles) and renumber the others: old index `keep[k]`
+    /// (ascending) becomes `k`, as [`Particles::retain_owned`] renumbers
+    /// the particles; `old_len` is the particle count before.
+    ///
+    /// [`Particles::retain_owned`]: crate::state::particles::Particles::retain_owned
+    pub fn retain_particles(&mut self, keep: &[usize], old_len: usize) {
+        let mut new_of_old = vec![u32::MAX; old_len];
+        for (new, &old) in keep.iter().enumerate() {
+            new_of_old[old] = new as u32;
+        }
+        let h = self.len;
+        let mut kept = 0;
+        for r in 0..self.pairs.len() {
+            let pair = self.pairs[r].map(|old| new_of_old[old as usize]);
+            if pair.contains(&u32::MAX) {
+                continue;
+            }
+            self.pairs[kept] = pair;
+            self.values.copy_within(r * h..(r + 1) * h, kept * h);
+            kept += 1;
+        }
+        self.pairs.truncate(kept);
+        self.values.truncate(kept * h);
+    }
+
     /// Write the records into a freshly built list of the same particles,
     /// permuted: new local index `k` is old index `perm[k]` (particles
     /// inserted since the old list have indices it did not cover); `ids`

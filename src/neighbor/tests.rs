@@ -415,3 +415,60 @@ fn a_cleared_history_is_that_of_a_fresh_list() {
     nl.clear_history();
     assert_eq!(fields(&nl), fields(&NeighborList::build(&p, 0.2, 3)));
 }
+
+/// Deleting particles between lifting the history and the rebuild: the
+/// records of pairs with a deleted particle go, by pair
+/// ([`PairRecords::retain_particles`], images included) as by rows, and
+/// every other record comes back.
+///
+/// [`PairRecords::retain_particles`]: crate::neighbor::carry::PairRecords::retain_particles
+#[test]
+fn records_of_deleted_particles_go_by_pairs_as_by_rows() {
+    use crate::neighbor::carry::{HistoryRows, PairRecords};
+    let identity: Vec<usize> = (0..125).collect();
+    let (p, sources) = permuted_spheres(&identity);
+    let mut old = NeighborList::build(&p, 0.2, 3);
+    for k in 0..p.n_owned {
+        for e in old.rows().row(k) {
+            let (a, b) = (p.id[k], old.rows().partner_id(e));
+            let v = a.min(b) as f64 + 0.001 * a.max(b) as f64;
+            old.record_mut(e).copy_from_slice(&[v, -v, 0.5]);
+        }
+    }
+    // Delete every particle whose id is a multiple of 4: among them the
+    // sources of the images.
+    let keep: Vec<usize> = (0..p.n_owned).filter(|&k| p.id[k] % 4 != 0).collect();
+    let deleted: Vec<u64> = (0..p.n_owned)
+        .map(|k| p.id[k])
+        .filter(|i| i % 4 == 0)
+        .collect();
+    let mut pairs = PairRecords::from_list(&old, &sources);
+    let before = pairs.records();
+    pairs.retain_particles(&keep, p.n_owned);
+    let rows = HistoryRows::from_list(&old, p.n_owned).select(&keep);
+    assert!(rows.partner.iter().any(|q| deleted.contains(q)));
+    // The survivors, without images.
+    let mut q = p.clone();
+    q.truncate_ghosts();
+    q.retain_owned(&keep);
+    q.refresh_packed();
+    let mut by_rows = NeighborList::build(&q, 0.2, 3);
+    rows.fill_list(&mut by_rows);
+    let mut by_pairs = NeighborList::build(&q, 0.2, 3);
+    let new: Vec<usize> = (0..keep.len()).collect();
+    pairs.fill_list(&mut by_pairs, &new, &q.id);
+    assert_eq!(fields(&by_pairs), fields(&by_rows));
+    assert!(pairs.records() > 20 && pairs.records() < before);
+    // Every pair of survivors still in reach has its record back.
+    let mut held = 0;
+    for k in 0..q.n_owned {
+        for e in by_pairs.rows().row(k) {
+            let (a, b) = (q.id[k], by_pairs.rows().partner_id(e));
+            assert!(!deleted.contains(&b));
+            let v = a.min(b) as f64 + 0.001 * a.max(b) as f64;
+            assert_eq!(by_pairs.record(e), &[v, -v, 0.5]);
+            held += 1;
+        }
+    }
+    assert!(held > 20, "{held}");
+}

@@ -5,7 +5,9 @@
 //! displacement scan), `insert` (pouring), `neighbor` (a rebuild when any
 //! particle anywhere moved more than half the skin or particles were
 //! inserted — a global decision — else a halo update), `force`, `integrate`
-//! (second half kick). Checkpoints go through [`restart`], comparisons of
+//! (second half kick). Particles in an outlet, or out through an open face
+//! under `lost = "delete"`, are deleted right after the drift ([`delete`]),
+//! which forces a rebuild. Checkpoints go through [`restart`], comparisons of
 //! exact bits through [`dump`].
 //!
 //! A rebuild wraps positions at periodic boundaries, migrates particles that
@@ -14,6 +16,7 @@
 //! particles spatially, creates the ghosts and builds the neighbour list,
 //! putting every history record back by partner id.
 
+pub mod delete;
 pub mod dump;
 pub mod restart;
 pub mod stages;
@@ -33,6 +36,7 @@ use crate::state::history::WallHistory;
 use crate::state::particles::Particles;
 use glam::DVec3;
 
+pub use delete::Deleted;
 pub use dump::HistoryPartner;
 pub use timers::{Stage, Timers};
 
@@ -58,6 +62,8 @@ pub struct Simulation {
     pub step: u64,
     /// Next free particle id.
     pub next_id: u64,
+    /// What outlets and open faces have deleted so far (all ranks).
+    pub deleted: Deleted,
     /// Stage timers.
     pub timers: Timers,
     /// The grid of subdomains.
@@ -90,6 +96,7 @@ impl Simulation {
             wall_history: WallHistory::new(particles.n_owned, setup.walls.len(), h),
             neighbors: NeighborList::empty(particles.n_owned, h),
             next_id: setup.next_id,
+            deleted: Deleted::default(),
             particles,
             setup,
             step: 0,
@@ -155,6 +162,8 @@ impl Simulation {
         Thermo {
             step: self.step,
             time: self.time(),
+            deleted: self.deleted.count as f64,
+            deleted_mass: self.deleted.mass,
             ..measured
         }
     }

@@ -46,6 +46,8 @@ impl Simulation {
             history_len: h,
             walls: nw,
             pour_inserted: self.setup.pours.iter().map(|s| s.inserted).collect(),
+            deleted: self.deleted.count,
+            deleted_mass: self.deleted.mass,
             config_text: self.setup.config_text.clone(),
             compat: self.setup.compat(),
             ..Default::default()
@@ -219,6 +221,10 @@ impl Simulation {
             wall_history,
             step: snap.step,
             next_id: snap.next_id,
+            deleted: super::Deleted {
+                count: snap.deleted,
+                mass: snap.deleted_mass,
+            },
             timers: Timers::default(),
             decomp,
             halo,

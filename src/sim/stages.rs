@@ -1,4 +1,5 @@
-//! The stages of a step, in order: integrate (first half), insert,
+//! The stages of a step, in order: integrate (first half, then the
+//! deletion of particles in outlets or lost through open faces), insert,
 //! neighbour (rebuild or halo update), force, integrate (second half).
 
 use super::timers::{Lap, Stage};
@@ -6,6 +7,8 @@ use super::{Carried, Simulation};
 use crate::diagnostics;
 use crate::error::{GravelError, Result};
 use crate::force::{self, ForceParams};
+use crate::geometry::domain::Domain;
+use crate::geometry::outlet::Lost;
 use crate::insert::Placer;
 use crate::integrate;
 use crate::neighbor;
@@ -19,20 +22,20 @@ use std::time::Instant;
 
 impl Simulation {
     /// Advance one time step: the stages [`Stage::Integrate`] (first half
-    /// kick and drift), [`Stage::Insert`], [`Stage::Neighbor`],
-    /// [`Stage::Force`] and [`Stage::Integrate`] (second half kick), each
-    /// timed. Collective.
+    /// kick and drift, and the deletions they call for), [`Stage::Insert`],
+    /// [`Stage::Neighbor`], [`Stage::Force`] and [`Stage::Integrate`]
+    /// (second half kick), each timed. Collective.
     pub fn step(&mut self) -> Result<()> {
         let mut clock = Lap::start();
-        let max_disp2 = self.first_half()?;
+        let (max_disp2, deleted) = self.first_half()?;
         self.step += 1;
         self.place_walls();
         self.timers.add(Stage::Integrate, clock.lap());
         let inserted = self.insert_due()?;
         self.timers.add(Stage::Insert, clock.lap());
         let half_skin = 0.5 * self.setup.skin;
-        let rebuild = inserted || max_disp2 > half_skin * half_skin;
-        self.refresh_neighbors(rebuild)?;
+        let rebuild = deleted.is_some() || inserted || max_disp2 > half_skin * half_skin;
+        self.refresh_neighbors(rebuild, deleted)?;
         // The overlap bound at every rebuild (every step or two for
         // particles fast enough to collide that hard); reads only.
         if rebuild {
@@ -49,23 +52,34 @@ impl Simulation {
     }
 
     /// The first half step: half kick and drift of every owned particle,
-    /// then one reduction that finds the lowest bad id anywhere (non-finite,
-    /// too fast for the step, or out of the box through an open side) and
-    /// the largest squared displacement since the last rebuild, which it
-    /// returns.
-    fn first_half(&mut self) -> Result<f64> {
-        let scan = integrate::kick_drift(
-            &mut self.particles,
-            self.setup.dt,
-            &self.x_ref,
-            &self.setup.domain,
-        );
-        // One reduction decides both: the lowest bad id (as MAX − id, so the
-        // maximum wins; 0 = none) and the largest displacement (its bits).
+    /// the particles to delete ([`Self::doomed`]), then one reduction that
+    /// finds the lowest bad id anywhere (non-finite, too fast for the step,
+    /// or out of the box through an open side under `lost = "error"`), the
+    /// largest squared displacement since the last rebuild, and whether
+    /// any rank deletes. Returns the displacement and, when particles were
+    /// deleted anywhere, the history of the particles that stay, lifted
+    /// for the rebuild that must follow ([`Self::delete`]).
+    fn first_half(&mut self) -> Result<(f64, Option<Carried>)> {
+        // Under lost = "delete" a particle out through an open face is
+        // deleted, not bad: the drift's bounds then test only that the
+        // positions are finite, as along periodic axes.
+        let bounds = match self.setup.lost {
+            Lost::Error => self.setup.domain,
+            Lost::Delete => Domain {
+                periodic: [true; 3],
+                ..self.setup.domain
+            },
+        };
+        let scan = integrate::kick_drift(&mut self.particles, self.setup.dt, &self.x_ref, &bounds);
+        let doomed = self.doomed();
+        // One reduction decides all three: the lowest bad id (as MAX − id,
+        // so the maximum wins; 0 = none), the largest displacement (its
+        // bits) and whether any rank deletes.
         let tc = Instant::now();
         let mut global = [
             scan.bad.map_or(0, |b| u64::MAX - b.1),
             scan.max_disp2.max(0.0).to_bits(),
+            u64::from(!doomed.is_empty()),
         ];
         self.comm.max_u64s(&mut global);
         self.timers.comm += tc.elapsed();
@@ -79,15 +93,17 @@ impl Simulation {
                 )),
             });
         }
-        Ok(f64::from_bits(global[1]))
+        let carried = (global[2] != 0).then(|| self.delete(&doomed));
+        Ok((f64::from_bits(global[1]), carried))
     }
 
     /// The neighbour stage: a rebuild when `rebuild` (a global decision:
-    /// particles were inserted, or one anywhere moved more than half the
-    /// skin), else a halo update.
-    fn refresh_neighbors(&mut self, rebuild: bool) -> Result<()> {
+    /// particles were deleted or inserted, or one anywhere moved more than
+    /// half the skin), else a halo update. `carried` is the history lifted
+    /// at a deletion.
+    fn refresh_neighbors(&mut self, rebuild: bool, carried: Option<Carried>) -> Result<()> {
         if rebuild {
-            return self.rebuild();
+            return self.rebuild_with(carried);
         }
         let tc = Instant::now();
         self.halo.update(&mut self.particles, self.comm.as_ref());
@@ -290,8 +306,14 @@ impl Simulation {
     /// Wrap, migrate, sort spatially, rebuild ghosts and the neighbour list
     /// (carrying history). Collective.
     pub(super) fn rebuild(&mut self) -> Result<()> {
-        self.timers.rebuilds += 1;
-        let mut carried = match self.halo.image_sources() {
+        self.rebuild_with(None)
+    }
+
+    /// The pair history lifted out of the neighbour list, in the form the
+    /// rebuild carries it: by pair on a single rank, else in per-particle
+    /// rows (particles inserted since the list was built get empty rows).
+    pub(super) fn lift_history(&self) -> Carried {
+        match self.halo.image_sources() {
             Some(sources) if self.comm.size() == 1 => {
                 Carried::Pairs(PairRecords::from_list(&self.neighbors, sources))
             }
@@ -299,7 +321,21 @@ impl Simulation {
                 &self.neighbors,
                 self.particles.n_owned,
             )),
-        };
+        }
+    }
+
+    /// [`Self::rebuild`] with the history `carried` if it was lifted
+    /// already (at a deletion, before this step's insertions), else lifted
+    /// now. Collective.
+    fn rebuild_with(&mut self, carried: Option<Carried>) -> Result<()> {
+        self.timers.rebuilds += 1;
+        let mut carried = carried.unwrap_or_else(|| self.lift_history());
+        if let Carried::Rows(rows) = &mut carried {
+            // Particles inserted since the history was lifted have none.
+            while rows.rows() < self.particles.n_owned {
+                rows.push_row(std::iter::empty());
+            }
+        }
         let p = &mut self.particles;
         p.truncate_ghosts();
         for k in 0..p.n_owned {

@@ -244,8 +244,25 @@ impl Particles {
     /// Reorder the owned particles: new entry `k` is old entry `perm[k]`
     /// (ghosts must have been dropped).
     pub fn permute_owned(&mut self, perm: &[usize]) {
-        assert_eq!(self.len(), self.n_owned);
         assert_eq!(perm.len(), self.n_owned);
+        self.reorder_owned(perm);
+    }
+
+    /// Keep only the owned particles `keep[0], keep[1], …` (ascending local
+    /// indices of those that stay), in that order: the deletion of the
+    /// others. Ghosts must have been dropped; the packed images go too
+    /// (the rebuild that follows a deletion writes them whole).
+    pub fn retain_owned(&mut self, keep: &[usize]) {
+        debug_assert!(keep.windows(2).all(|w| w[0] < w[1]));
+        self.reorder_owned(keep);
+        self.n_owned = keep.len();
+        self.packed.clear();
+    }
+
+    /// New owned entry `k` is old entry `perm[k]` (ghosts must have been
+    /// dropped); the packed images are left as they are.
+    fn reorder_owned(&mut self, perm: &[usize]) {
+        assert_eq!(self.len(), self.n_owned);
         fn apply<T: Copy>(v: &mut Vec<T>, perm: &[usize]) {
             let new: Vec<T> = perm.iter().map(|&k| v[k]).collect();
             *v = new;

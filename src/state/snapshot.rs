@@ -52,6 +52,10 @@ pub struct Snapshot {
     pub wall_values: Vec<f64>,
     /// Particles each pouring source has inserted so far, in config order.
     pub pour_inserted: Vec<u64>,
+    /// Particles deleted so far (outlets, open faces), over all ranks.
+    pub deleted: u64,
+    /// Their total mass (kg), with the bits the run's thermo shows.
+    pub deleted_mass: f64,
     /// The config text the run was started or last restarted with.
     pub config_text: String,
     /// Fingerprints of what a continuation must not change.
@@ -322,6 +326,8 @@ mod tests {
             wall_keys: vec![(1, 0), (4, 1)],
             wall_values: vec![0.5, -0.5, 0.25, f64::EPSILON],
             pour_inserted: vec![3],
+            deleted: 2,
+            deleted_mass: 1.5e-3,
             config_text: "name = \"x\"".into(),
             compat: Compat::default(),
         }
