@@ -61,7 +61,7 @@ fn rel(a: f64, b: f64) -> f64 {
 
 #[test]
 fn a_settled_bed_weighs_on_its_floor_and_its_stress_balances_gravity() {
-    let (sim, t) = settle(build(&bed(30_000)));
+    let (sim, t) = settle(build(&bed(45_000)));
     let p = &sim.particles;
     assert_eq!(p.n_owned, 300);
     // At rest: the kinetic energy is a vanishing part of the potential.
@@ -122,7 +122,7 @@ fn a_sphere_at_rest_loads_the_floor_with_the_torque_of_its_weight() {
 
 #[test]
 fn a_restart_has_no_contact_loads_until_its_first_step() {
-    let (sim, before) = settle(build(&bed(200)));
+    let (sim, before) = settle(build(&bed(3000)));
     let snap = sim.snapshot();
     let setup = sim.setup.clone();
     let mut restarted = Simulation::from_snapshot(setup, Box::new(SerialComm), &snap).unwrap();
@@ -378,7 +378,7 @@ fn coarse_grained_mass_momentum_and_contact_stress_integrate_to_the_totals() {
 /// accelerations).
 #[test]
 fn coarse_grained_stress_of_a_settled_bed_balances_gravity() {
-    let config = bed(30_000).push("diagnostics", coarse_grain("z", 120, 0.001));
+    let config = bed(45_000).push("diagnostics", coarse_grain("z", 120, 0.001));
     let (sim, _) = settle(build(&config));
     let p = &sim.particles;
     let top = (0..p.n_owned).map(|k| p.x[k].z).fold(0.0f64, f64::max);
