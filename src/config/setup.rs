@@ -137,6 +137,14 @@ pub struct Setup {
 }
 
 impl Setup {
+    /// The walls where they are at time `t` (a run keeps its walls in
+    /// `walls`, placed at the current time).
+    pub fn walls_at(&self, t: f64) -> Vec<Wall> {
+        let mut walls = self.walls.clone();
+        place_walls(&mut walls, &self.moving_walls, t);
+        walls
+    }
+
     /// Read and validate a config file.
     pub fn from_file(path: &Path) -> Result<Self> {
         let text = std::fs::read_to_string(path)
@@ -178,9 +186,7 @@ impl Setup {
             blocks.str(&format!("{s:?}"));
         }
         blocks.u64(setup.next_id);
-        // The walls at t = 0: a run moves its moving walls in `walls`.
-        let mut walls_at_start = setup.walls.clone();
-        place_walls(&mut walls_at_start, &setup.moving_walls, 0.0);
+        let walls_at_start = setup.walls_at(0.0);
         let values = [
             text(format!("{:?}", setup.materials)),
             text(format!("{:?} {:?}", setup.laws, setup.range_pad)),

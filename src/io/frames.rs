@@ -18,7 +18,7 @@ use super::layout::{
 };
 use super::read::read_layout;
 use super::table::{Column, Table};
-use super::xdmf::{write_xdmf, XdmfFrame};
+use super::xdmf::{write_xdmf, WallScene, XdmfFrame};
 use crate::error::{Context, IoError, IoResult};
 /// Entries per chunk of the vertex index.
 const VERTEX_INDEX_CHUNK: usize = 8192;
@@ -94,6 +94,8 @@ pub struct OutputFile {
     thermo: Table,
     /// The diagnostics' tables, by name.
     diagnostics: Vec<(String, Table)>,
+    /// The walls the sidecar draws, if any.
+    walls: Option<WallScene>,
 }
 
 impl OutputFile {
@@ -130,6 +132,7 @@ impl OutputFile {
             frames: Vec::new(),
             thermo,
             diagnostics: Vec::new(),
+            walls: None,
         };
         match std::fs::remove_file(out.xdmf_path()) {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
@@ -165,6 +168,7 @@ impl OutputFile {
             frames,
             thermo,
             diagnostics,
+            walls: None,
         };
         out.trim_contact_lists()?;
         Ok(out)
@@ -465,7 +469,18 @@ impl OutputFile {
             .path
             .file_name()
             .map_or_else(String::new, |name| name.to_string_lossy().into_owned());
-        write_xdmf(&self.xdmf_path(), &h5_name, &self.frames)
+        write_xdmf(
+            &self.xdmf_path(),
+            &h5_name,
+            &self.frames,
+            self.walls.as_ref(),
+        )
+    }
+
+    /// The walls the XDMF sidecar draws from now on (rewritten with the
+    /// next frame).
+    pub fn set_walls(&mut self, walls: WallScene) {
+        self.walls = Some(walls);
     }
 }
 

@@ -10,6 +10,13 @@
 //! the largest frame: readers that build no default connectivity (ParaView's
 //! `Xdmf3Reader*`) then still get one vertex cell per particle. Frames without
 //! particles are left out of the sidecar, since readers reject zero-sized arrays.
+//!
+//! The walls ([`WallScene`]) are drawn as triangle surfaces with their data written
+//! inline: one `Uniform` grid per wall, named as in `/walls`, in a `Spatial`
+//! collection `walls`. Walls at rest are drawn once; where a wall moves, the
+//! collection is drawn at every frame's time, inside a `Temporal` collection, each
+//! wall placed where it is then (a function of the time alone,
+//! [`crate::geometry::motion`]).
 
 use std::borrow::Cow;
 use std::fmt::Write as _;
@@ -19,6 +26,25 @@ use std::path::{Path, PathBuf};
 
 use super::layout::{frame_path, FROZEN, ID, MATERIAL, POSITION, RADIUS, VERTEX_INDEX};
 use crate::error::{Context, IoResult};
+use crate::geometry::domain::Domain;
+use crate::geometry::motion::{place_walls, MovingWall};
+use crate::geometry::surface::tessellate;
+use crate::geometry::walls::Wall;
+
+/// The walls as the sidecar draws them: where they are at `t = 0`, which
+/// move and how, their names, and the box that clips planes and infinite
+/// cylinders.
+#[derive(Debug, Clone)]
+pub struct WallScene {
+    /// The walls at `t = 0`.
+    pub walls: Vec<Wall>,
+    /// The walls that move.
+    pub moving: Vec<MovingWall>,
+    /// Their names, by index.
+    pub names: Vec<String>,
+    /// The box.
+    pub domain: Domain,
+}
 
 /// What the sidecar needs to know about one frame: step, time (s), particle count and
 /// the names of its datasets beyond `id`, `position`, `radius` and `material`, in the
@@ -59,12 +85,17 @@ impl Num {
 ///
 /// # Errors
 /// If the temporary file cannot be written or renamed.
-pub fn write_xdmf(xdmf_path: &Path, h5_file_name: &str, frames: &[XdmfFrame]) -> IoResult<()> {
-    write_atomically(xdmf_path, &render(h5_file_name, frames))
+pub fn write_xdmf(
+    xdmf_path: &Path,
+    h5_file_name: &str,
+    frames: &[XdmfFrame],
+    walls: Option<&WallScene>,
+) -> IoResult<()> {
+    write_atomically(xdmf_path, &render(h5_file_name, frames, walls))
 }
 
 /// The whole XDMF document.
-fn render(h5_file_name: &str, frames: &[XdmfFrame]) -> String {
+fn render(h5_file_name: &str, frames: &[XdmfFrame], walls: Option<&WallScene>) -> String {
     let h5 = escape(h5_file_name);
     // Readers fail on zero-sized arrays, so frames without particles are left out.
     let mut listed: Vec<&XdmfFrame> = frames.iter().filter(|f| f.2 > 0).collect();
@@ -78,11 +109,81 @@ fn render(h5_file_name: &str, frames: &[XdmfFrame]) -> String {
     out.push_str(
         "    <Grid Name=\"particles\" GridType=\"Collection\" CollectionType=\"Temporal\">\n",
     );
-    for frame in listed {
+    for &frame in &listed {
         render_frame(&mut out, &h5, vertex_count, frame);
     }
-    out.push_str("    </Grid>\n  </Domain>\n</Xdmf>\n");
+    out.push_str("    </Grid>\n");
+    if let Some(scene) = walls.filter(|s| !s.walls.is_empty()) {
+        if scene.moving.is_empty() {
+            render_walls(&mut out, 4, scene, &scene.walls, None);
+        } else {
+            out.push_str(
+                "    <Grid Name=\"walls\" GridType=\"Collection\" CollectionType=\"Temporal\">\n",
+            );
+            let mut placed = scene.walls.clone();
+            for frame in &listed {
+                place_walls(&mut placed, &scene.moving, frame.1);
+                render_walls(&mut out, 6, scene, &placed, Some(frame.1));
+            }
+            out.push_str("    </Grid>\n");
+        }
+    }
+    out.push_str("  </Domain>\n</Xdmf>\n");
     out
+}
+
+/// The `Spatial` collection `walls`: each of `walls` (placed where they are
+/// at `time`, if given) as a triangle surface with inline data.
+fn render_walls(
+    out: &mut String,
+    indent: usize,
+    scene: &WallScene,
+    walls: &[Wall],
+    time: Option<f64>,
+) {
+    let pad = " ".repeat(indent);
+    let _ = writeln!(
+        out,
+        "{pad}<Grid Name=\"walls\" GridType=\"Collection\" CollectionType=\"Spatial\">"
+    );
+    if let Some(t) = time {
+        let _ = writeln!(out, "{pad}  <Time Value=\"{t}\"/>");
+    }
+    for (wall, name) in walls.iter().zip(&scene.names) {
+        let surface = tessellate(wall, &scene.domain);
+        if surface.triangles.is_empty() {
+            continue; // wholly outside the box: nothing to draw
+        }
+        let (nt, np) = (surface.triangles.len(), surface.points.len());
+        let _ = writeln!(
+            out,
+            "{pad}  <Grid Name=\"{}\" GridType=\"Uniform\">",
+            escape(name)
+        );
+        let _ = writeln!(
+            out,
+            "{pad}    <Topology TopologyType=\"Triangle\" NumberOfElements=\"{nt}\">"
+        );
+        let _ = write!(
+            out,
+            "{pad}      <DataItem Dimensions=\"{nt} 3\" NumberType=\"UInt\" Precision=\"4\" Format=\"XML\">"
+        );
+        for t in &surface.triangles {
+            let _ = write!(out, "{} {} {} ", t[0], t[1], t[2]);
+        }
+        let _ = writeln!(out, "</DataItem>\n{pad}    </Topology>");
+        let _ = writeln!(out, "{pad}    <Geometry GeometryType=\"XYZ\">");
+        let _ = write!(
+            out,
+            "{pad}      <DataItem Dimensions=\"{np} 3\" NumberType=\"Float\" Precision=\"8\" Format=\"XML\">"
+        );
+        for p in &surface.points {
+            let _ = write!(out, "{} {} {} ", p.x, p.y, p.z);
+        }
+        let _ = writeln!(out, "</DataItem>\n{pad}    </Geometry>");
+        let _ = writeln!(out, "{pad}  </Grid>");
+    }
+    let _ = writeln!(out, "{pad}</Grid>");
 }
 
 /// One `Uniform` grid: time, topology, geometry and attributes of a frame.
@@ -248,7 +349,7 @@ pub(crate) mod tests {
 
     #[test]
     fn document_is_well_formed_and_ordered_by_step() {
-        let xml = render("run&co.h5", &frames());
+        let xml = render("run&co.h5", &frames(), None);
         let names = element_names(&xml);
         assert_eq!(names.iter().filter(|n| *n == "Grid").count(), 3);
         assert_eq!(
@@ -265,7 +366,7 @@ pub(crate) mod tests {
 
     #[test]
     fn number_types_match_the_datasets() {
-        let xml = render("run.h5", &frames());
+        let xml = render("run.h5", &frames(), None);
         let item = |name: &str| {
             let start = xml.find(&format!("Attribute Name=\"{name}\"")).unwrap();
             xml[start..].lines().nth(1).unwrap().to_owned()
@@ -292,8 +393,8 @@ pub(crate) mod tests {
     fn write_replaces_the_file_and_leaves_no_temporary() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("run.xdmf");
-        write_xdmf(&path, "run.h5", &frames()[..1]).unwrap();
-        write_xdmf(&path, "run.h5", &frames()).unwrap();
+        write_xdmf(&path, "run.h5", &frames()[..1], None).unwrap();
+        write_xdmf(&path, "run.h5", &frames(), None).unwrap();
         let text = fs::read_to_string(&path).unwrap();
         assert!(text.contains("000000100") && text.contains("000000200"));
         let entries: Vec<_> = fs::read_dir(dir.path()).unwrap().collect();
@@ -304,7 +405,86 @@ pub(crate) mod tests {
     fn write_into_missing_folder_names_the_path() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("missing").join("run.xdmf");
-        let err = write_xdmf(&path, "run.h5", &frames()).unwrap_err();
+        let err = write_xdmf(&path, "run.h5", &frames(), None).unwrap_err();
         assert!(err.to_string().contains(&*path.to_string_lossy()), "{err}");
+    }
+
+    fn scene(moving: bool) -> WallScene {
+        use crate::geometry::motion::{Motion, Translation};
+        use crate::geometry::walls::{Rigid, WallShape};
+        let floor = Wall {
+            shape: WallShape::Plane {
+                point: DVec3::ZERO,
+                normal: DVec3::Z,
+            },
+            material: 0,
+            rigid: Rigid::REST,
+        };
+        let drum = Wall {
+            shape: WallShape::Cylinder {
+                axis_point: DVec3::splat(0.5),
+                axis: DVec3::Y,
+                radius: 0.4,
+                half_length: 0.25,
+                inside: true,
+            },
+            material: 0,
+            rigid: Rigid::REST,
+        };
+        WallScene {
+            walls: vec![floor, drum],
+            moving: if moving {
+                vec![MovingWall {
+                    index: 0,
+                    base: floor,
+                    motion: Motion {
+                        translation: Translation::Velocity(DVec3::new(0.0, 0.0, 100.0)),
+                        turn: None,
+                    },
+                }]
+            } else {
+                Vec::new()
+            },
+            names: vec!["floor".into(), "drum<1>".into()],
+            domain: Domain {
+                lo: DVec3::ZERO,
+                hi: DVec3::ONE,
+                periodic: [false; 3],
+            },
+        }
+    }
+
+    use crate::geometry::motion::MovingWall;
+    use glam::DVec3;
+
+    #[test]
+    fn walls_at_rest_are_drawn_once_as_triangle_surfaces() {
+        let xml = render("run.h5", &frames(), Some(&scene(false)));
+        let names = element_names(&xml);
+        // The particles' frames, then one spatial collection of two walls.
+        let listed = frames().iter().filter(|f| f.2 > 0).count();
+        assert_eq!(names.iter().filter(|n| *n == "Topology").count(), listed + 2);
+        assert_eq!(xml.matches("TopologyType=\"Triangle\"").count(), 2);
+        assert!(
+            xml.contains("<Grid Name=\"floor\"") && xml.contains("<Grid Name=\"drum&lt;1&gt;\"")
+        );
+        // The floor is the unit square at z = 0: two triangles of a fan
+        // of four corners about the centre, four triangles.
+        assert!(xml.contains("NumberOfElements=\"4\""), "{xml}");
+    }
+
+    #[test]
+    fn moving_walls_are_drawn_where_they_are_at_each_frame() {
+        let xml = render("run.h5", &frames(), Some(&scene(true)));
+        element_names(&xml);
+        let listed = frames().iter().filter(|f| f.2 > 0).count();
+        assert_eq!(xml.matches("<Grid Name=\"floor\"").count(), listed);
+        // Each frame's floor lies at z = 100 t.
+        for f in frames().iter().filter(|f| f.2 > 0) {
+            let z = 100.0 * f.1;
+            let corner = format!("0 0 {z} ");
+            assert!(xml.contains(&format!("<Time Value=\"{}\"/>", f.1)));
+            assert!(xml.contains(&corner), "no floor corner at z = {z}");
+        }
     }
 }

@@ -11,6 +11,7 @@ use crate::diagnostics::{thermo_columns, Thermo, MAX_OVERLAP};
 use crate::error::{GravelError, IoError, Result};
 use crate::io::checkpoint;
 use crate::io::frames::{Frame, OutputFile};
+use crate::io::xdmf::WallScene;
 use crate::math::figures::sig;
 use crate::parallel::comm::{Comm, SerialComm};
 use crate::sim::timers::Lap;
@@ -374,6 +375,7 @@ impl Output {
                 let append = |path: &Path| -> std::result::Result<OutputFile, IoError> {
                     let mut file = OutputFile::open_append(path)?;
                     file.cut_after(sim.step)?;
+                    file.set_walls(wall_scene(&sim.setup));
                     Ok(file)
                 };
                 Some(append(&path).map_err(|e| {
@@ -426,6 +428,7 @@ impl Output {
             file.write_materials(&names)?;
             let names: Vec<&str> = s.wall_names.iter().map(String::as_str).collect();
             file.write_walls(&names)?;
+            file.set_walls(wall_scene(s));
             Some(file)
         } else {
             None
@@ -686,5 +689,15 @@ impl Progress {
         if let Some(b) = &self.bar {
             b.finish_and_clear();
         }
+    }
+}
+
+/// The walls as the XDMF sidecar draws them.
+fn wall_scene(setup: &Setup) -> WallScene {
+    WallScene {
+        walls: setup.walls_at(0.0),
+        moving: setup.moving_walls.clone(),
+        names: setup.wall_names.clone(),
+        domain: setup.domain,
     }
 }
