@@ -342,7 +342,9 @@ pub enum WallConfig {
         material: String,
         /// Constant velocity (m/s) (default: none).
         velocity: Option<Fixed<f64, 3>>,
-        /// Piecewise-linear offsets in time (default: none).
+        /// Piecewise-linear offsets in time (default: none); also
+        /// `trajectory`, the name a mesh gives it.
+        #[serde(alias = "trajectory")]
         path: Option<PathConfig>,
         /// A turn about a fixed axis (default: none).
         rotation: Option<RotationConfig>,
@@ -376,11 +378,40 @@ pub enum WallConfig {
         material: String,
         /// Constant velocity (m/s) (default: none).
         velocity: Option<Fixed<f64, 3>>,
-        /// Piecewise-linear offsets in time (default: none).
+        /// Piecewise-linear offsets in time (default: none); also
+        /// `trajectory`, the name a mesh gives it.
+        #[serde(alias = "trajectory")]
         path: Option<PathConfig>,
         /// A turn about a fixed axis (default: none).
         rotation: Option<RotationConfig>,
     },
+    /// A triangle mesh read from an STL file (ASCII or binary).
+    Mesh {
+        /// Its name in the output (default `wall<k>`, `k` its index).
+        #[serde(default)]
+        name: Option<String>,
+        /// The STL file, relative to the config file's folder.
+        path: String,
+        /// Each coordinate of the file times `scale` (default 1; 0.001 for
+        /// a file in millimetres).
+        #[serde(default = "default_one")]
+        scale: f64,
+        /// Then moved by `offset` (m) (default none).
+        offset: Option<Fixed<f64, 3>>,
+        /// Material name.
+        material: String,
+        /// Constant velocity (m/s) (default: none).
+        velocity: Option<Fixed<f64, 3>>,
+        /// Piecewise-linear offsets in time (default: none): a mesh's
+        /// `path` is its file.
+        trajectory: Option<PathConfig>,
+        /// A turn about a fixed axis (default: none).
+        rotation: Option<RotationConfig>,
+    },
+}
+
+fn default_one() -> f64 {
+    1.0
 }
 
 /// `path = { times, offsets }`.
@@ -409,7 +440,9 @@ impl WallConfig {
     /// The wall's name as given, if any.
     pub fn name(&self) -> Option<&str> {
         match self {
-            Self::Plane { name, .. } | Self::Cylinder { name, .. } => name.as_deref(),
+            Self::Plane { name, .. } | Self::Cylinder { name, .. } | Self::Mesh { name, .. } => {
+                name.as_deref()
+            }
         }
     }
 
@@ -434,6 +467,12 @@ impl WallConfig {
                 rotation,
                 ..
             } => (velocity.as_ref(), path.as_ref(), rotation.as_ref()),
+            Self::Mesh {
+                velocity,
+                trajectory,
+                rotation,
+                ..
+            } => (velocity.as_ref(), trajectory.as_ref(), rotation.as_ref()),
         }
     }
 }

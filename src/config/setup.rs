@@ -137,6 +137,15 @@ pub struct Setup {
 }
 
 impl Setup {
+    /// The wall-history records each particle keeps: one per wall, a
+    /// mesh's slots ([`Wall::history_records`]).
+    pub fn wall_records(&self) -> usize {
+        self.walls
+            .iter()
+            .map(|w| w.history_records(self.laws.history_len))
+            .sum()
+    }
+
     /// The walls where they are at time `t` (a run keeps its walls in
     /// `walls`, placed at the current time).
     pub fn walls_at(&self, t: f64) -> Vec<Wall> {

@@ -1,12 +1,14 @@
-//! `[[wall]]`: planes and cylinders (a finite drum with its caps), and how
-//! they move.
+//! `[[wall]]`: planes, cylinders (a finite drum with its caps) and STL
+//! meshes, and how they move.
 
 use super::context::Ctx;
 use super::schema::*;
 use super::setup::Material;
 use crate::error::Result;
 use crate::geometry::domain::Domain;
+use crate::geometry::mesh::{Pose, TriMesh};
 use crate::geometry::motion::{Motion, MovingWall, Path, Translation, Turn};
+use std::sync::Arc;
 use crate::geometry::walls::{PeriodicCut, Rigid, Wall, WallShape};
 use glam::DVec3;
 
@@ -48,7 +50,7 @@ pub(super) fn walls(cx: &Ctx, cfg: &[WallConfig], mats: &[Material]) -> Result<W
             if let Some(motion) = &motion {
                 set.moving.push(MovingWall {
                     index: set.walls.len(),
-                    base: wall,
+                    base: wall.clone(),
                     motion: motion.clone(),
                 });
             }
@@ -138,6 +140,33 @@ pub(super) fn walls(cx: &Ctx, cfg: &[WallConfig], mats: &[Material]) -> Result<W
                     }
                 }
             }
+            WallConfig::Mesh {
+                path,
+                scale,
+                offset,
+                material,
+                ..
+            } => {
+                let scale = cx.positive(&format!("{key}.scale"), *scale)?;
+                let offset = match offset {
+                    Some(o) => finite(cx, &format!("{key}.offset"), o.0)?,
+                    None => DVec3::ZERO,
+                };
+                let file = cx.file.parent().unwrap_or(std::path::Path::new(".")).join(path);
+                let mesh = TriMesh::read_stl(&file, scale, offset)
+                    .map_err(|e| cx.err(format!("{key}.path: {e}")))?;
+                push(
+                    Wall {
+                        shape: WallShape::Mesh {
+                            mesh: Arc::new(mesh),
+                            pose: Pose::REST,
+                        },
+                        material: cx.material(&format!("{key}.material"), material, mats)?,
+                        rigid: Rigid::REST,
+                    },
+                    name,
+                );
+            }
         }
     }
     cx.names(
@@ -172,18 +201,23 @@ fn motion(cx: &Ctx, key: &str, w: &WallConfig) -> Result<Option<Motion>> {
         }
         (Some(v), None) => Translation::Velocity(finite(cx, &format!("{key}.velocity"), v.0)?),
         (None, Some(p)) => {
+            let path_key = if matches!(w, WallConfig::Mesh { .. }) {
+                "trajectory"
+            } else {
+                "path"
+            };
             let times_ok = p.times.iter().all(|t| t.is_finite());
             let offsets = p
                 .offsets
                 .iter()
                 .enumerate()
-                .map(|(j, o)| finite(cx, &format!("{key}.path.offsets[{j}]"), o.0))
+                .map(|(j, o)| finite(cx, &format!("{key}.{path_key}.offsets[{j}]"), o.0))
                 .collect::<Result<Vec<_>>>()?;
             match Path::new(p.times.clone(), offsets).filter(|_| times_ok) {
                 Some(path) => Translation::Path(path),
                 None => {
                     return Err(cx.err(format!(
-                        "{key}.path: `times` must be finite and strictly increasing, with one offset per time and at least one; got {} times {:?} and {} offsets",
+                        "{key}.{path_key}: `times` must be finite and strictly increasing, with one offset per time and at least one; got {} times {:?} and {} offsets",
                         p.times.len(),
                         p.times,
                         p.offsets.len()
@@ -232,7 +266,7 @@ pub(super) fn check_periodic(cx: &Ctx, set: &WallSet, domain: &Domain, reach: f6
         let key = set.key(k);
         if let Some((a, cut)) = w.periodic_cut(domain, reach) {
             let axis = ["x", "y", "z"][a];
-            let what = match (w.shape, cut) {
+            let what = match (&w.shape, cut) {
                 (WallShape::Plane { normal, .. }, _) => format!(
                     "the plane's normal {:?} has a component along the periodic axis {axis}, so the plane cuts it",
                     normal.to_array()
@@ -279,7 +313,7 @@ fn periodic_motion(wall: &Wall, motion: &Motion, domain: &Domain) -> Option<Stri
             WallShape::Cylinder {
                 axis, half_length, ..
             } => half_length.is_infinite() && (axis[a].abs() - 1.0).abs() <= tiny,
-            WallShape::Disc { .. } => false,
+            WallShape::Disc { .. } | WallShape::Mesh { .. } => false,
         };
         let travels = match &motion.translation {
             Translation::Still => false,
@@ -299,6 +333,10 @@ fn periodic_motion(wall: &Wall, motion: &Motion, domain: &Domain) -> Option<Stri
     }
     let (u, c) = (turn.axis, turn.point);
     match wall.shape {
+        WallShape::Mesh { .. } => Some(format!(
+            "it turns about {:?}, and a turning mesh is not uniform along a periodic axis",
+            u.to_array()
+        )),
         WallShape::Plane { normal: n, .. } => {
             // n(θ)·e_a = (n·e_a − (u·e_a)(u·n)) cos θ + ((u × n)·e_a) sin θ
             // + (u·e_a)(u·n): zero for every θ when each term is.

@@ -132,9 +132,10 @@ pub fn compute(
     let h = history.record_len();
     assert_eq!(jobs.offsets().len(), n + 1, "a list of other particles");
     assert_eq!(shares.len(), jobs.slots(), "share slots of another list");
-    let wh = fp.walls.len() * h;
+    let records: usize = fp.walls.iter().map(|w| w.history_records(h)).sum();
+    let wh = records * h;
     assert!(
-        wall_history.walls() == fp.walls.len()
+        wall_history.walls() == records
             && (wh == 0 || wall_history.history_len() == h && wall_history.particles() == n),
         "wall history of other walls, laws or particles"
     );

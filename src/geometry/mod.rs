@@ -5,6 +5,7 @@
 //! face ([`outlet`]), and walls drawn as triangles ([`surface`]).
 
 pub mod domain;
+pub mod mesh;
 pub mod motion;
 pub mod outlet;
 pub mod region;

@@ -16,6 +16,7 @@
 //! moving wall is at the same place, to the bit, on any number of ranks
 //! and after a restart.
 
+use super::mesh::Pose;
 use super::walls::{Rigid, Wall, WallShape};
 use glam::DVec3;
 
@@ -108,7 +109,7 @@ pub struct Motion {
 }
 
 /// `v` turned by `angle` about the unit `axis` (Rodrigues' formula).
-fn rotate(v: DVec3, axis: DVec3, (sin, cos): (f64, f64)) -> DVec3 {
+pub(crate) fn rotate(v: DVec3, axis: DVec3, (sin, cos): (f64, f64)) -> DVec3 {
     v * cos + axis.cross(v) * sin + axis * (axis.dot(v) * (1.0 - cos))
 }
 
@@ -124,7 +125,16 @@ impl Motion {
         };
         let dir = |u: DVec3| rotate(u, axis, sc);
         let point = |x: DVec3| centre + d + dir(x - centre);
-        let shape = match base.shape {
+        let shape = match base.shape.clone() {
+            WallShape::Mesh { mesh, .. } => WallShape::Mesh {
+                mesh,
+                pose: Pose {
+                    centre,
+                    shift: d,
+                    axis,
+                    sc,
+                },
+            },
             WallShape::Plane { point: p, normal } => WallShape::Plane {
                 point: point(p),
                 normal: dir(normal),
@@ -312,10 +322,10 @@ mod tests {
         let base = plane(DVec3::ZERO, DVec3::X);
         let (dt, steps) = (1e-5, 12_345u64);
         // Placed from the step alone: the same bits however it was reached.
-        let mut walls = vec![base];
+        let mut walls = vec![base.clone()];
         let moving = [MovingWall {
             index: 0,
-            base,
+            base: base.clone(),
             motion: m.clone(),
         }];
         for step in [3, 12_345, 7] {

@@ -123,7 +123,11 @@ fn circle(centre: DVec3, axis: DVec3, radius: f64) -> Vec<DVec3> {
 
 /// `wall` as a triangle surface within `domain`.
 pub fn tessellate(wall: &Wall, domain: &Domain) -> Surface {
-    match wall.shape {
+    match wall.shape.clone() {
+        WallShape::Mesh { mesh, pose } => Surface {
+            points: mesh.vertices().iter().map(|&v| pose.place(v)).collect(),
+            triangles: mesh.triangles().to_vec(),
+        },
         WallShape::Plane { point, normal } => plane_in_box(point, normal, domain),
         WallShape::Cylinder {
             axis_point,

@@ -6,10 +6,12 @@
 //! at each step is [`super::motion`]'s business.
 
 use super::domain::Domain;
+use super::mesh::{Contacts, MeshContact, Pose, TriMesh};
 use glam::DVec3;
+use std::sync::Arc;
 
 /// The geometry of one wall.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum WallShape {
     /// Plane through `point` with unit `normal` pointing into the particles' side.
     Plane {
@@ -49,6 +51,15 @@ pub enum WallShape {
         normal: DVec3,
         /// Radius.
         radius: f64,
+    },
+    /// A triangle mesh (an STL file), placed by `pose`
+    /// ([`super::mesh`]): a sphere meets each face, edge and vertex
+    /// nearest to it once, from either side.
+    Mesh {
+        /// The triangles at rest, shared by every copy of the wall.
+        mesh: Arc<TriMesh>,
+        /// Where the mesh is now.
+        pose: Pose,
     },
 }
 
@@ -97,7 +108,7 @@ impl Rigid {
 }
 
 /// A wall with its material and the motion of its surface.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Wall {
     /// Shape (where the wall is now).
     pub shape: WallShape,
@@ -136,10 +147,12 @@ impl Wall {
     /// normal from `x` towards it: positive on the particles' side, negative
     /// behind the wall (a plane's or a disc face's far side, outside a
     /// drum, inside a post). `None` where the direction is undefined (on a
-    /// cylinder's axis, on a rim's axis beyond a disc or tube end).
+    /// cylinder's axis, on a rim's axis beyond a disc or tube end), and
+    /// for a mesh, which may have several contacts ([`Wall::mesh_contacts`]).
     #[inline]
     pub fn surface(&self, x: DVec3) -> Option<(f64, DVec3)> {
         match self.shape {
+            WallShape::Mesh { .. } => None,
             WallShape::Plane { point, normal } => Some(((x - point).dot(normal), -normal)),
             WallShape::Cylinder {
                 axis_point,
@@ -189,9 +202,22 @@ impl Wall {
 
     /// Contact geometry of a sphere at `x` with radius `r`, if it overlaps the
     /// wall by more than zero (or lies within `extra` of it).
+    /// A mesh gives its nearest contact (the force stage takes them all,
+    /// [`Wall::mesh_contacts`]).
     #[inline]
     pub fn touch(&self, x: DVec3, r: f64, extra: f64) -> Option<WallTouch> {
-        let (dist, n) = self.surface(x)?;
+        let (dist, n) = match &self.shape {
+            WallShape::Mesh { .. } => {
+                let mut out = Contacts::default();
+                self.mesh_contacts(x, r + extra, &mut out);
+                let c = out
+                    .as_slice()
+                    .iter()
+                    .min_by(|a, b| a.dist.total_cmp(&b.dist))?;
+                (c.dist, c.n)
+            }
+            _ => self.surface(x)?,
+        };
         (dist < r + extra).then(|| WallTouch {
             n,
             dist,
@@ -206,13 +232,69 @@ impl Wall {
 }
 
 impl Wall {
-    /// The point the diagnostics take a wall's torque about: a plane's
-    /// `point`, a cylinder's `axis_point`, a disc's `center`.
-    pub fn reference_point(&self) -> DVec3 {
+    /// The records of `h` values that a particle keeps for this wall's
+    /// contacts: one; for a mesh, [`super::mesh::MESH_SLOTS`] slots, each
+    /// a key (the contact's normal, 3 values padded to whole records,
+    /// [`Wall::mesh_key_records`]) and a record. (None hold anything when
+    /// `h = 0`: one empty record.)
+    pub fn history_records(&self, h: usize) -> usize {
         match self.shape {
-            WallShape::Plane { point, .. } => point,
-            WallShape::Cylinder { axis_point, .. } => axis_point,
-            WallShape::Disc { center, .. } => center,
+            WallShape::Mesh { .. } if h > 0 => {
+                super::mesh::MESH_SLOTS * (Self::mesh_key_records(h) + 1)
+            }
+            _ => 1,
+        }
+    }
+
+    /// The records of `h > 0` values that hold a mesh contact's key (3 values).
+    pub fn mesh_key_records(h: usize) -> usize {
+        3usize.div_ceil(h.max(1))
+    }
+
+    /// The contacts of a sphere centred at `x` with a mesh wall, nearer
+    /// than `reach`, where the wall is now (none for another shape).
+    #[inline]
+    pub fn mesh_contacts(&self, x: DVec3, reach: f64, out: &mut Contacts) {
+        let WallShape::Mesh { mesh, pose } = &self.shape else {
+            out.clear();
+            return;
+        };
+        if pose.is_rest() {
+            return mesh.contacts(x, reach, out);
+        }
+        mesh.contacts(pose.back(x), reach, out);
+        for c in out.as_mut_slice() {
+            *c = MeshContact {
+                point: pose.place(c.point),
+                n: pose.turn(c.n),
+                ..*c
+            };
+        }
+    }
+
+    /// The velocity of the wall's surface at `p` and its angular velocity,
+    /// as a contact there sees them.
+    #[inline]
+    pub fn surface_motion(&self, p: DVec3) -> (DVec3, DVec3) {
+        if self.rigid == Rigid::REST {
+            (DVec3::ZERO, DVec3::ZERO)
+        } else {
+            (self.rigid.velocity_at(p), self.rigid.omega)
+        }
+    }
+
+    /// The point the diagnostics take a wall's torque about: a plane's
+    /// `point`, a cylinder's `axis_point`, a disc's `center`, the centre
+    /// of a mesh's bounding box at rest, placed.
+    pub fn reference_point(&self) -> DVec3 {
+        match &self.shape {
+            WallShape::Plane { point, .. } => *point,
+            WallShape::Cylinder { axis_point, .. } => *axis_point,
+            WallShape::Disc { center, .. } => *center,
+            WallShape::Mesh { mesh, pose } => {
+                let (lo, hi) = mesh.bounds();
+                pose.place(0.5 * (lo + hi))
+            }
         }
     }
 
@@ -222,6 +304,9 @@ impl Wall {
     /// on a cylinder's axis, where it has no direction, the distance from
     /// the axis.)
     pub fn clearance(&self, x: DVec3) -> f64 {
+        if let WallShape::Mesh { mesh, pose } = &self.shape {
+            return mesh.signed_distance(pose.back(x));
+        }
         if let Some((d, _)) = self.surface(x) {
             return d;
         }
@@ -246,12 +331,27 @@ impl Wall {
         }
     }
 
+    /// Whether a sphere of radius `r` at `x` clears the wall:
+    /// [`Wall::clearance`] `≥ r` (for a mesh, a search that stops at the
+    /// first triangle nearer than `r`).
+    pub fn clears(&self, x: DVec3, r: f64) -> bool {
+        match &self.shape {
+            WallShape::Mesh { mesh, pose } => mesh.clears(pose.back(x), r),
+            _ => self.clearance(x) >= r,
+        }
+    }
+
     /// The least [`Wall::clearance`] of any point of the box `lo..hi`: a
     /// sphere wholly inside the box clears the wall by its radius when this
     /// is at least 0. A plane's and a drum's least clearance is at a corner
     /// (the distance to a plane is linear, the distance from an axis convex);
     /// a post's is the distance from its axis to the box, less its radius.
+    /// A mesh's is bounded below by its clearance at the box's centre less
+    /// half the box's diagonal (a distance changes no faster than the point).
     pub fn box_clearance(&self, lo: DVec3, hi: DVec3) -> f64 {
+        if let WallShape::Mesh { .. } = self.shape {
+            return self.clearance(0.5 * (lo + hi)) - 0.5 * (hi - lo).length();
+        }
         let corners = (0..8).map(|c| {
             DVec3::new(
                 if c & 1 == 0 { lo.x } else { hi.x },
@@ -319,7 +419,17 @@ impl Wall {
                 };
                 along + radius * (1.0 - dir[a] * dir[a]).max(0.0).sqrt()
             };
-            let (centre, extent) = match self.shape {
+            let (centre, extent) = match self.shape.clone() {
+                WallShape::Mesh { mesh, pose } => {
+                    let (lo, hi) = mesh
+                        .vertices()
+                        .iter()
+                        .map(|&v| pose.place(v)[a])
+                        .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), v| {
+                            (l.min(v), h.max(v))
+                        });
+                    (0.5 * (lo + hi), 0.5 * (hi - lo))
+                }
                 WallShape::Plane { normal, .. } => {
                     return (normal[a] != 0.0).then_some((a, PeriodicCut::Crosses));
                 }

@@ -624,7 +624,7 @@ mod tests {
             let placed = place_in_order(
                 &mut stream(3, 0, 0),
                 &region,
-                &[floor],
+                std::slice::from_ref(&floor),
                 radii.iter().copied(),
                 &mut placer,
                 RANDOM_ATTEMPTS,
@@ -646,7 +646,7 @@ mod tests {
         let got = place_in_order(
             &mut stream(3, 0, 0),
             &region,
-            &[floor],
+            std::slice::from_ref(&floor),
             [0.3; 5],
             &mut placer,
             1000,
@@ -656,7 +656,7 @@ mod tests {
             1,
             "one sphere of radius 0.3 fits above the floor"
         );
-        assert!(has_room(&region, &[floor], 0.3));
+        assert!(has_room(&region, std::slice::from_ref(&floor), 0.3));
         assert!(!has_room(&region, &[floor], 0.36));
     }
 

@@ -13,7 +13,7 @@ use std::f64::consts::TAU;
 /// fills and pours.
 #[inline]
 pub fn clear_of_walls(walls: &[Wall], x: DVec3, r: f64) -> bool {
-    walls.iter().all(|w| w.clearance(x) >= r)
+    walls.iter().all(|w| w.clears(x, r))
 }
 
 /// Move a sphere of radius `r` at `x` out of every wall it is closer to
@@ -236,7 +236,7 @@ mod tests {
             (floor, DVec3::new(0.3, -0.5, 0.1)),
             (drum, DVec3::new(0.2, 1.3, 0.4)),
         ] {
-            let walls = [w];
+            let walls = [w.clone()];
             assert!(!clear_of_walls(&walls, x, 0.1));
             let y = push_out_of_walls(&walls, x, 0.1);
             assert!(clear_of_walls(&walls, y, 0.1), "{y}");

@@ -432,7 +432,7 @@ pub(crate) mod tests {
             rigid: Rigid::REST,
         };
         WallScene {
-            walls: vec![floor, drum],
+            walls: vec![floor.clone(), drum],
             moving: if moving {
                 vec![MovingWall {
                     index: 0,

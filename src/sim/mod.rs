@@ -93,7 +93,7 @@ impl Simulation {
         }
         let h = setup.laws.history_len;
         let mut sim = Simulation {
-            wall_history: WallHistory::new(particles.n_owned, setup.walls.len(), h),
+            wall_history: WallHistory::new(particles.n_owned, setup.wall_records(), h),
             neighbors: NeighborList::empty(particles.n_owned, h),
             next_id: setup.next_id,
             deleted: Deleted::default(),

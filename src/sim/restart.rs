@@ -91,13 +91,13 @@ impl Simulation {
     ) -> std::result::Result<Self, String> {
         snap.check()?;
         let h = setup.laws.history_len;
-        let nw = setup.walls.len();
+        let nw = setup.wall_records();
         if snap.history_len != h
             || snap.walls != nw
             || snap.pour_inserted.len() != setup.pours.len()
         {
             return Err(format!(
-                "the checkpoint has {} history values per contact, {} walls and {} pouring sources; the config has {h}, {nw} and {}",
+                "the checkpoint has {} history values per contact, {} wall-contact records per particle and {} pouring sources; the config has {h}, {nw} and {}",
                 snap.history_len,
                 snap.walls,
                 snap.pour_inserted.len(),

@@ -1,0 +1,901 @@
+//! Triangle-mesh walls (STL): the mesh, its spatial index, where a sphere
+//! touches it, and the signed distance insertion uses.
+//!
+//! # Contacts: one per feature, none counted twice
+//!
+//! A sphere's contacts with a mesh are found from its *features*: faces
+//! (a triangle's interior), edges and vertices, each shared by the
+//! triangles around it. Every triangle within reach classifies the centre
+//! `x` by the feature that holds its nearest point (a face where `x`
+//! projects inside it, else the nearest edge, or a vertex where that
+//! edge's nearest point is an end). A feature is a contact when every
+//! triangle that has it classifies `x` by it: it is then the nearest point
+//! of the whole surface around it, the centre lying in its Voronoi region
+//! (the approach of Hu et al., *Int. J. Numer. Meth. Eng.* 96 (2013) 585,
+//! and of LIGGGHTS' mesh walls, in the form of Wang et al., *Powder
+//! Technol.* 2015, as an agreement of the triangles around a feature). So:
+//!
+//! - a sphere over a flat triangulated floor has one contact, whatever the
+//!   triangulation: the face under it, or, exactly over a shared edge or
+//!   vertex, that edge or vertex once;
+//! - in a concave corner it has one contact per face, none from the edge
+//!   between them (each face claims the centre);
+//! - on a convex edge or vertex (a hopper's outlet rim) it has the edge or
+//!   vertex, once.
+//!
+//! Contacts are two-sided: the distance is `|x − q|` to the nearest point
+//! `q`, the normal points from `x` towards `q`. (Which side is the
+//! particles' matters only to insertion, [`TriMesh::signed_distance`].)
+//!
+//! # Moving meshes
+//!
+//! A mesh keeps its triangles where they are at rest; a moving mesh wall
+//! carries a [`Pose`], and a sphere is met in the mesh's own frame (its
+//! centre moved back by the pose's inverse), the contact then turned and
+//! moved forward. The pose is a function of the time alone
+//! ([`super::motion`]).
+
+use glam::DVec3;
+use std::collections::HashMap;
+use std::fmt;
+use std::path::Path;
+
+/// The contacts of one sphere with one mesh that keep their history
+/// ([`crate::force`]'s mesh contacts): enough for a sphere in the corner of
+/// three faces, and one more passing over an edge.
+pub const MESH_SLOTS: usize = 4;
+
+/// A feature of a mesh: what a contact's nearest point lies on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Feature {
+    /// The interior of triangle `t`.
+    Face(u32),
+    /// Edge `e` (between two vertices, shared by one or more triangles).
+    Edge(u32),
+    /// Vertex `v`.
+    Vertex(u32),
+}
+
+/// One contact of a sphere with a mesh, in the frame the query was made in.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct MeshContact {
+    /// The feature its nearest point lies on.
+    pub feature: Feature,
+    /// The nearest point of the mesh.
+    pub point: DVec3,
+    /// Unit normal from the sphere's centre towards `point`.
+    pub n: DVec3,
+    /// Distance from the centre to `point`.
+    pub dist: f64,
+}
+
+/// A short list, on the stack up to `N` items, on the heap beyond.
+#[derive(Debug, Clone)]
+pub struct SmallList<T: Copy + Default, const N: usize> {
+    inline: [T; N],
+    len: usize,
+    spill: Vec<T>,
+}
+
+impl<T: Copy + Default, const N: usize> Default for SmallList<T, N> {
+    fn default() -> Self {
+        Self {
+            inline: [T::default(); N],
+            len: 0,
+            spill: Vec::new(),
+        }
+    }
+}
+
+impl<T: Copy + Default, const N: usize> SmallList<T, N> {
+    /// Append `item`.
+    pub fn push(&mut self, item: T) {
+        if self.len < N {
+            self.inline[self.len] = item;
+        } else {
+            if self.spill.is_empty() {
+                self.spill.extend_from_slice(&self.inline);
+            }
+            self.spill.push(item);
+        }
+        self.len += 1;
+    }
+
+    /// Empty it.
+    pub fn clear(&mut self) {
+        self.len = 0;
+        self.spill.clear();
+    }
+
+    /// The items.
+    pub fn as_slice(&self) -> &[T] {
+        if self.len <= N {
+            &self.inline[..self.len]
+        } else {
+            &self.spill
+        }
+    }
+
+    /// The items, to change.
+    pub fn as_mut_slice(&mut self) -> &mut [T] {
+        if self.len <= N {
+            &mut self.inline[..self.len]
+        } else {
+            &mut self.spill
+        }
+    }
+
+    /// Number of items.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
+/// A sphere's contacts with one mesh (16 on the stack).
+pub type Contacts = SmallList<MeshContact, 16>;
+
+impl Default for MeshContact {
+    fn default() -> Self {
+        MeshContact {
+            feature: Feature::Face(0),
+            point: DVec3::ZERO,
+            n: DVec3::ZERO,
+            dist: 0.0,
+        }
+    }
+}
+
+/// A triangle classified by one triangle: the feature holding its point
+/// nearest to `x`, that point, and the squared distance.
+#[derive(Debug, Clone, Copy)]
+struct Claim {
+    tri: u32,
+    feature: Feature,
+    point: DVec3,
+    d2: f64,
+}
+
+/// Why a mesh is refused.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MeshError(pub String);
+
+impl fmt::Display for MeshError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// A uniform grid of cells over the mesh's bounding box, each listing the
+/// triangles whose bounding boxes overlap it (compressed rows).
+#[derive(Debug, Clone, PartialEq)]
+struct Grid {
+    lo: DVec3,
+    inv_h: f64,
+    dims: [usize; 3],
+    starts: Vec<u32>,
+    items: Vec<u32>,
+    /// Each triangle's lowest cell.
+    first_cell: Vec<[u32; 3]>,
+}
+
+impl Grid {
+    fn cell_of(&self, p: DVec3) -> [usize; 3] {
+        let c = (p - self.lo) * self.inv_h;
+        std::array::from_fn(|a| {
+            let v = c[a].floor();
+            if v <= 0.0 || v.is_nan() {
+                0
+            } else {
+                (v as usize).min(self.dims[a] - 1)
+            }
+        })
+    }
+
+    fn index(&self, c: [usize; 3]) -> usize {
+        (c[2] * self.dims[1] + c[1]) * self.dims[0] + c[0]
+    }
+
+    fn build(lo: DVec3, hi: DVec3, boxes: &[(DVec3, DVec3)]) -> Grid {
+        let n = boxes.len().max(1) as f64;
+        let extent = (hi - lo).max(DVec3::splat(1e-300));
+        let mean = boxes
+            .iter()
+            .map(|(a, b)| (*b - *a).max_element())
+            .sum::<f64>()
+            / n;
+        // Cells about a triangle's size, at most ~4 per triangle (and at
+        // least one triangle's size, so a flat mesh is not cut finer).
+        let mut h = mean.max(1e-300);
+        let cells = |h: f64| -> f64 {
+            (0..3)
+                .map(|a| (extent[a] / h).floor() + 1.0)
+                .product::<f64>()
+        };
+        while cells(h) > 4.0 * n + 64.0 {
+            h *= 1.25;
+        }
+        let dims: [usize; 3] = std::array::from_fn(|a| ((extent[a] / h).floor() as usize) + 1);
+        let mut grid = Grid {
+            lo,
+            inv_h: 1.0 / h,
+            dims,
+            starts: vec![0; dims[0] * dims[1] * dims[2] + 1],
+            items: Vec::new(),
+            first_cell: Vec::with_capacity(boxes.len()),
+        };
+        let ranges: Vec<([usize; 3], [usize; 3])> = boxes
+            .iter()
+            .map(|(a, b)| (grid.cell_of(*a), grid.cell_of(*b)))
+            .collect();
+        for (a, b) in &ranges {
+            for z in a[2]..=b[2] {
+                for y in a[1]..=b[1] {
+                    for x in a[0]..=b[0] {
+                        let c = grid.index([x, y, z]);
+                        grid.starts[c + 1] += 1;
+                    }
+                }
+            }
+        }
+        for i in 1..grid.starts.len() {
+            grid.starts[i] += grid.starts[i - 1];
+        }
+        let mut fill = grid.starts.clone();
+        grid.items = vec![0; *grid.starts.last().unwrap() as usize];
+        for (t, (a, b)) in ranges.iter().enumerate() {
+            for z in a[2]..=b[2] {
+                for y in a[1]..=b[1] {
+                    for x in a[0]..=b[0] {
+                        let c = grid.index([x, y, z]);
+                        grid.items[fill[c] as usize] = t as u32;
+                        fill[c] += 1;
+                    }
+                }
+            }
+            grid.first_cell.push(a.map(|v| v as u32));
+        }
+        grid
+    }
+
+    /// Call `f` once for each triangle whose cells overlap the box
+    /// `lo..hi` (each triangle in the first cell it shares with the box).
+    #[inline]
+    fn for_each_in(&self, lo: DVec3, hi: DVec3, mut f: impl FnMut(u32)) {
+        let (a, b) = (self.cell_of(lo), self.cell_of(hi));
+        for z in a[2]..=b[2] {
+            for y in a[1]..=b[1] {
+                for x in a[0]..=b[0] {
+                    let c = self.index([x, y, z]);
+                    for &t in &self.items[self.starts[c] as usize..self.starts[c + 1] as usize] {
+                        let first = self.first_cell[t as usize];
+                        let here = [
+                            (first[0] as usize).max(a[0]) == x,
+                            (first[1] as usize).max(a[1]) == y,
+                            (first[2] as usize).max(a[2]) == z,
+                        ];
+                        if here == [true; 3] {
+                            f(t);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// A triangle mesh, welded (corners with the same coordinates are one
+/// vertex), with its edges, the triangles around each edge and vertex,
+/// the pseudo-normals that give a point's side, and a spatial index.
+#[derive(Clone)]
+pub struct TriMesh {
+    /// Where it came from (the file), for messages.
+    pub source: String,
+    vertices: Vec<DVec3>,
+    triangles: Vec<[u32; 3]>,
+    /// Unit normals, by the right-hand rule over each triangle's corners.
+    normals: Vec<DVec3>,
+    /// Edges as (lower, higher) vertex index.
+    edges: Vec<[u32; 2]>,
+    /// Each triangle's edges: corner 0–1, 1–2, 2–0.
+    tri_edges: Vec<[u32; 3]>,
+    edge_tri_starts: Vec<u32>,
+    edge_tris: Vec<u32>,
+    vertex_tri_starts: Vec<u32>,
+    vertex_tris: Vec<u32>,
+    /// Sums of the face normals around each edge (its side).
+    edge_normals: Vec<DVec3>,
+    /// Angle-weighted sums of the face normals around each vertex
+    /// (Bærentzen & Aanæs, IEEE TVCG 11 (2005) 243).
+    vertex_normals: Vec<DVec3>,
+    lo: DVec3,
+    hi: DVec3,
+    grid: Grid,
+    /// The length scale for rounding tolerances (the bounding box's diagonal).
+    scale: f64,
+}
+
+impl fmt::Debug for TriMesh {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // The whole geometry, hashed: a config's fingerprint prints walls
+        // with `{:?}`, and must change when the mesh does.
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        let mut eat = |bits: u64| {
+            h ^= bits;
+            h = h.wrapping_mul(0x0100_0000_01b3);
+        };
+        for v in &self.vertices {
+            v.to_array().iter().for_each(|c| eat(c.to_bits()));
+        }
+        for t in &self.triangles {
+            t.iter().for_each(|&i| eat(i as u64));
+        }
+        write!(
+            f,
+            "TriMesh {{ source: {:?}, vertices: {}, triangles: {}, hash: {h:016x} }}",
+            self.source,
+            self.vertices.len(),
+            self.triangles.len()
+        )
+    }
+}
+
+impl PartialEq for TriMesh {
+    fn eq(&self, other: &Self) -> bool {
+        self.vertices == other.vertices && self.triangles == other.triangles
+    }
+}
+
+/// The relative area below which a triangle counts as degenerate: twice its
+/// area against the square of its longest edge.
+const DEGENERATE: f64 = 1e-10;
+
+impl TriMesh {
+    /// A mesh of `corners` (three points a triangle, in the order that
+    /// gives its normal by the right-hand rule), from `source` (named in
+    /// errors). Refuses non-finite corners, degenerate triangles, and two
+    /// triangles that share an edge but face opposite ways.
+    pub fn new(source: &str, corners: &[[DVec3; 3]]) -> Result<TriMesh, MeshError> {
+        let err = |msg: String| MeshError(format!("{source}: {msg}"));
+        if corners.is_empty() {
+            return Err(err("the mesh has no triangles".into()));
+        }
+        let mut index: HashMap<[u64; 3], u32> = HashMap::new();
+        let mut vertices = Vec::new();
+        let mut triangles = Vec::with_capacity(corners.len());
+        let mut normals = Vec::with_capacity(corners.len());
+        for (t, c) in corners.iter().enumerate() {
+            if let Some(j) = c.iter().position(|p| !p.is_finite()) {
+                return Err(err(format!(
+                    "triangle {t} (counting from 0): corner {j} is not finite: {:?}",
+                    c[j].to_array()
+                )));
+            }
+            let cross = (c[1] - c[0]).cross(c[2] - c[0]);
+            let longest = [(c[1] - c[0]), (c[2] - c[1]), (c[0] - c[2])]
+                .iter()
+                .map(|e| e.length_squared())
+                .fold(0.0, f64::max);
+            if !(cross.length() > DEGENERATE * longest) {
+                return Err(err(format!(
+                    "triangle {t} (counting from 0) is degenerate: its corners {:?}, {:?}, {:?} coincide or lie on a line",
+                    c[0].to_array(),
+                    c[1].to_array(),
+                    c[2].to_array()
+                )));
+            }
+            let ids = c.map(|p| {
+                // +0 and −0 are one coordinate.
+                let key = (p + DVec3::ZERO).to_array().map(f64::to_bits);
+                *index.entry(key).or_insert_with(|| {
+                    vertices.push(p);
+                    (vertices.len() - 1) as u32
+                })
+            });
+            if ids[0] == ids[1] || ids[1] == ids[2] || ids[0] == ids[2] {
+                return Err(err(format!(
+                    "triangle {t} (counting from 0) is degenerate: two of its corners coincide"
+                )));
+            }
+            triangles.push(ids);
+            normals.push(cross.normalize());
+        }
+        // Edges, keyed by their vertex pair, in order of first appearance.
+        let mut edge_of: HashMap<[u32; 2], u32> = HashMap::new();
+        let mut edges = Vec::new();
+        let mut tri_edges = Vec::with_capacity(triangles.len());
+        // For the orientation check: the first triangle to run along each
+        // edge, and which way.
+        let mut runs: Vec<(u32, bool, u32)> = Vec::new();
+        for (t, tri) in triangles.iter().enumerate() {
+            let mut te = [0u32; 3];
+            for k in 0..3 {
+                let (a, b) = (tri[k], tri[(k + 1) % 3]);
+                let key = [a.min(b), a.max(b)];
+                let e = *edge_of.entry(key).or_insert_with(|| {
+                    edges.push(key);
+                    runs.push((t as u32, a < b, 0));
+                    (edges.len() - 1) as u32
+                });
+                let run = &mut runs[e as usize];
+                run.2 += 1;
+                if run.0 != t as u32 && run.2 == 2 && run.1 == (a < b) {
+                    return Err(err(format!(
+                        "triangles {} and {t} (counting from 0) share the edge {:?}–{:?} but face opposite ways (their corners run round it the same way); order every triangle's corners so that its normal (right-hand rule) points to the particles' side",
+                        run.0,
+                        vertices[a as usize].to_array(),
+                        vertices[b as usize].to_array()
+                    )));
+                }
+                te[k] = e;
+            }
+            tri_edges.push(te);
+        }
+        let csr = |count: usize, lists: &mut dyn FnMut(&mut dyn FnMut(usize, u32))| {
+            let mut starts = vec![0u32; count + 1];
+            lists(&mut |i, _| starts[i + 1] += 1);
+            for i in 1..=count {
+                starts[i] += starts[i - 1];
+            }
+            let mut items = vec![0u32; starts[count] as usize];
+            let mut fill = starts.clone();
+            lists(&mut |i, t| {
+                items[fill[i] as usize] = t;
+                fill[i] += 1;
+            });
+            (starts, items)
+        };
+        let (edge_tri_starts, edge_tris) = csr(edges.len(), &mut |f| {
+            for (t, te) in tri_edges.iter().enumerate() {
+                te.iter().for_each(|&e| f(e as usize, t as u32));
+            }
+        });
+        let (vertex_tri_starts, vertex_tris) = csr(vertices.len(), &mut |f| {
+            for (t, tri) in triangles.iter().enumerate() {
+                tri.iter().for_each(|&v| f(v as usize, t as u32));
+            }
+        });
+        let mut edge_normals = vec![DVec3::ZERO; edges.len()];
+        let mut vertex_normals = vec![DVec3::ZERO; vertices.len()];
+        for (t, tri) in triangles.iter().enumerate() {
+            for k in 0..3 {
+                edge_normals[tri_edges[t][k] as usize] += normals[t];
+                let p = |j: usize| vertices[tri[(k + j) % 3] as usize];
+                let angle = (p(1) - p(0)).angle_between(p(2) - p(0));
+                vertex_normals[tri[k] as usize] += angle * normals[t];
+            }
+        }
+        let lo = vertices.iter().copied().fold(DVec3::INFINITY, DVec3::min);
+        let hi = vertices
+            .iter()
+            .copied()
+            .fold(DVec3::NEG_INFINITY, DVec3::max);
+        let boxes: Vec<(DVec3, DVec3)> = triangles
+            .iter()
+            .map(|tri| {
+                let p = tri.map(|i| vertices[i as usize]);
+                (p[0].min(p[1]).min(p[2]), p[0].max(p[1]).max(p[2]))
+            })
+            .collect();
+        let grid = Grid::build(lo, hi, &boxes);
+        Ok(TriMesh {
+            source: source.to_owned(),
+            scale: (hi - lo).length(),
+            vertices,
+            triangles,
+            normals,
+            edges,
+            tri_edges,
+            edge_tri_starts,
+            edge_tris,
+            vertex_tri_starts,
+            vertex_tris,
+            edge_normals,
+            vertex_normals,
+            lo,
+            hi,
+            grid,
+        })
+    }
+
+    /// Read an STL file (ASCII or binary), each corner `c` placed at
+    /// `offset + scale · c`.
+    pub fn read_stl(path: &Path, scale: f64, offset: DVec3) -> Result<TriMesh, MeshError> {
+        let name = path.display().to_string();
+        let mut file = std::fs::File::open(path)
+            .map_err(|e| MeshError(format!("{name}: cannot open the mesh file: {e}")))?;
+        let reader = stl_io::create_stl_reader(&mut file).map_err(|e| {
+            MeshError(format!(
+                "{name}: not a readable STL file (ASCII or binary): {e}"
+            ))
+        })?;
+        let mut corners = Vec::new();
+        for (t, tri) in reader.enumerate() {
+            let tri = tri.map_err(|e| {
+                MeshError(format!(
+                    "{name}: triangle {t} (counting from 0) cannot be read: {e}"
+                ))
+            })?;
+            corners.push(tri.vertices.map(|v| {
+                offset + scale * DVec3::new(v[0] as f64, v[1] as f64, v[2] as f64)
+            }));
+        }
+        TriMesh::new(&name, &corners)
+    }
+
+    /// The vertices.
+    pub fn vertices(&self) -> &[DVec3] {
+        &self.vertices
+    }
+
+    /// The triangles (indices into [`Self::vertices`]).
+    pub fn triangles(&self) -> &[[u32; 3]] {
+        &self.triangles
+    }
+
+    /// The bounding box of the vertices.
+    pub fn bounds(&self) -> (DVec3, DVec3) {
+        (self.lo, self.hi)
+    }
+
+    fn corner(&self, t: u32, k: usize) -> DVec3 {
+        self.vertices[self.triangles[t as usize][k] as usize]
+    }
+
+    /// The feature of triangle `t` nearest to `x`, with the nearest point.
+    #[inline]
+    fn claim(&self, t: u32, x: DVec3) -> Claim {
+        let tri = self.triangles[t as usize];
+        let n = self.normals[t as usize];
+        let p = tri.map(|i| self.vertices[i as usize]);
+        // Inside: `x` projects strictly within every edge.
+        let inside = (0..3).all(|k| {
+            let (a, b) = (p[k], p[(k + 1) % 3]);
+            (b - a).cross(x - a).dot(n) > 0.0
+        });
+        if inside {
+            let h = (x - p[0]).dot(n);
+            let point = x - h * n;
+            return Claim {
+                tri: t,
+                feature: Feature::Face(t),
+                point,
+                d2: h * h,
+            };
+        }
+        // Else the nearest point of the boundary, each edge measured from
+        // its lower vertex, so the triangles around it agree to the bit.
+        let mut best = Claim {
+            tri: t,
+            feature: Feature::Face(t),
+            point: DVec3::ZERO,
+            d2: f64::INFINITY,
+        };
+        for k in 0..3 {
+            let e = self.tri_edges[t as usize][k];
+            let [ia, ib] = self.edges[e as usize];
+            let (a, b) = (self.vertices[ia as usize], self.vertices[ib as usize]);
+            let ab = b - a;
+            let u = (x - a).dot(ab) / ab.length_squared();
+            let (feature, point) = if u <= 0.0 {
+                (Feature::Vertex(ia), a)
+            } else if u >= 1.0 {
+                (Feature::Vertex(ib), b)
+            } else {
+                (Feature::Edge(e), a + u * ab)
+            };
+            let d2 = (x - point).length_squared();
+            if d2 < best.d2 {
+                best = Claim {
+                    tri: t,
+                    feature,
+                    point,
+                    d2,
+                };
+            }
+        }
+        best
+    }
+
+    /// The triangles that have `feature`.
+    fn around(&self, feature: Feature) -> &[u32] {
+        match feature {
+            Feature::Face(_) => &[],
+            Feature::Edge(e) => {
+                let e = e as usize;
+                &self.edge_tris[self.edge_tri_starts[e] as usize..self.edge_tri_starts[e + 1] as usize]
+            }
+            Feature::Vertex(v) => {
+                let v = v as usize;
+                &self.vertex_tris
+                    [self.vertex_tri_starts[v] as usize..self.vertex_tri_starts[v + 1] as usize]
+            }
+        }
+    }
+
+    /// The contacts of a sphere centred at `x` (in the mesh's frame) with
+    /// every part of the mesh nearer than `reach`, one per feature, in
+    /// order of feature (see the module's rules), into `out`.
+    pub fn contacts(&self, x: DVec3, reach: f64, out: &mut Contacts) {
+        out.clear();
+        let r = DVec3::splat(reach);
+        if (x + r).cmplt(self.lo).any() || (x - r).cmpgt(self.hi).any() {
+            return;
+        }
+        let mut claims = SmallList::<Claim, 32>::default();
+        let r2 = reach * reach;
+        self.grid.for_each_in(x - r, x + r, |t| {
+            let c = self.claim(t, x);
+            if c.d2 < r2 {
+                claims.push(c);
+            }
+        });
+        let claims = claims.as_mut_slice();
+        claims.sort_unstable_by_key(|c| (c.feature, c.tri));
+        let mut last: Option<Feature> = None;
+        for i in 0..claims.len() {
+            let c = claims[i];
+            if last == Some(c.feature) {
+                continue;
+            }
+            last = Some(c.feature);
+            // Every triangle around the feature must claim `x` by it.
+            let agreed = match c.feature {
+                Feature::Face(_) => true,
+                f => {
+                    let mine = claims.iter().filter(|o| o.feature == f).count();
+                    mine == self.around(f).len()
+                }
+            };
+            if !agreed {
+                continue;
+            }
+            let d = c.point - x;
+            let dist = c.d2.sqrt();
+            let n = match c.feature {
+                Feature::Face(t) => {
+                    let nt = self.normals[t as usize];
+                    if (x - c.point).dot(nt) >= 0.0 {
+                        -nt
+                    } else {
+                        nt
+                    }
+                }
+                _ if dist > 0.0 => d / dist,
+                // The centre on an edge or a vertex: towards the surface's
+                // back, the only direction defined there.
+                Feature::Edge(e) => -self.edge_normals[e as usize].normalize_or(DVec3::Z),
+                Feature::Vertex(v) => -self.vertex_normals[v as usize].normalize_or(DVec3::Z),
+            };
+            // Two triangles that both claim a point of their shared edge as
+            // inside (rounding): the one contact once.
+            let tol = 1e-12 * self.scale;
+            let twin = out.as_slice().iter().any(|o| {
+                (o.point - c.point).length() <= tol && o.n.dot(n) >= 1.0 - 1e-12
+            });
+            if twin {
+                continue;
+            }
+            let point = if let Feature::Face(_) = c.feature {
+                x + dist * n
+            } else {
+                c.point
+            };
+            out.push(MeshContact {
+                feature: c.feature,
+                point,
+                n,
+                dist,
+            });
+        }
+    }
+
+    /// The distance from `x` to the mesh, negative behind it: on the side
+    /// its normals point away from, judged at the nearest feature by that
+    /// feature's pseudo-normal (a face's normal, the sum of an edge's faces'
+    /// normals, a vertex's angle-weighted sum; Bærentzen & Aanæs 2005).
+    /// For an open mesh, points beyond its rim take the rim's side.
+    pub fn signed_distance(&self, x: DVec3) -> f64 {
+        // Search boxes of growing half-width `s` until the nearest triangle
+        // found lies within `s` (then no triangle outside the box is nearer).
+        let outside = (self.lo - x).max(x - self.hi).max(DVec3::ZERO).length();
+        let step = 1.0 / self.grid.inv_h;
+        let mut s = outside + step;
+        loop {
+            let mut best: Option<Claim> = None;
+            self.grid.for_each_in(x - DVec3::splat(s), x + DVec3::splat(s), |t| {
+                let c = self.claim(t, x);
+                if best.is_none_or(|b| (c.d2, c.tri) < (b.d2, b.tri)) {
+                    best = Some(c);
+                }
+            });
+            let covers = s >= outside + self.scale + step;
+            match best {
+                Some(b) if b.d2.sqrt() <= s || covers => {
+                    let side = match b.feature {
+                        Feature::Face(t) => self.normals[t as usize],
+                        Feature::Edge(e) => self.edge_normals[e as usize],
+                        Feature::Vertex(v) => self.vertex_normals[v as usize],
+                    };
+                    let d = b.d2.sqrt();
+                    return if (x - b.point).dot(side) < 0.0 { -d } else { d };
+                }
+                _ => s *= 2.0,
+            }
+        }
+    }
+
+    /// Whether a sphere of radius `r` at `x` stays at least `r` from the
+    /// mesh and on its particles' side: [`Self::signed_distance`] `≥ r`,
+    /// the search stopping early once a triangle nearer than `r` is found.
+    pub fn clears(&self, x: DVec3, r: f64) -> bool {
+        let r2 = r * r;
+        let mut near = false;
+        self.grid
+            .for_each_in(x - DVec3::splat(r), x + DVec3::splat(r), |t| {
+                near = near || self.claim(t, x).d2 < r2;
+            });
+        !near && self.signed_distance(x) >= r
+    }
+
+    /// The corners of triangle `t`.
+    pub fn triangle(&self, t: usize) -> [DVec3; 3] {
+        std::array::from_fn(|k| self.corner(t as u32, k))
+    }
+}
+
+impl Default for Claim {
+    fn default() -> Self {
+        Claim {
+            tri: 0,
+            feature: Feature::Face(0),
+            point: DVec3::ZERO,
+            d2: 0.0,
+        }
+    }
+}
+
+/// Where a moving mesh is: a turn by the angle with sine and cosine `sc`
+/// about the unit `axis` through `centre`, then a shift by `shift`. A
+/// point `p` of the mesh at rest is at `centre + shift + R (p − centre)`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Pose {
+    /// The turn's point (at rest).
+    pub centre: DVec3,
+    /// The translation.
+    pub shift: DVec3,
+    /// The turn's unit axis.
+    pub axis: DVec3,
+    /// Sine and cosine of the turn's angle.
+    pub sc: (f64, f64),
+}
+
+impl Pose {
+    /// Where the mesh is at rest.
+    pub const REST: Pose = Pose {
+        centre: DVec3::ZERO,
+        shift: DVec3::ZERO,
+        axis: DVec3::Z,
+        sc: (0.0, 1.0),
+    };
+
+    /// Whether this is the place at rest (then no point is moved, to the bit).
+    #[inline]
+    pub fn is_rest(&self) -> bool {
+        self.shift == DVec3::ZERO && self.sc == (0.0, 1.0)
+    }
+
+    /// A direction of the mesh at rest, turned as the mesh is.
+    #[inline]
+    pub fn turn(&self, v: DVec3) -> DVec3 {
+        super::motion::rotate(v, self.axis, self.sc)
+    }
+
+    /// A point of the mesh at rest, placed.
+    #[inline]
+    pub fn place(&self, p: DVec3) -> DVec3 {
+        self.centre + self.shift + self.turn(p - self.centre)
+    }
+
+    /// The point of the mesh at rest that is placed at `x`.
+    #[inline]
+    pub fn back(&self, x: DVec3) -> DVec3 {
+        let (s, c) = self.sc;
+        self.centre + super::motion::rotate(x - self.centre - self.shift, self.axis, (-s, c))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The square `[0, 1]²` at `z = 0`, facing +z, cut along its diagonal.
+    fn square() -> TriMesh {
+        let (a, b, c, d) = (
+            DVec3::ZERO,
+            DVec3::X,
+            DVec3::new(1.0, 1.0, 0.0),
+            DVec3::Y,
+        );
+        TriMesh::new("square", &[[a, b, c], [a, c, d]]).unwrap()
+    }
+
+    fn contacts(m: &TriMesh, x: DVec3, r: f64) -> Vec<MeshContact> {
+        let mut out = Contacts::default();
+        m.contacts(x, r, &mut out);
+        out.as_slice().to_vec()
+    }
+
+    #[test]
+    fn a_flat_mesh_gives_one_contact_wherever_the_sphere_is() {
+        let m = square();
+        // Over a face.
+        let c = contacts(&m, DVec3::new(0.7, 0.2, 0.3), 0.5);
+        assert_eq!(c.len(), 1);
+        assert_eq!(c[0].feature, Feature::Face(0));
+        assert_eq!((c[0].dist, c[0].n), (0.3, -DVec3::Z));
+        // Exactly over the shared diagonal, and over the shared corner.
+        for x in [DVec3::new(0.5, 0.5, 0.3), DVec3::new(0.0, 0.0, 0.3)] {
+            let c = contacts(&m, x, 0.5);
+            assert_eq!(c.len(), 1, "{x}: {c:?}");
+            assert!((c[0].dist - 0.3).abs() < 1e-15 && (c[0].n + DVec3::Z).length() < 1e-15);
+        }
+        // Beyond the rim: the edge y = 0, once.
+        let c = contacts(&m, DVec3::new(0.5, -0.3, 0.4), 0.6);
+        assert_eq!(c.len(), 1);
+        assert!(matches!(c[0].feature, Feature::Edge(_)));
+        assert!((c[0].dist - 0.5).abs() < 1e-15);
+        // Out of reach.
+        assert!(contacts(&m, DVec3::new(0.5, 0.5, 0.6), 0.5).is_empty());
+        // From behind: the same contact, the normal towards the face.
+        let c = contacts(&m, DVec3::new(0.7, 0.2, -0.3), 0.5);
+        assert_eq!((c.len(), c[0].n), (1, DVec3::Z));
+    }
+
+    #[test]
+    fn bad_meshes_name_the_triangle() {
+        let (a, b) = (DVec3::ZERO, DVec3::X);
+        let e = TriMesh::new("m.stl", &[[a, b, 2.0 * b]]).unwrap_err();
+        assert!(e.0.contains("m.stl: triangle 0") && e.0.contains("degenerate"), "{e}");
+        let e = TriMesh::new("m.stl", &[[a, b, DVec3::Y], [a, b, DVec3::new(0.0, f64::NAN, 0.0)]])
+            .unwrap_err();
+        assert!(e.0.contains("triangle 1") && e.0.contains("not finite"), "{e}");
+        let e = TriMesh::new("m.stl", &[[a, b, DVec3::Y], [a, b, -DVec3::Y]]).unwrap_err();
+        assert!(e.0.contains("triangles 0 and 1") && e.0.contains("opposite"), "{e}");
+        assert!(TriMesh::new("m.stl", &[]).unwrap_err().0.contains("no triangles"));
+    }
+
+    #[test]
+    fn the_signed_distance_takes_the_side_of_the_nearest_feature() {
+        let m = square();
+        assert_eq!(m.signed_distance(DVec3::new(0.3, 0.6, 0.25)), 0.25);
+        assert_eq!(m.signed_distance(DVec3::new(0.3, 0.6, -0.25)), -0.25);
+        // Beyond the rim, above: the edge, on the front side.
+        let d = m.signed_distance(DVec3::new(1.3, 0.5, 0.4));
+        assert!((d - 0.5).abs() < 1e-15, "{d}");
+        // Far away.
+        assert!((m.signed_distance(DVec3::new(0.5, 0.5, -40.0)) + 40.0).abs() < 1e-12);
+        assert!(m.clears(DVec3::new(0.5, 0.5, 0.3), 0.3));
+        assert!(!m.clears(DVec3::new(0.5, 0.5, 0.3), 0.31));
+        assert!(!m.clears(DVec3::new(0.5, 0.5, -3.0), 0.3));
+    }
+
+    #[test]
+    fn a_pose_places_and_takes_back() {
+        let p = Pose {
+            centre: DVec3::new(1.0, 0.0, 0.0),
+            shift: DVec3::new(0.0, 2.0, 0.0),
+            axis: DVec3::Z,
+            sc: (1.0, 0.0),
+        };
+        let x = DVec3::new(2.0, 0.0, 3.0);
+        // Turned a quarter about z through (1, 0, 0): (1, 1, 3); shifted: (1, 3, 3).
+        assert!((p.place(x) - DVec3::new(1.0, 3.0, 3.0)).length() < 1e-15);
+        assert!((p.back(p.place(x)) - x).length() < 1e-15);
+        assert!(Pose::REST.is_rest() && !p.is_rest());
+    }
+}
