@@ -8,9 +8,9 @@ use crate::error::Result;
 use crate::geometry::domain::Domain;
 use crate::geometry::mesh::{Pose, TriMesh};
 use crate::geometry::motion::{Motion, MovingWall, Path, Translation, Turn};
-use std::sync::Arc;
 use crate::geometry::walls::{PeriodicCut, Rigid, Wall, WallShape};
 use glam::DVec3;
+use std::sync::Arc;
 
 /// The walls of the config, a drum's caps following their drum, with their
 /// names in the output and their motions.
@@ -152,7 +152,11 @@ pub(super) fn walls(cx: &Ctx, cfg: &[WallConfig], mats: &[Material]) -> Result<W
                     Some(o) => finite(cx, &format!("{key}.offset"), o.0)?,
                     None => DVec3::ZERO,
                 };
-                let file = cx.file.parent().unwrap_or(std::path::Path::new(".")).join(path);
+                let file = cx
+                    .file
+                    .parent()
+                    .unwrap_or(std::path::Path::new("."))
+                    .join(path);
                 let mesh = TriMesh::read_stl(&file, scale, offset)
                     .map_err(|e| cx.err(format!("{key}.path: {e}")))?;
                 push(

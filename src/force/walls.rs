@@ -128,10 +128,10 @@ fn mesh_forces(
         }
     }
     // New contacts take the free slots whose keys no contact kept.
-    for c in 0..n_c {
-        if slot_of[c] == usize::MAX {
+    for slot in slot_of.iter_mut().take(n_c) {
+        if *slot == usize::MAX {
             if let Some(s) = (0..slots).find(|&s| !taken[s] && key(rec, s) == DVec3::ZERO) {
-                slot_of[c] = s;
+                *slot = s;
                 taken[s] = true;
             }
         }

@@ -380,7 +380,7 @@ impl TriMesh {
                 .iter()
                 .map(|e| e.length_squared())
                 .fold(0.0, f64::max);
-            if !(cross.length() > DEGENERATE * longest) {
+            if cross.length() <= DEGENERATE * longest {
                 return Err(err(format!(
                     "triangle {t} (counting from 0) is degenerate: its corners {:?}, {:?}, {:?} coincide or lie on a line",
                     c[0].to_array(),
@@ -402,7 +402,9 @@ impl TriMesh {
                 )));
             }
             triangles.push(ids);
-            normals.push(cross.normalize());
+            // Divided by its length (not times its reciprocal), so an
+            // axis-aligned face has an exact unit normal.
+            normals.push(cross / cross.length());
         }
         // Edges, keyed by their vertex pair, in order of first appearance.
         let mut edge_of: HashMap<[u32; 2], u32> = HashMap::new();
@@ -435,30 +437,18 @@ impl TriMesh {
             }
             tri_edges.push(te);
         }
-        let csr = |count: usize, lists: &mut dyn FnMut(&mut dyn FnMut(usize, u32))| {
-            let mut starts = vec![0u32; count + 1];
-            lists(&mut |i, _| starts[i + 1] += 1);
-            for i in 1..=count {
-                starts[i] += starts[i - 1];
-            }
-            let mut items = vec![0u32; starts[count] as usize];
-            let mut fill = starts.clone();
-            lists(&mut |i, t| {
-                items[fill[i] as usize] = t;
-                fill[i] += 1;
-            });
-            (starts, items)
-        };
-        let (edge_tri_starts, edge_tris) = csr(edges.len(), &mut |f| {
-            for (t, te) in tri_edges.iter().enumerate() {
-                te.iter().for_each(|&e| f(e as usize, t as u32));
-            }
-        });
-        let (vertex_tri_starts, vertex_tris) = csr(vertices.len(), &mut |f| {
-            for (t, tri) in triangles.iter().enumerate() {
-                tri.iter().for_each(|&v| f(v as usize, t as u32));
-            }
-        });
+        let edge_pairs: Vec<(usize, u32)> = tri_edges
+            .iter()
+            .enumerate()
+            .flat_map(|(t, te)| te.map(|e| (e as usize, t as u32)))
+            .collect();
+        let (edge_tri_starts, edge_tris) = compressed_rows(edges.len(), &edge_pairs);
+        let vertex_pairs: Vec<(usize, u32)> = triangles
+            .iter()
+            .enumerate()
+            .flat_map(|(t, tri)| tri.map(|v| (v as usize, t as u32)))
+            .collect();
+        let (vertex_tri_starts, vertex_tris) = compressed_rows(vertices.len(), &vertex_pairs);
         let mut edge_normals = vec![DVec3::ZERO; edges.len()];
         let mut vertex_normals = vec![DVec3::ZERO; vertices.len()];
         for (t, tri) in triangles.iter().enumerate() {
@@ -520,9 +510,10 @@ impl TriMesh {
                     "{name}: triangle {t} (counting from 0) cannot be read: {e}"
                 ))
             })?;
-            corners.push(tri.vertices.map(|v| {
-                offset + scale * DVec3::new(v[0] as f64, v[1] as f64, v[2] as f64)
-            }));
+            corners.push(
+                tri.vertices
+                    .map(|v| offset + scale * DVec3::new(v[0] as f64, v[1] as f64, v[2] as f64)),
+            );
         }
         TriMesh::new(&name, &corners)
     }
@@ -607,7 +598,8 @@ impl TriMesh {
             Feature::Face(_) => &[],
             Feature::Edge(e) => {
                 let e = e as usize;
-                &self.edge_tris[self.edge_tri_starts[e] as usize..self.edge_tri_starts[e + 1] as usize]
+                &self.edge_tris
+                    [self.edge_tri_starts[e] as usize..self.edge_tri_starts[e + 1] as usize]
             }
             Feature::Vertex(v) => {
                 let v = v as usize;
@@ -674,9 +666,10 @@ impl TriMesh {
             // Two triangles that both claim a point of their shared edge as
             // inside (rounding): the one contact once.
             let tol = 1e-12 * self.scale;
-            let twin = out.as_slice().iter().any(|o| {
-                (o.point - c.point).length() <= tol && o.n.dot(n) >= 1.0 - 1e-12
-            });
+            let twin = out
+                .as_slice()
+                .iter()
+                .any(|o| (o.point - c.point).length() <= tol && o.n.dot(n) >= 1.0 - 1e-12);
             if twin {
                 continue;
             }
@@ -707,12 +700,13 @@ impl TriMesh {
         let mut s = outside + step;
         loop {
             let mut best: Option<Claim> = None;
-            self.grid.for_each_in(x - DVec3::splat(s), x + DVec3::splat(s), |t| {
-                let c = self.claim(t, x);
-                if best.is_none_or(|b| (c.d2, c.tri) < (b.d2, b.tri)) {
-                    best = Some(c);
-                }
-            });
+            self.grid
+                .for_each_in(x - DVec3::splat(s), x + DVec3::splat(s), |t| {
+                    let c = self.claim(t, x);
+                    if best.is_none_or(|b| (c.d2, c.tri) < (b.d2, b.tri)) {
+                        best = Some(c);
+                    }
+                });
             let covers = s >= outside + self.scale + step;
             match best {
                 Some(b) if b.d2.sqrt() <= s || covers => {
@@ -757,6 +751,25 @@ impl Default for Claim {
             d2: 0.0,
         }
     }
+}
+
+/// Compressed rows of `count` lists from `(list, item)` pairs, the items
+/// of each list in the pairs' order: `(starts, items)`.
+fn compressed_rows(count: usize, pairs: &[(usize, u32)]) -> (Vec<u32>, Vec<u32>) {
+    let mut starts = vec![0u32; count + 1];
+    for &(i, _) in pairs {
+        starts[i + 1] += 1;
+    }
+    for i in 1..=count {
+        starts[i] += starts[i - 1];
+    }
+    let mut items = vec![0u32; pairs.len()];
+    let mut fill = starts.clone();
+    for &(i, t) in pairs {
+        items[fill[i] as usize] = t;
+        fill[i] += 1;
+    }
+    (starts, items)
 }
 
 /// Where a moving mesh is: a turn by the angle with sine and cosine `sc`
@@ -815,12 +828,7 @@ mod tests {
 
     /// The square `[0, 1]²` at `z = 0`, facing +z, cut along its diagonal.
     fn square() -> TriMesh {
-        let (a, b, c, d) = (
-            DVec3::ZERO,
-            DVec3::X,
-            DVec3::new(1.0, 1.0, 0.0),
-            DVec3::Y,
-        );
+        let (a, b, c, d) = (DVec3::ZERO, DVec3::X, DVec3::new(1.0, 1.0, 0.0), DVec3::Y);
         TriMesh::new("square", &[[a, b, c], [a, c, d]]).unwrap()
     }
 
@@ -860,13 +868,28 @@ mod tests {
     fn bad_meshes_name_the_triangle() {
         let (a, b) = (DVec3::ZERO, DVec3::X);
         let e = TriMesh::new("m.stl", &[[a, b, 2.0 * b]]).unwrap_err();
-        assert!(e.0.contains("m.stl: triangle 0") && e.0.contains("degenerate"), "{e}");
-        let e = TriMesh::new("m.stl", &[[a, b, DVec3::Y], [a, b, DVec3::new(0.0, f64::NAN, 0.0)]])
-            .unwrap_err();
-        assert!(e.0.contains("triangle 1") && e.0.contains("not finite"), "{e}");
+        assert!(
+            e.0.contains("m.stl: triangle 0") && e.0.contains("degenerate"),
+            "{e}"
+        );
+        let e = TriMesh::new(
+            "m.stl",
+            &[[a, b, DVec3::Y], [a, b, DVec3::new(0.0, f64::NAN, 0.0)]],
+        )
+        .unwrap_err();
+        assert!(
+            e.0.contains("triangle 1") && e.0.contains("not finite"),
+            "{e}"
+        );
         let e = TriMesh::new("m.stl", &[[a, b, DVec3::Y], [a, b, -DVec3::Y]]).unwrap_err();
-        assert!(e.0.contains("triangles 0 and 1") && e.0.contains("opposite"), "{e}");
-        assert!(TriMesh::new("m.stl", &[]).unwrap_err().0.contains("no triangles"));
+        assert!(
+            e.0.contains("triangles 0 and 1") && e.0.contains("opposite"),
+            "{e}"
+        );
+        assert!(TriMesh::new("m.stl", &[])
+            .unwrap_err()
+            .0
+            .contains("no triangles"));
     }
 
     #[test]

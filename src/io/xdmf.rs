@@ -463,7 +463,10 @@ pub(crate) mod tests {
         let names = element_names(&xml);
         // The particles' frames, then one spatial collection of two walls.
         let listed = frames().iter().filter(|f| f.2 > 0).count();
-        assert_eq!(names.iter().filter(|n| *n == "Topology").count(), listed + 2);
+        assert_eq!(
+            names.iter().filter(|n| *n == "Topology").count(),
+            listed + 2
+        );
         assert_eq!(xml.matches("TopologyType=\"Triangle\"").count(), 2);
         assert!(
             xml.contains("<Grid Name=\"floor\"") && xml.contains("<Grid Name=\"drum&lt;1&gt;\"")
