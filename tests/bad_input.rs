@@ -352,6 +352,13 @@ bad_cases! {
     wall_point_of_four_values => "wall_point_four_values";
     cylinder_axis_of_four_values => "cylinder_axis_four_values";
     cylinder_axis_point_of_two_values => "cylinder_axis_point_two_values";
+    mesh_file_that_is_missing => "mesh_missing_file" + run;
+    mesh_file_that_is_not_stl => "mesh_not_stl";
+    mesh_with_a_degenerate_triangle => "mesh_degenerate_triangle" + run;
+    mesh_with_a_non_finite_corner => "mesh_nan_corner";
+    mesh_with_a_flipped_triangle => "mesh_flipped_triangle";
+    mesh_of_zero_scale => "mesh_zero_scale";
+    sphere_behind_a_mesh_floor => "sphere_behind_a_mesh_floor" + run;
     // geometry.toml
     plane_across_a_periodic_axis => "plane_across_periodic_axis" + run;
     cylinder_across_a_periodic_axis => "cylinder_across_periodic_axis" + run;
