@@ -10,10 +10,12 @@
 //! projects inside it, else the nearest edge, or a vertex where that
 //! edge's nearest point is an end). A feature is a contact when every
 //! triangle that has it classifies `x` by it: it is then the nearest point
-//! of the whole surface around it, the centre lying in its Voronoi region
-//! (the approach of Hu et al., *Int. J. Numer. Meth. Eng.* 96 (2013) 585,
-//! and of LIGGGHTS' mesh walls, in the form of Wang et al., *Powder
-//! Technol.* 2015, as an agreement of the triangles around a feature). So:
+//! of the whole surface around it, the centre lying in its Voronoi region.
+//! (Face, edge and vertex contacts told apart by the region of the
+//! centre: Kremmer & Favier, *Int. J. Numer. Meth. Eng.* 51 (2001) 1407;
+//! the double contacts at shared edges and vertices this removes: Su, Gu &
+//! Xu, *Chem. Eng. Sci.* 66 (2011) 6069. Here the region is decided by
+//! the triangles around the feature agreeing, so no angle is compared.) So:
 //!
 //! - a sphere over a flat triangulated floor has one contact, whatever the
 //!   triangulation: the face under it, or, exactly over a shared edge or
