@@ -58,10 +58,10 @@ pub fn local_contacts(v: &View) -> Vec<ListedContact> {
     let mut out = Vec::new();
     for k in 0..p.n_owned {
         let x = v.domain.wrap(p.x[k]);
-        for c in contacts_of(p, v.nl, v.laws, v.walls, k, Sides::Lower) {
-            if c.delta <= 0.0 {
-                continue;
-            }
+        let mine: Vec<_> = contacts_of(p, v.nl, v.laws, v.walls, k, Sides::Lower)
+            .filter(|c| c.delta > 0.0)
+            .collect();
+        for c in &mine {
             let (id, wall, normal, point, force) = match c.partner {
                 Partner::Particle(q) => {
                     let n = separation(p, k, q) / c.dist;
@@ -73,11 +73,19 @@ pub fn local_contacts(v: &View) -> Vec<ListedContact> {
                     ([p.id[k] as i64, p.id[q] as i64], -1, n, point, force)
                 }
                 Partner::Wall(w) => {
-                    let t = v.walls[w]
-                        .touch(p.x[k], p.radius[k], 0.0)
-                        .expect("a wall contact touches");
-                    let force = v.loads.map_or(DVec3::NAN, |l| l.get(k, w).force);
-                    ([p.id[k] as i64, -1], w as i64, t.n, x + t.dist * t.n, force)
+                    // A wall's load is the sum over its contacts: a
+                    // contact's own force where it is the only one.
+                    let alone = mine
+                        .iter()
+                        .filter(|o| o.partner == Partner::Wall(w))
+                        .count()
+                        == 1;
+                    let force = match v.loads {
+                        Some(l) if alone => l.get(k, w).force,
+                        _ => DVec3::NAN,
+                    };
+                    let n = c.wall_normal;
+                    ([p.id[k] as i64, -1], w as i64, n, x + c.dist * n, force)
                 }
             };
             let force_normal = -force.dot(normal);

@@ -6,7 +6,8 @@
 use crate::config::LawTable;
 use crate::contact::ContactLaw;
 use crate::force::WallLoads;
-use crate::geometry::walls::Wall;
+use crate::geometry::mesh::{Contacts, MeshContact};
+use crate::geometry::walls::{Wall, WallShape};
 use crate::neighbor::NeighborList;
 use crate::state::particles::Particles;
 use glam::DVec3;
@@ -41,6 +42,9 @@ pub(crate) struct Contact<'l> {
     pub(crate) dist: f64,
     /// `R* = Ri Rj/(Ri + Rj)` (at a wall: the sphere's radius).
     pub(crate) r_eff: f64,
+    /// At a wall, the unit normal from the centre towards the wall (zero
+    /// for a pair).
+    pub(crate) wall_normal: DVec3,
     /// The law between the two materials.
     pub(crate) law: &'l ContactLaw,
 }
@@ -79,18 +83,34 @@ pub(crate) fn contacts_of<'a>(
             delta: rk + p.radius[q] - r,
             dist: r,
             r_eff: rk * p.radius[q] / (rk + p.radius[q]),
+            wall_normal: DVec3::ZERO,
             law,
         })
     });
-    let touched = walls.iter().enumerate().filter_map(move |(i, w)| {
-        let t = w.touch(p.x[k], rk, 0.0)?;
-        Some(Contact {
-            partner: Partner::Wall(i),
-            entry: None,
-            delta: rk - t.dist,
-            dist: t.dist,
-            r_eff: rk,
-            law: laws.get(p.material[k], w.material),
+    // Every contact with each wall: one, or a mesh's several.
+    let touched = walls.iter().enumerate().flat_map(move |(i, w)| {
+        let mut list = Contacts::default();
+        if let WallShape::Mesh { .. } = w.shape {
+            w.mesh_contacts(p.x[k], rk, &mut list);
+        } else if let Some(t) = w.touch(p.x[k], rk, 0.0) {
+            list.push(MeshContact {
+                n: t.n,
+                dist: t.dist,
+                ..MeshContact::default()
+            });
+        }
+        let law = laws.get(p.material[k], w.material);
+        (0..list.len()).map(move |j| {
+            let t = list.as_slice()[j];
+            Contact {
+                partner: Partner::Wall(i),
+                entry: None,
+                delta: rk - t.dist,
+                dist: t.dist,
+                r_eff: rk,
+                wall_normal: t.n,
+                law,
+            }
         })
     });
     pairs.chain(touched)
