@@ -177,12 +177,14 @@ impl fmt::Display for MeshError {
 #[derive(Debug, Clone, PartialEq)]
 struct Grid {
     lo: DVec3,
+    /// The mesh's bounding box's high corner (cells are clipped to it).
+    hi: DVec3,
     inv_h: f64,
     dims: [usize; 3],
     starts: Vec<u32>,
     items: Vec<u32>,
-    /// Each triangle's lowest cell.
-    first_cell: Vec<[u32; 3]>,
+    /// Each triangle's bounding box.
+    boxes: Vec<[DVec3; 2]>,
 }
 
 impl Grid {
@@ -224,11 +226,12 @@ impl Grid {
         let dims: [usize; 3] = std::array::from_fn(|a| ((extent[a] / h).floor() as usize) + 1);
         let mut grid = Grid {
             lo,
+            hi,
             inv_h: 1.0 / h,
             dims,
             starts: vec![0; dims[0] * dims[1] * dims[2] + 1],
             items: Vec::new(),
-            first_cell: Vec::with_capacity(boxes.len()),
+            boxes: boxes.iter().map(|&(a, b)| [a, b]).collect(),
         };
         let ranges: Vec<([usize; 3], [usize; 3])> = boxes
             .iter()
@@ -259,34 +262,109 @@ impl Grid {
                     }
                 }
             }
-            grid.first_cell.push(a.map(|v| v as u32));
         }
         grid
     }
 
-    /// Call `f` once for each triangle whose cells overlap the box
-    /// `lo..hi` (each triangle in the first cell it shares with the box).
+    /// Call `f` for each triangle listed in a cell whose box lies within
+    /// `r` of `x`: every triangle nearer than `r` to `x` among them (the
+    /// cell holding its nearest point lists it), some more than once.
     #[inline]
-    fn for_each_in(&self, lo: DVec3, hi: DVec3, mut f: impl FnMut(u32)) {
-        let (a, b) = (self.cell_of(lo), self.cell_of(hi));
+    fn for_each_near(&self, x: DVec3, r: f64, mut f: impl FnMut(u32)) {
+        let (a, b) = (
+            self.cell_of(x - DVec3::splat(r)),
+            self.cell_of(x + DVec3::splat(r)),
+        );
+        let r2 = r * r;
+        let gap = |axis: usize, i: usize| self.gap2(x, axis, i);
         for z in a[2]..=b[2] {
+            let gz = gap(2, z);
+            if gz >= r2 {
+                continue;
+            }
             for y in a[1]..=b[1] {
-                for x in a[0]..=b[0] {
-                    let c = self.index([x, y, z]);
+                let gy = gz + gap(1, y);
+                if gy >= r2 {
+                    continue;
+                }
+                for x_ in a[0]..=b[0] {
+                    if gy + gap(0, x_) >= r2 {
+                        continue;
+                    }
+                    let c = self.index([x_, y, z]);
                     for &t in &self.items[self.starts[c] as usize..self.starts[c + 1] as usize] {
-                        let first = self.first_cell[t as usize];
-                        let here = [
-                            (first[0] as usize).max(a[0]) == x,
-                            (first[1] as usize).max(a[1]) == y,
-                            (first[2] as usize).max(a[2]) == z,
-                        ];
-                        if here == [true; 3] {
-                            f(t);
-                        }
+                        f(t);
                     }
                 }
             }
         }
+    }
+
+    /// The squared distance from `x` to the slab of cells `i` along
+    /// `axis`, the slab clipped to the mesh's bounding box.
+    #[inline]
+    fn gap2(&self, x: DVec3, axis: usize, i: usize) -> f64 {
+        let h = 1.0 / self.inv_h;
+        let lo = self.lo[axis] + i as f64 * h;
+        let hi = (lo + h).min(self.hi[axis]);
+        let d = (lo - x[axis]).max(x[axis] - hi).max(0.0);
+        d * d
+    }
+
+    /// The squared distance from `x` to triangle `t`'s bounding box.
+    #[inline]
+    fn box_gap2(&self, x: DVec3, t: u32) -> f64 {
+        let [lo, hi] = self.boxes[t as usize];
+        (lo - x).max(x - hi).max(DVec3::ZERO).length_squared()
+    }
+
+    /// Call `f` for the triangles of the cells at Chebyshev distance `k`
+    /// from cell `c` (the ring `k`), within the grid, skipping the cells
+    /// farther from `x` than the root of `limit2` (read before each cell);
+    /// returns whether the ring has any cell in the grid.
+    fn for_each_in_ring(
+        &self,
+        c: [usize; 3],
+        k: usize,
+        x: DVec3,
+        limit2: &std::cell::Cell<f64>,
+        mut f: impl FnMut(u32),
+    ) -> bool {
+        let range = |a: usize| {
+            let lo = c[a].saturating_sub(k);
+            let hi = (c[a] + k).min(self.dims[a] - 1);
+            (lo, hi)
+        };
+        let ((x0, x1), (y0, y1), (z0, z1)) = (range(0), range(1), range(2));
+        let on = |v: usize, a: usize| v + k == c[a] || v == c[a] + k;
+        let mut any = false;
+        for z in z0..=z1 {
+            for y in y0..=y1 {
+                let edge = on(z, 2) || on(y, 1);
+                let gyz = self.gap2(x, 2, z) + self.gap2(x, 1, y);
+                let mut visit = |i_x: usize| {
+                    any = true;
+                    if gyz + self.gap2(x, 0, i_x) > limit2.get() {
+                        return;
+                    }
+                    let i = self.index([i_x, y, z]);
+                    for &t in &self.items[self.starts[i] as usize..self.starts[i + 1] as usize] {
+                        f(t);
+                    }
+                };
+                if edge {
+                    (x0..=x1).for_each(&mut visit);
+                } else {
+                    if on(x0, 0) {
+                        visit(x0);
+                    }
+                    if x1 != x0 && on(x1, 0) {
+                        visit(x1);
+                    }
+                }
+            }
+        }
+        any
     }
 }
 
@@ -439,18 +517,20 @@ impl TriMesh {
             }
             tri_edges.push(te);
         }
-        let edge_pairs: Vec<(usize, u32)> = tri_edges
-            .iter()
-            .enumerate()
-            .flat_map(|(t, te)| te.map(|e| (e as usize, t as u32)))
-            .collect();
-        let (edge_tri_starts, edge_tris) = compressed_rows(edges.len(), &edge_pairs);
-        let vertex_pairs: Vec<(usize, u32)> = triangles
-            .iter()
-            .enumerate()
-            .flat_map(|(t, tri)| tri.map(|v| (v as usize, t as u32)))
-            .collect();
-        let (vertex_tri_starts, vertex_tris) = compressed_rows(vertices.len(), &vertex_pairs);
+        drop(edge_of);
+        drop(index);
+        let (edge_tri_starts, edge_tris) = compressed_rows(edges.len(), || {
+            tri_edges
+                .iter()
+                .enumerate()
+                .flat_map(|(t, te)| te.map(|e| (e as usize, t as u32)))
+        });
+        let (vertex_tri_starts, vertex_tris) = compressed_rows(vertices.len(), || {
+            triangles
+                .iter()
+                .enumerate()
+                .flat_map(|(t, tri)| tri.map(|v| (v as usize, t as u32)))
+        });
         let mut edge_normals = vec![DVec3::ZERO; edges.len()];
         let mut vertex_normals = vec![DVec3::ZERO; vertices.len()];
         for (t, tri) in triangles.iter().enumerate() {
@@ -505,7 +585,7 @@ impl TriMesh {
                 "{name}: not a readable STL file (ASCII or binary): {e}"
             ))
         })?;
-        let mut corners = Vec::new();
+        let mut corners = Vec::with_capacity(reader.size_hint().0);
         for (t, tri) in reader.enumerate() {
             let tri = tri.map_err(|e| {
                 MeshError(format!(
@@ -622,13 +702,27 @@ impl TriMesh {
         }
         let mut claims = SmallList::<Claim, 32>::default();
         let r2 = reach * reach;
-        self.grid.for_each_in(x - r, x + r, |t| {
+        self.grid.for_each_near(x, reach, |t| {
+            // Beyond reach of its bounding box: beyond the triangle.
+            if self.grid.box_gap2(x, t) >= r2 {
+                return;
+            }
             let c = self.claim(t, x);
             if c.d2 < r2 {
                 claims.push(c);
             }
         });
         let claims = claims.as_mut_slice();
+        // A triangle listed in several cells is claimed once.
+        claims.sort_unstable_by_key(|c| c.tri);
+        let mut kept = 0;
+        for i in 0..claims.len() {
+            if i == 0 || claims[i].tri != claims[kept - 1].tri {
+                claims[kept] = claims[i];
+                kept += 1;
+            }
+        }
+        let claims = &mut claims[..kept];
         claims.sort_unstable_by_key(|c| (c.feature, c.tri));
         let mut last: Option<Feature> = None;
         for i in 0..claims.len() {
@@ -695,47 +789,51 @@ impl TriMesh {
     /// normals, a vertex's angle-weighted sum; Bærentzen & Aanæs 2005).
     /// For an open mesh, points beyond its rim take the rim's side.
     pub fn signed_distance(&self, x: DVec3) -> f64 {
-        // Search boxes of growing half-width `s` until the nearest triangle
-        // found lies within `s` (then no triangle outside the box is nearer).
-        let outside = (self.lo - x).max(x - self.hi).max(DVec3::ZERO).length();
-        let step = 1.0 / self.grid.inv_h;
-        let mut s = outside + step;
-        loop {
-            let mut best: Option<Claim> = None;
-            self.grid
-                .for_each_in(x - DVec3::splat(s), x + DVec3::splat(s), |t| {
-                    let c = self.claim(t, x);
-                    if best.is_none_or(|b| (c.d2, c.tri) < (b.d2, b.tri)) {
-                        best = Some(c);
-                    }
-                });
-            let covers = s >= outside + self.scale + step;
-            match best {
-                Some(b) if b.d2.sqrt() <= s || covers => {
-                    let side = match b.feature {
-                        Feature::Face(t) => self.normals[t as usize],
-                        Feature::Edge(e) => self.edge_normals[e as usize],
-                        Feature::Vertex(v) => self.vertex_normals[v as usize],
-                    };
-                    let d = b.d2.sqrt();
-                    return if (x - b.point).dot(side) < 0.0 { -d } else { d };
-                }
-                _ => s *= 2.0,
+        // Rings of cells about the cell nearest `x`, outwards, until the
+        // next ring lies farther than the nearest triangle found (ring `k`
+        // is at least `(k − 1) h` from the point, its projection onto the
+        // grid lying in the centre cell).
+        let c = self.grid.cell_of(x);
+        let h = 1.0 / self.grid.inv_h;
+        let mut best: Option<Claim> = None;
+        let limit2 = std::cell::Cell::new(f64::INFINITY);
+        for k in 0usize.. {
+            let bound = k.saturating_sub(1) as f64 * h;
+            if bound * bound > limit2.get() {
+                break;
             }
+            let any = self.grid.for_each_in_ring(c, k, x, &limit2, |t| {
+                if self.grid.box_gap2(x, t) > limit2.get() {
+                    return;
+                }
+                let c = self.claim(t, x);
+                if best.is_none_or(|b| (c.d2, c.tri) < (b.d2, b.tri)) {
+                    best = Some(c);
+                    limit2.set(c.d2);
+                }
+            });
+            if !any {
+                break;
+            }
+        }
+        let b = best.expect("a mesh has triangles");
+        let side = match b.feature {
+            Feature::Face(t) => self.normals[t as usize],
+            Feature::Edge(e) => self.edge_normals[e as usize],
+            Feature::Vertex(v) => self.vertex_normals[v as usize],
+        };
+        let d = b.d2.sqrt();
+        if (x - b.point).dot(side) < 0.0 {
+            -d
+        } else {
+            d
         }
     }
 
     /// Whether a sphere of radius `r` at `x` stays at least `r` from the
-    /// mesh and on its particles' side: [`Self::signed_distance`] `≥ r`,
-    /// the search stopping early once a triangle nearer than `r` is found.
+    /// mesh and on its particles' side: [`Self::signed_distance`] `≥ r`.
     pub fn clears(&self, x: DVec3, r: f64) -> bool {
-        let r2 = r * r;
-        let mut near = false;
-        self.grid
-            .for_each_in(x - DVec3::splat(r), x + DVec3::splat(r), |t| {
-                near = near || self.claim(t, x).d2 < r2;
-            });
-        !near && self.signed_distance(x) >= r
+        self.signed_distance(x) >= r
     }
 
     /// The corners of triangle `t`.
@@ -757,17 +855,20 @@ impl Default for Claim {
 
 /// Compressed rows of `count` lists from `(list, item)` pairs, the items
 /// of each list in the pairs' order: `(starts, items)`.
-fn compressed_rows(count: usize, pairs: &[(usize, u32)]) -> (Vec<u32>, Vec<u32>) {
+fn compressed_rows<I: Iterator<Item = (usize, u32)>>(
+    count: usize,
+    pairs: impl Fn() -> I,
+) -> (Vec<u32>, Vec<u32>) {
     let mut starts = vec![0u32; count + 1];
-    for &(i, _) in pairs {
+    for (i, _) in pairs() {
         starts[i + 1] += 1;
     }
     for i in 1..=count {
         starts[i] += starts[i - 1];
     }
-    let mut items = vec![0u32; pairs.len()];
+    let mut items = vec![0u32; starts[count] as usize];
     let mut fill = starts.clone();
-    for &(i, t) in pairs {
+    for (i, t) in pairs() {
         items[fill[i] as usize] = t;
         fill[i] += 1;
     }
@@ -907,6 +1008,73 @@ mod tests {
         assert!(m.clears(DVec3::new(0.5, 0.5, 0.3), 0.3));
         assert!(!m.clears(DVec3::new(0.5, 0.5, 0.3), 0.31));
         assert!(!m.clears(DVec3::new(0.5, 0.5, -3.0), 0.3));
+    }
+
+    /// A bumpy height field `z = f(x, y)` over `[0, 1]²`, `n × n` cells.
+    fn bumps(n: usize) -> TriMesh {
+        let f = |x: f64, y: f64| 0.1 * (7.0 * x).sin() * (5.0 * y).cos() + 0.05 * x * y;
+        let p = |i: usize, j: usize| {
+            let (x, y) = (i as f64 / n as f64, j as f64 / n as f64);
+            DVec3::new(x, y, f(x, y))
+        };
+        let mut tris = Vec::new();
+        for j in 0..n {
+            for i in 0..n {
+                tris.push([p(i, j), p(i + 1, j), p(i + 1, j + 1)]);
+                tris.push([p(i, j), p(i + 1, j + 1), p(i, j + 1)]);
+            }
+        }
+        TriMesh::new("bumps", &tris).unwrap()
+    }
+
+    #[test]
+    fn grid_searches_agree_with_a_search_of_every_triangle() {
+        let m = bumps(30);
+        let mut seed = 12345u64;
+        let mut next = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed >> 11) as f64 / (1u64 << 53) as f64
+        };
+        let mut out = Contacts::default();
+        for k in 0..400 {
+            // Near the surface, and (one in four) far from it.
+            let spread = if k % 4 == 0 { 4.0 } else { 1.2 };
+            let x = DVec3::new(
+                spread * (next() - 0.5) + 0.5,
+                spread * (next() - 0.5) + 0.5,
+                spread * 0.3 * (next() - 0.5),
+            );
+            let all: Vec<Claim> = (0..m.triangles.len() as u32)
+                .map(|t| m.claim(t, x))
+                .collect();
+            let nearest = all.iter().map(|c| c.d2).fold(f64::INFINITY, f64::min);
+            let d = m.signed_distance(x);
+            assert_eq!(d.abs(), nearest.sqrt(), "{x}");
+            // The contacts within a reach: the same features as agreed over
+            // every triangle.
+            let reach = 0.08;
+            m.contacts(x, reach, &mut out);
+            let mut want: Vec<Feature> = all
+                .iter()
+                .filter(|c| c.d2 < reach * reach)
+                .map(|c| c.feature)
+                .collect();
+            want.sort();
+            want.dedup();
+            want.retain(|&f| match f {
+                Feature::Face(_) => true,
+                f => {
+                    let agree = all
+                        .iter()
+                        .filter(|c| c.feature == f && c.d2 < reach * reach);
+                    agree.count() == m.around(f).len()
+                }
+            });
+            let got: Vec<Feature> = out.as_slice().iter().map(|c| c.feature).collect();
+            assert_eq!(got, want, "{x}");
+        }
     }
 
     #[test]
