@@ -12,7 +12,7 @@ use crate::state::particles::ParticleView;
 use glam::DVec3;
 
 /// The longest contact record a mesh contact without a slot can use.
-const SCRATCH: usize = 64;
+const SCRATCH: usize = 32;
 
 /// Reset a contact record that has opened (only writing a record that holds something).
 #[inline(always)]
@@ -92,6 +92,11 @@ fn mesh_forces(
     h: usize,
     fp: &ForceParams,
 ) -> Contribution {
+    if !wall.mesh_within(p.x[k], p.radius[k]) {
+        // Far from the mesh: no contact, no slot kept.
+        clear(rec);
+        return Contribution::default();
+    }
     let mut found = Contacts::default();
     wall.mesh_contacts(p.x[k], p.radius[k], &mut found);
     let contacts = found.as_slice();
@@ -103,10 +108,10 @@ fn mesh_forces(
         DVec3::new(rec[at], rec[at + 1], rec[at + 2])
     };
     // Each contact's slot: the nearest keys first.
-    let mut slot_of = [usize::MAX; 16];
+    let mut slot_of = [usize::MAX; 8];
     let mut taken = [false; MESH_SLOTS];
     let n_c = contacts.len().min(slot_of.len());
-    let mut pairs: [(f64, usize, usize); 16 * MESH_SLOTS] = [(0.0, 0, 0); 16 * MESH_SLOTS];
+    let mut pairs: [(f64, usize, usize); 8 * MESH_SLOTS] = [(0.0, 0, 0); 8 * MESH_SLOTS];
     let mut n_p = 0;
     for (c, contact) in contacts.iter().enumerate().take(n_c) {
         for s in 0..slots {
@@ -145,6 +150,10 @@ fn mesh_forces(
     let body = body_of(p, k, p.packed_image(k));
     let law = fp.laws.get(p.material[k], wall.material);
     let mut scratch = [0.0; SCRATCH];
+    debug_assert!(
+        h <= SCRATCH,
+        "a contact record longer than the scratch record"
+    );
     for (c, contact) in contacts.iter().enumerate() {
         let record: &mut [f64] = match slot_of.get(c).copied().filter(|&s| s != usize::MAX) {
             Some(s) => {

@@ -138,8 +138,8 @@ impl<T: Copy + Default, const N: usize> SmallList<T, N> {
     }
 }
 
-/// A sphere's contacts with one mesh (16 on the stack).
-pub type Contacts = SmallList<MeshContact, 16>;
+/// A sphere's contacts with one mesh (8 on the stack).
+pub type Contacts = SmallList<MeshContact, 8>;
 
 impl Default for MeshContact {
     fn default() -> Self {
@@ -600,6 +600,14 @@ impl TriMesh {
         TriMesh::new(&name, &corners)
     }
 
+    /// Whether the bounding box comes within `reach` of `x` along every
+    /// axis (else no triangle does).
+    #[inline]
+    pub fn within(&self, x: DVec3, reach: f64) -> bool {
+        let r = DVec3::splat(reach);
+        !((x + r).cmplt(self.lo).any() || (x - r).cmpgt(self.hi).any())
+    }
+
     /// The vertices.
     pub fn vertices(&self) -> &[DVec3] {
         &self.vertices
@@ -696,11 +704,10 @@ impl TriMesh {
     /// order of feature (see the module's rules), into `out`.
     pub fn contacts(&self, x: DVec3, reach: f64, out: &mut Contacts) {
         out.clear();
-        let r = DVec3::splat(reach);
-        if (x + r).cmplt(self.lo).any() || (x - r).cmpgt(self.hi).any() {
+        if !self.within(x, reach) {
             return;
         }
-        let mut claims = SmallList::<Claim, 32>::default();
+        let mut claims = SmallList::<Claim, 16>::default();
         let r2 = reach * reach;
         self.grid.for_each_near(x, reach, |t| {
             // Beyond reach of its bounding box: beyond the triangle.

@@ -272,6 +272,17 @@ impl Wall {
         }
     }
 
+    /// Whether a mesh wall's bounding box comes within `reach` of `x`
+    /// (false for another shape).
+    #[inline]
+    pub fn mesh_within(&self, x: DVec3, reach: f64) -> bool {
+        match &self.shape {
+            WallShape::Mesh { mesh, pose } if pose.is_rest() => mesh.within(x, reach),
+            WallShape::Mesh { mesh, pose } => mesh.within(pose.back(x), reach),
+            _ => false,
+        }
+    }
+
     /// The velocity of the wall's surface at `p` and its angular velocity,
     /// as a contact there sees them.
     #[inline]
