@@ -234,19 +234,34 @@ fn sidecar_is_well_formed_xml() {
     assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
     let sidecar = std::fs::read_to_string(out_dir.join("small.xdmf")).unwrap();
     let mut reader = quick_xml::Reader::from_str(&sidecar);
-    let mut grids = 0;
+    let mut grids = Vec::new();
     loop {
         match reader.read_event() {
             Ok(quick_xml::events::Event::Eof) => break,
             Ok(quick_xml::events::Event::Start(e)) if e.name().as_ref() == b"Grid" => {
-                grids += 1;
+                let name = e.try_get_attribute("Name").unwrap().unwrap();
+                grids.push(String::from_utf8(name.value.to_vec()).unwrap());
             }
             Ok(_) => {}
             Err(e) => panic!("the sidecar is not well-formed XML: {e}\n{sidecar}"),
         }
     }
-    // A temporal collection holding frames 0, 50 and 60.
-    assert_eq!(grids, 4, "{sidecar}");
+    // A temporal collection holding frames 0, 50 and 60, then the box's
+    // six planes as surfaces.
+    let want = [
+        "particles",
+        "step 0",
+        "step 50",
+        "step 60",
+        "walls",
+        "wall0",
+        "wall1",
+        "wall2",
+        "wall3",
+        "wall4",
+        "wall5",
+    ];
+    assert_eq!(grids, want, "{sidecar}");
 }
 
 #[test]
