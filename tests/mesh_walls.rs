@@ -421,3 +421,74 @@ fn a_turning_mesh_floor_drags_its_spheres_as_a_turning_plane_does() {
     let spun = mesh.particles.iter().find(|p| p.id == 3).unwrap();
     assert!(spun.v.y.abs() > 1e-4, "{}", spun.v);
 }
+
+#[test]
+fn the_sidecar_draws_meshes_from_the_output_file_and_moves_them_per_frame() {
+    let dir = tempfile::tempdir().unwrap();
+    let tris = floor_triangles(6, L, 5);
+    write_binary_stl(&dir.path().join("floor.stl"), &tris);
+    // A floor at rest and a lid above it sliding along x, both meshes.
+    write_ascii_stl_mm(
+        &dir.path().join("lid.stl"),
+        &tris
+            .iter()
+            .map(|t| [t[0], t[2], t[1]].map(|v| [v[0], v[1], 0.008]))
+            .collect::<Vec<_>>(),
+    );
+    let config = case(vec![
+        mesh_wall(Path::new("floor.stl")).with("name", "floor"),
+        mesh_wall(Path::new("lid.stl"))
+            .with("name", "lid")
+            .with("scale", 0.001)
+            .with("velocity", [0.5, 0.0, 0.0]),
+    ])
+    .config()
+    .run("steps", 20)
+    .output("every", 10)
+    .output("dir", "out");
+    let path = write_file(dir.path(), "meshes.toml", &config.text());
+    let out = gravel([std::ffi::OsStr::new("run"), path.as_os_str()], dir.path());
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    let xdmf = std::fs::read_to_string(dir.path().join("out/physics.xdmf")).unwrap();
+    // The floor, at rest, read from the file at each of the three frames;
+    // the lid's triangles from the file, its points from the file where it
+    // is at rest (t = 0), inline where it has moved (steps 10 and 20).
+    let floor = "physics.h5:/wall_meshes/floor/";
+    assert_eq!(xdmf.matches(&format!("{floor}points")).count(), 3, "{xdmf}");
+    assert_eq!(
+        xdmf.matches("physics.h5:/wall_meshes/lid/triangles")
+            .count(),
+        3
+    );
+    assert_eq!(
+        xdmf.matches("physics.h5:/wall_meshes/lid/points").count(),
+        1
+    );
+    let h5 = hdf5::File::open(dir.path().join("out/physics.h5")).unwrap();
+    let points = h5.dataset("wall_meshes/floor/points").unwrap();
+    let triangles = h5.dataset("wall_meshes/floor/triangles").unwrap();
+    assert_eq!(points.shape(), [49, 3]);
+    assert_eq!(triangles.shape(), [72, 3]);
+    let lid = h5
+        .dataset("wall_meshes/lid/points")
+        .unwrap()
+        .read_2d::<f64>()
+        .unwrap();
+    // The lid at the last frame (step 20, t = 4e-5 s): its points at rest
+    // moved by 0.5 m/s × 4e-5 s along x.
+    let last = xdmf.rsplit("<Grid Name=\"lid\"").next().unwrap();
+    let inline = last.split("Format=\"XML\">").nth(1).unwrap();
+    let values: Vec<f64> = inline
+        .split('<')
+        .next()
+        .unwrap()
+        .split_whitespace()
+        .map(|v| v.parse().unwrap())
+        .collect();
+    assert_eq!(values.len(), lid.len());
+    for (k, v) in values.iter().enumerate() {
+        let shift = if k % 3 == 0 { 0.5 * 20.0 * 2e-6 } else { 0.0 };
+        let want = lid[[k / 3, k % 3]] + shift;
+        assert!((v - want).abs() < 1e-15, "{k}: {v} vs {want}");
+    }
+}

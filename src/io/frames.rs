@@ -14,12 +14,13 @@ use super::contact_list;
 use super::layout::{
     create_ordered_group, frame_name, open_gravel, unit_of, write_attr, write_str_attr,
     CORE_DATASETS, DIAGNOSTICS, FRAMES, FROZEN, ID, MATERIAL, MATERIALS, POSITION, RADIUS, THERMO,
-    UNITS, VERTEX_INDEX, WALLS,
+    UNITS, VERTEX_INDEX, WALLS, WALL_MESHES,
 };
 use super::read::read_layout;
 use super::table::{Column, Table};
 use super::xdmf::{write_xdmf, WallScene, XdmfFrame};
 use crate::error::{Context, IoError, IoResult};
+use crate::geometry::mesh::TriMesh;
 /// Entries per chunk of the vertex index.
 const VERTEX_INDEX_CHUNK: usize = 8192;
 /// Rows per chunk of a frame dataset: a frame of up to a million particles is one
@@ -297,6 +298,38 @@ impl OutputFile {
     /// If a name is not valid UTF-8 for HDF5 or writing fails.
     pub fn write_walls(&mut self, names: &[&str]) -> IoResult<()> {
         write_names(&self.file, WALLS, names).at(&self.path, "writing /walls")
+    }
+
+    /// Writes (or replaces) each mesh wall's triangles at rest under
+    /// `/wall_meshes/<name>/`: `points` (vertices × 3, m) and `triangles`
+    /// (triangles × 3, u32 indices into `points`), which the XDMF sidecar
+    /// draws.
+    ///
+    /// # Errors
+    /// If writing fails.
+    pub fn write_wall_meshes(&mut self, meshes: &[(&str, &TriMesh)]) -> IoResult<()> {
+        if meshes.is_empty() {
+            return Ok(());
+        }
+        let write = || -> hdf5::Result<()> {
+            let top = group_or_create(&self.file, WALL_MESHES)?;
+            for (name, mesh) in meshes {
+                if top.link_exists(name) {
+                    top.unlink(name)?;
+                }
+                let g = top.create_group(name)?;
+                let points: Vec<[f64; 3]> = mesh.vertices().iter().map(|v| v.to_array()).collect();
+                write_vectors(&g, "points", &points)?;
+                let tris = mesh.triangles();
+                let view = ArrayView2::from_shape((tris.len(), 3), tris.as_flattened())?;
+                g.new_dataset_builder()
+                    .with_data(view)
+                    .create("triangles")?;
+                set_units(&g.dataset("points")?, POSITION)?;
+            }
+            Ok(())
+        };
+        write().at(&self.path, "writing /wall_meshes")
     }
 
     /// Creates the group `/diagnostics/<name>` holding, besides the table

@@ -37,6 +37,10 @@ pub const THERMO: &str = "thermo";
 pub const DIAGNOSTICS: &str = "diagnostics";
 /// Root dataset: the wall names, by index (variable-length UTF-8 strings).
 pub const WALLS: &str = "walls";
+/// Group of the mesh walls' triangles at rest: `/wall_meshes/<name>/points`
+/// (vertices × 3, m) and `/triangles` (triangles × 3, u32 indices into
+/// `points`), for the XDMF sidecar.
+pub const WALL_MESHES: &str = "wall_meshes";
 /// Name of the root group a checkpoint file keeps its state in.
 pub const CHECKPOINT: &str = "checkpoint";
 /// Path (from the root) of the vertex index the XDMF sidecar uses as connectivity.

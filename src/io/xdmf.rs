@@ -12,7 +12,8 @@
 //! particles are left out of the sidecar, since readers reject zero-sized arrays.
 //!
 //! The walls ([`WallScene`]) are drawn as triangle surfaces with their data written
-//! inline: one `Uniform` grid per wall, named as in `/walls`, in a `Spatial`
+//! inline (a mesh's triangles, and its points at rest, from `/wall_meshes/<name>/`
+//! of the HDF5 file): one `Uniform` grid per wall, named as in `/walls`, in a `Spatial`
 //! collection `walls`. Walls at rest are drawn once; where a wall moves, the
 //! collection is drawn at every frame's time, inside a `Temporal` collection, each
 //! wall placed where it is then (a function of the time alone,
@@ -24,12 +25,15 @@ use std::fs;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
-use super::layout::{frame_path, FROZEN, ID, MATERIAL, POSITION, RADIUS, VERTEX_INDEX};
+use super::layout::{
+    frame_path, FROZEN, ID, MATERIAL, POSITION, RADIUS, VERTEX_INDEX, WALL_MESHES,
+};
 use crate::error::{Context, IoResult};
 use crate::geometry::domain::Domain;
+use crate::geometry::mesh::{Pose, TriMesh};
 use crate::geometry::motion::{place_walls, MovingWall};
 use crate::geometry::surface::tessellate;
-use crate::geometry::walls::Wall;
+use crate::geometry::walls::{Wall, WallShape};
 
 /// The walls as the sidecar draws them: where they are at `t = 0`, which
 /// move and how, their names, and the box that clips planes and infinite
@@ -115,7 +119,7 @@ fn render(h5_file_name: &str, frames: &[XdmfFrame], walls: Option<&WallScene>) -
     out.push_str("    </Grid>\n");
     if let Some(scene) = walls.filter(|s| !s.walls.is_empty()) {
         if scene.moving.is_empty() {
-            render_walls(&mut out, 4, scene, &scene.walls, None);
+            render_walls(&mut out, 4, &h5, scene, &scene.walls, None);
         } else {
             out.push_str(
                 "    <Grid Name=\"walls\" GridType=\"Collection\" CollectionType=\"Temporal\">\n",
@@ -123,7 +127,7 @@ fn render(h5_file_name: &str, frames: &[XdmfFrame], walls: Option<&WallScene>) -
             let mut placed = scene.walls.clone();
             for frame in &listed {
                 place_walls(&mut placed, &scene.moving, frame.1);
-                render_walls(&mut out, 6, scene, &placed, Some(frame.1));
+                render_walls(&mut out, 6, &h5, scene, &placed, Some(frame.1));
             }
             out.push_str("    </Grid>\n");
         }
@@ -133,10 +137,13 @@ fn render(h5_file_name: &str, frames: &[XdmfFrame], walls: Option<&WallScene>) -
 }
 
 /// The `Spatial` collection `walls`: each of `walls` (placed where they are
-/// at `time`, if given) as a triangle surface with inline data.
+/// at `time`, if given) as a triangle surface, its data inline, but for a
+/// mesh, whose triangles (and points at rest) are read from
+/// `/wall_meshes/<name>/` of the HDF5 file `h5` (escaped).
 fn render_walls(
     out: &mut String,
     indent: usize,
+    h5: &str,
     scene: &WallScene,
     walls: &[Wall],
     time: Option<f64>,
@@ -150,6 +157,10 @@ fn render_walls(
         let _ = writeln!(out, "{pad}  <Time Value=\"{t}\"/>");
     }
     for (wall, name) in walls.iter().zip(&scene.names) {
+        if let WallShape::Mesh { mesh, pose } = &wall.shape {
+            render_mesh(out, &pad, h5, name, mesh, pose);
+            continue;
+        }
         let surface = tessellate(wall, &scene.domain);
         if surface.triangles.is_empty() {
             continue; // wholly outside the box: nothing to draw
@@ -184,6 +195,40 @@ fn render_walls(
         let _ = writeln!(out, "{pad}  </Grid>");
     }
     let _ = writeln!(out, "{pad}</Grid>");
+}
+
+/// A mesh wall's grid: its triangles from the HDF5 file, its points from
+/// the file where the mesh is at rest, else placed and inline.
+fn render_mesh(out: &mut String, pad: &str, h5: &str, name: &str, mesh: &TriMesh, pose: &Pose) {
+    let (nt, np) = (mesh.triangles().len(), mesh.vertices().len());
+    let group = format!("{h5}:/{WALL_MESHES}/{}", escape(name));
+    let _ = writeln!(
+        out,
+        "{pad}  <Grid Name=\"{}\" GridType=\"Uniform\">",
+        escape(name)
+    );
+    let _ = writeln!(
+        out,
+        "{pad}    <Topology TopologyType=\"Triangle\" NumberOfElements=\"{nt}\">\n{pad}      <DataItem Dimensions=\"{nt} 3\" NumberType=\"UInt\" Precision=\"4\" Format=\"HDF\">{group}/triangles</DataItem>\n{pad}    </Topology>"
+    );
+    let _ = writeln!(out, "{pad}    <Geometry GeometryType=\"XYZ\">");
+    if pose.is_rest() {
+        let _ = writeln!(
+            out,
+            "{pad}      <DataItem Dimensions=\"{np} 3\" NumberType=\"Float\" Precision=\"8\" Format=\"HDF\">{group}/points</DataItem>"
+        );
+    } else {
+        let _ = write!(
+            out,
+            "{pad}      <DataItem Dimensions=\"{np} 3\" NumberType=\"Float\" Precision=\"8\" Format=\"XML\">"
+        );
+        for &v in mesh.vertices() {
+            let p = pose.place(v);
+            let _ = write!(out, "{} {} {} ", p.x, p.y, p.z);
+        }
+        let _ = writeln!(out, "</DataItem>");
+    }
+    let _ = writeln!(out, "{pad}    </Geometry>\n{pad}  </Grid>");
 }
 
 /// One `Uniform` grid: time, topology, geometry and attributes of a frame.

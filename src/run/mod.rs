@@ -9,6 +9,8 @@ use crate::diagnostics::contact_list::gather_contacts;
 use crate::diagnostics::{sampler, Sampled};
 use crate::diagnostics::{thermo_columns, Thermo, MAX_OVERLAP};
 use crate::error::{GravelError, IoError, Result};
+use crate::geometry::mesh::TriMesh;
+use crate::geometry::walls::WallShape;
 use crate::io::checkpoint;
 use crate::io::frames::{Frame, OutputFile};
 use crate::io::xdmf::WallScene;
@@ -428,6 +430,16 @@ impl Output {
             file.write_materials(&names)?;
             let names: Vec<&str> = s.wall_names.iter().map(String::as_str).collect();
             file.write_walls(&names)?;
+            let meshes: Vec<(&str, &TriMesh)> = s
+                .walls
+                .iter()
+                .zip(&s.wall_names)
+                .filter_map(|(w, name)| match &w.shape {
+                    WallShape::Mesh { mesh, .. } => Some((name.as_str(), &**mesh)),
+                    _ => None,
+                })
+                .collect();
+            file.write_wall_meshes(&meshes)?;
             file.set_walls(wall_scene(s));
             Some(file)
         } else {
