@@ -608,6 +608,27 @@ impl TriMesh {
         !((x + r).cmplt(self.lo).any() || (x - r).cmpgt(self.hi).any())
     }
 
+    /// The bytes its arrays hold (what each rank keeps of it).
+    pub fn heap_bytes(&self) -> usize {
+        fn b<T>(v: &[T]) -> usize {
+            std::mem::size_of_val(v)
+        }
+        b(&self.vertices)
+            + b(&self.triangles)
+            + b(&self.normals)
+            + b(&self.edges)
+            + b(&self.tri_edges)
+            + b(&self.edge_tri_starts)
+            + b(&self.edge_tris)
+            + b(&self.vertex_tri_starts)
+            + b(&self.vertex_tris)
+            + b(&self.edge_normals)
+            + b(&self.vertex_normals)
+            + b(&self.grid.starts)
+            + b(&self.grid.items)
+            + b(&self.grid.boxes)
+    }
+
     /// The vertices.
     pub fn vertices(&self) -> &[DVec3] {
         &self.vertices

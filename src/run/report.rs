@@ -128,10 +128,24 @@ pub fn check_report(s: &Setup, decomp: &Decomposition) -> String {
             .iter()
             .map(|p| ((p.rate * p.until).floor() as u64).min(p.count.unwrap_or(u64::MAX)))
             .sum::<u64>();
-    let bytes = max_n as f64 * crate::config::limits::bytes_per_particle(s.laws.history_len);
+    let mut bytes = max_n as f64 * crate::config::limits::bytes_per_particle(s.laws.history_len);
+    // Mesh walls: their arrays, whole on every rank.
+    let (mut triangles, mut mesh_bytes) = (0, 0);
+    for w in &s.walls {
+        if let crate::geometry::walls::WallShape::Mesh { mesh, .. } = &w.shape {
+            triangles += mesh.triangles().len();
+            mesh_bytes += mesh.heap_bytes();
+        }
+    }
+    bytes += mesh_bytes as f64;
+    let meshes = if triangles > 0 {
+        format!(" and {triangles} mesh triangles")
+    } else {
+        String::new()
+    };
     let _ = writeln!(
         o,
-        "memory estimate: {:.1} MiB for up to {max_n} particles",
+        "memory estimate: {:.1} MiB for up to {max_n} particles{meshes}",
         bytes / (1024.0 * 1024.0)
     );
     o
