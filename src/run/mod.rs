@@ -376,8 +376,9 @@ impl Output {
             let file = if rank0 {
                 let append = |path: &Path| -> std::result::Result<OutputFile, IoError> {
                     let mut file = OutputFile::open_append(path)?;
-                    file.cut_after(sim.step)?;
+                    // Before the cut, which rewrites the sidecar.
                     file.set_walls(wall_scene(&sim.setup));
+                    file.cut_after(sim.step)?;
                     Ok(file)
                 };
                 Some(append(&path).map_err(|e| {

@@ -97,7 +97,7 @@ impl Simulation {
             || snap.pour_inserted.len() != setup.pours.len()
         {
             return Err(format!(
-                "the checkpoint has {} history values per contact, {} wall-contact records per particle and {} pouring sources; the config has {h}, {nw} and {}",
+                "the checkpoint has {} history values per contact, {} wall-history records per particle (one for each of the walls, 4 slots of records for a mesh) and {} pouring sources; the config has {h}, {nw} and {}",
                 snap.history_len,
                 snap.walls,
                 snap.pour_inserted.len(),
