@@ -103,6 +103,25 @@ impl<T: Copy + Default, const N: usize> SmallList<T, N> {
         self.len += 1;
     }
 
+    /// Remove and return the last item.
+    pub fn pop(&mut self) -> Option<T> {
+        if self.len == 0 {
+            return None;
+        }
+        self.len -= 1;
+        Some(if self.len < N && self.spill.is_empty() {
+            self.inline[self.len]
+        } else {
+            let item = self.spill.pop().expect("spilled items");
+            if self.len == N {
+                // Back within the inline part.
+                self.inline.copy_from_slice(&self.spill);
+                self.spill.clear();
+            }
+            item
+        })
+    }
+
     /// Empty it.
     pub fn clear(&mut self) {
         self.len = 0;
@@ -204,17 +223,14 @@ impl Grid {
         (c[2] * self.dims[1] + c[1]) * self.dims[0] + c[0]
     }
 
-    fn build(lo: DVec3, hi: DVec3, boxes: &[(DVec3, DVec3)]) -> Grid {
+    /// A grid over `lo..hi` of the triangles with bounding boxes `boxes`
+    /// and mean size `size` (the side of a square of twice their area).
+    fn build(lo: DVec3, hi: DVec3, boxes: &[(DVec3, DVec3)], size: f64) -> Grid {
         let n = boxes.len().max(1) as f64;
         let extent = (hi - lo).max(DVec3::splat(1e-300));
-        let mean = boxes
-            .iter()
-            .map(|(a, b)| (*b - *a).max_element())
-            .sum::<f64>()
-            / n;
-        // Cells about a triangle's size, at most ~4 per triangle (and at
-        // least one triangle's size, so a flat mesh is not cut finer).
-        let mut h = mean.max(1e-300);
+        // Cells about a triangle's size (a long, thin triangle crosses
+        // several), at most ~4 per triangle.
+        let mut h = size.max(1e-300);
         let cells = |h: f64| -> f64 {
             (0..3)
                 .map(|a| (extent[a] / h).floor() + 1.0)
@@ -317,54 +333,105 @@ impl Grid {
         let [lo, hi] = self.boxes[t as usize];
         (lo - x).max(x - hi).max(DVec3::ZERO).length_squared()
     }
+}
 
-    /// Call `f` for the triangles of the cells at Chebyshev distance `k`
-    /// from cell `c` (the ring `k`), within the grid, skipping the cells
-    /// farther from `x` than the root of `limit2` (read before each cell);
-    /// returns whether the ring has any cell in the grid.
-    fn for_each_in_ring(
-        &self,
-        c: [usize; 3],
-        k: usize,
-        x: DVec3,
-        limit2: &std::cell::Cell<f64>,
-        mut f: impl FnMut(u32),
-    ) -> bool {
-        let range = |a: usize| {
-            let lo = c[a].saturating_sub(k);
-            let hi = (c[a] + k).min(self.dims[a] - 1);
-            (lo, hi)
+/// A node of the bounding-volume hierarchy: a box and either two
+/// children or a run of triangles.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Node {
+    lo: DVec3,
+    hi: DVec3,
+    /// Leaf: the first of its `count` triangles in [`Bvh::order`]; inner
+    /// (`count = 0`): its first child, the second being `second`.
+    start: u32,
+    count: u32,
+    second: u32,
+}
+
+/// A bounding-volume hierarchy of the triangles (median splits along the
+/// longest axis of the centroids, up to 4 triangles a leaf), for nearest
+/// searches from far away, where a grid's cells would be too many.
+#[derive(Debug, Clone, PartialEq)]
+struct Bvh {
+    nodes: Vec<Node>,
+    order: Vec<u32>,
+}
+
+impl Bvh {
+    const LEAF: usize = 4;
+
+    fn build(boxes: &[(DVec3, DVec3)]) -> Bvh {
+        let mut bvh = Bvh {
+            nodes: Vec::with_capacity(boxes.len() / 2 + 1),
+            order: (0..boxes.len() as u32).collect(),
         };
-        let ((x0, x1), (y0, y1), (z0, z1)) = (range(0), range(1), range(2));
-        let on = |v: usize, a: usize| v + k == c[a] || v == c[a] + k;
-        let mut any = false;
-        for z in z0..=z1 {
-            for y in y0..=y1 {
-                let edge = on(z, 2) || on(y, 1);
-                let gyz = self.gap2(x, 2, z) + self.gap2(x, 1, y);
-                let mut visit = |i_x: usize| {
-                    any = true;
-                    if gyz + self.gap2(x, 0, i_x) > limit2.get() {
-                        return;
-                    }
-                    let i = self.index([i_x, y, z]);
-                    for &t in &self.items[self.starts[i] as usize..self.starts[i + 1] as usize] {
-                        f(t);
-                    }
-                };
-                if edge {
-                    (x0..=x1).for_each(&mut visit);
-                } else {
-                    if on(x0, 0) {
-                        visit(x0);
-                    }
-                    if x1 != x0 && on(x1, 0) {
-                        visit(x1);
-                    }
-                }
+        let centre = |t: u32| {
+            let (a, b) = boxes[t as usize];
+            0.5 * (a + b)
+        };
+        // Iteratively: (node index, range of `order`).
+        bvh.nodes.push(Node {
+            lo: DVec3::ZERO,
+            hi: DVec3::ZERO,
+            start: 0,
+            count: 0,
+            second: 0,
+        });
+        let mut todo = vec![(0usize, 0usize, boxes.len())];
+        while let Some((node, a, b)) = todo.pop() {
+            let tris = &mut bvh.order[a..b];
+            let (lo, hi) = tris
+                .iter()
+                .fold((DVec3::INFINITY, DVec3::NEG_INFINITY), |(lo, hi), &t| {
+                    (lo.min(boxes[t as usize].0), hi.max(boxes[t as usize].1))
+                });
+            bvh.nodes[node].lo = lo;
+            bvh.nodes[node].hi = hi;
+            if b - a <= Self::LEAF {
+                bvh.nodes[node].start = a as u32;
+                bvh.nodes[node].count = (b - a) as u32;
+                continue;
             }
+            let (clo, chi) = tris
+                .iter()
+                .fold((DVec3::INFINITY, DVec3::NEG_INFINITY), |(lo, hi), &t| {
+                    (lo.min(centre(t)), hi.max(centre(t)))
+                });
+            let ext = chi - clo;
+            let axis = if ext.x >= ext.y && ext.x >= ext.z {
+                0
+            } else if ext.y >= ext.z {
+                1
+            } else {
+                2
+            };
+            let mid = (b - a) / 2;
+            tris.select_nth_unstable_by(mid, |&s, &t| {
+                centre(s)[axis].total_cmp(&centre(t)[axis]).then(s.cmp(&t))
+            });
+            let first = bvh.nodes.len();
+            for _ in 0..2 {
+                bvh.nodes.push(Node {
+                    lo: DVec3::ZERO,
+                    hi: DVec3::ZERO,
+                    start: 0,
+                    count: 0,
+                    second: 0,
+                });
+            }
+            bvh.nodes[node].start = first as u32;
+            bvh.nodes[node].second = first as u32 + 1;
+            todo.push((first, a, a + mid));
+            todo.push((first + 1, a + mid, b));
         }
-        any
+        bvh
+    }
+
+    /// The squared distance from `x` to node `i`'s box.
+    #[inline]
+    fn gap2(&self, x: DVec3, i: usize) -> f64 {
+        let n = &self.nodes[i];
+        (n.lo - x).max(x - n.hi).max(DVec3::ZERO).length_squared()
     }
 }
 
@@ -395,6 +462,7 @@ pub struct TriMesh {
     lo: DVec3,
     hi: DVec3,
     grid: Grid,
+    bvh: Bvh,
     /// The length scale for rounding tolerances (the bounding box's diagonal).
     scale: f64,
 }
@@ -553,7 +621,16 @@ impl TriMesh {
                 (p[0].min(p[1]).min(p[2]), p[0].max(p[1]).max(p[2]))
             })
             .collect();
-        let grid = Grid::build(lo, hi, &boxes);
+        let size = triangles
+            .iter()
+            .map(|tri| {
+                let p = tri.map(|i| vertices[i as usize]);
+                (p[1] - p[0]).cross(p[2] - p[0]).length().sqrt()
+            })
+            .sum::<f64>()
+            / triangles.len() as f64;
+        let grid = Grid::build(lo, hi, &boxes, size);
+        let bvh = Bvh::build(&boxes);
         Ok(TriMesh {
             source: source.to_owned(),
             scale: (hi - lo).length(),
@@ -571,6 +648,7 @@ impl TriMesh {
             lo,
             hi,
             grid,
+            bvh,
         })
     }
 
@@ -627,6 +705,8 @@ impl TriMesh {
             + b(&self.grid.starts)
             + b(&self.grid.items)
             + b(&self.grid.boxes)
+            + b(&self.bvh.nodes)
+            + b(&self.bvh.order)
     }
 
     /// The vertices.
@@ -817,32 +897,36 @@ impl TriMesh {
     /// normals, a vertex's angle-weighted sum; Bærentzen & Aanæs 2005).
     /// For an open mesh, points beyond its rim take the rim's side.
     pub fn signed_distance(&self, x: DVec3) -> f64 {
-        // Rings of cells about the cell nearest `x`, outwards, until the
-        // next ring lies farther than the nearest triangle found (ring `k`
-        // is at least `(k − 1) h` from the point, its projection onto the
-        // grid lying in the centre cell).
-        let c = self.grid.cell_of(x);
-        let h = 1.0 / self.grid.inv_h;
+        // Branch and bound down the hierarchy, the nearer child first; a
+        // box no nearer than the best is skipped only when strictly farther,
+        // so ties go to the lowest triangle index whatever the order.
         let mut best: Option<Claim> = None;
-        let limit2 = std::cell::Cell::new(f64::INFINITY);
-        for k in 0usize.. {
-            let bound = k.saturating_sub(1) as f64 * h;
-            if bound * bound > limit2.get() {
-                break;
+        let mut stack: SmallList<u32, 64> = SmallList::default();
+        stack.push(0);
+        while let Some(i) = stack.pop() {
+            let i = i as usize;
+            if best.is_some_and(|b| self.bvh.gap2(x, i) > b.d2) {
+                continue;
             }
-            let any = self.grid.for_each_in_ring(c, k, x, &limit2, |t| {
-                if self.grid.box_gap2(x, t) > limit2.get() {
-                    return;
+            let node = self.bvh.nodes[i];
+            if node.count > 0 {
+                let run = &self.bvh.order[node.start as usize..(node.start + node.count) as usize];
+                for &t in run {
+                    let c = self.claim(t, x);
+                    if best.is_none_or(|b| (c.d2, c.tri) < (b.d2, b.tri)) {
+                        best = Some(c);
+                    }
                 }
-                let c = self.claim(t, x);
-                if best.is_none_or(|b| (c.d2, c.tri) < (b.d2, b.tri)) {
-                    best = Some(c);
-                    limit2.set(c.d2);
-                }
-            });
-            if !any {
-                break;
+                continue;
             }
+            let (a, b) = (node.start, node.second);
+            let (near, far) = if self.bvh.gap2(x, a as usize) <= self.bvh.gap2(x, b as usize) {
+                (a, b)
+            } else {
+                (b, a)
+            };
+            stack.push(far);
+            stack.push(near);
         }
         let b = best.expect("a mesh has triangles");
         let side = match b.feature {
@@ -856,6 +940,20 @@ impl TriMesh {
         } else {
             d
         }
+    }
+
+    /// Whether some triangle lies nearer than `r` to `x` (a search of the
+    /// cells within `r` only).
+    pub fn reaches(&self, x: DVec3, r: f64) -> bool {
+        if !self.within(x, r) {
+            return false;
+        }
+        let r2 = r * r;
+        let mut near = false;
+        self.grid.for_each_near(x, r, |t| {
+            near = near || (self.grid.box_gap2(x, t) < r2 && self.claim(t, x).d2 < r2);
+        });
+        near
     }
 
     /// Whether a sphere of radius `r` at `x` stays at least `r` from the

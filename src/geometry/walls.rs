@@ -272,6 +272,15 @@ impl Wall {
         }
     }
 
+    /// Whether a mesh wall comes nearer than `r` to `x` (a local search);
+    /// true for every other shape, whose clearance costs as little.
+    pub fn reaches(&self, x: DVec3, r: f64) -> bool {
+        match &self.shape {
+            WallShape::Mesh { mesh, pose } => mesh.reaches(pose.back(x), r),
+            _ => true,
+        }
+    }
+
     /// Whether a mesh wall's bounding box comes within `reach` of `x`
     /// (false for another shape).
     #[inline]

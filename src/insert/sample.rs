@@ -17,11 +17,19 @@ pub fn clear_of_walls(walls: &[Wall], x: DVec3, r: f64) -> bool {
 }
 
 /// Move a sphere of radius `r` at `x` out of every wall it is closer to
-/// than `r` (or behind), along the gradient of the wall's clearance (by
-/// central differences, so any wall with a clearance works), to a
-/// clearance of `r (1 + 1e-9)`. A sphere clear of all walls is not moved.
+/// than `r` (or behind; behind a mesh only within `r` of it), along the
+/// gradient of the wall's clearance (by central differences, so any wall
+/// with a clearance works), to a clearance of `r (1 + 1e-9)`. A sphere
+/// clear of all walls is not moved.
 pub fn push_out_of_walls(walls: &[Wall], mut x: DVec3, r: f64) -> DVec3 {
     for w in walls {
+        // A mesh that does not come within `r` needs no push: the sphere
+        // is clear of it or wholly behind it, which the fills' final test
+        // (`clear_of_walls`) refuses; this spares the search of the whole
+        // mesh for the sign.
+        if !w.reaches(x, r) {
+            continue;
+        }
         let c = w.clearance(x);
         if c >= r {
             continue;
