@@ -398,6 +398,9 @@ pub enum WallConfig {
         scale: f64,
         /// Then moved by `offset` (m) (default none).
         offset: Option<Fixed<f64, 3>>,
+        /// Contacts whose normals differ by less than this (degrees) are
+        /// one, the deepest (default 20): a tessellated curve's facets.
+        crease_angle: Option<f64>,
         /// Material name.
         material: String,
         /// Constant velocity (m/s) (default: none).

@@ -6,7 +6,7 @@ use super::schema::*;
 use super::setup::Material;
 use crate::error::Result;
 use crate::geometry::domain::Domain;
-use crate::geometry::mesh::{Pose, TriMesh};
+use crate::geometry::mesh::{Pose, TriMesh, DEFAULT_CREASE_ANGLE};
 use crate::geometry::motion::{Motion, MovingWall, Path, Translation, Turn};
 use crate::geometry::walls::{PeriodicCut, Rigid, Wall, WallShape};
 use glam::DVec3;
@@ -144,6 +144,7 @@ pub(super) fn walls(cx: &Ctx, cfg: &[WallConfig], mats: &[Material]) -> Result<W
                 path,
                 scale,
                 offset,
+                crease_angle,
                 material,
                 ..
             } => {
@@ -157,8 +158,15 @@ pub(super) fn walls(cx: &Ctx, cfg: &[WallConfig], mats: &[Material]) -> Result<W
                     .parent()
                     .unwrap_or(std::path::Path::new("."))
                     .join(path);
-                let mesh = TriMesh::read_stl(&file, scale, offset)
+                let crease = crease_angle.unwrap_or(DEFAULT_CREASE_ANGLE);
+                if !(0.0..90.0).contains(&crease) {
+                    return Err(cx.err(format!(
+                        "{key}.crease_angle = {crease}: must lie in [0, 90) degrees (contacts whose normals differ by less are merged into one)"
+                    )));
+                }
+                let mut mesh = TriMesh::read_stl(&file, scale, offset)
                     .map_err(|e| cx.err(format!("{key}.path: {e}")))?;
+                mesh.set_crease_angle(crease);
                 push(
                     Wall {
                         shape: WallShape::Mesh {

@@ -99,6 +99,10 @@ fn mesh_forces(
     }
     let mut found = Contacts::default();
     wall.mesh_contacts(p.x[k], p.radius[k], &mut found);
+    if found.is_empty() {
+        clear(rec);
+        return Contribution::default();
+    }
     let contacts = found.as_slice();
     let key_len = Wall::mesh_key_records(h) * h;
     let slot_len = key_len + h;

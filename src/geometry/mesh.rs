@@ -465,6 +465,9 @@ pub struct TriMesh {
     bvh: Bvh,
     /// The length scale for rounding tolerances (the bounding box's diagonal).
     scale: f64,
+    /// Contacts whose normals' cosine is at least this are one (the
+    /// crease angle's cosine; [`TriMesh::set_crease_angle`]).
+    crease_cos: f64,
 }
 
 impl fmt::Debug for TriMesh {
@@ -484,10 +487,11 @@ impl fmt::Debug for TriMesh {
         }
         write!(
             f,
-            "TriMesh {{ source: {:?}, vertices: {}, triangles: {}, hash: {h:016x} }}",
+            "TriMesh {{ source: {:?}, vertices: {}, triangles: {}, hash: {h:016x}, crease_cos: {:?} }}",
             self.source,
             self.vertices.len(),
-            self.triangles.len()
+            self.triangles.len(),
+            self.crease_cos
         )
     }
 }
@@ -497,6 +501,9 @@ impl PartialEq for TriMesh {
         self.vertices == other.vertices && self.triangles == other.triangles
     }
 }
+
+/// The crease angle (degrees) below which two contacts count as one.
+pub const DEFAULT_CREASE_ANGLE: f64 = 20.0;
 
 /// The relative area below which a triangle counts as degenerate: twice its
 /// area against the square of its longest edge.
@@ -649,6 +656,7 @@ impl TriMesh {
             hi,
             grid,
             bvh,
+            crease_cos: DEFAULT_CREASE_ANGLE.to_radians().cos(),
         })
     }
 
@@ -707,6 +715,14 @@ impl TriMesh {
             + b(&self.grid.boxes)
             + b(&self.bvh.nodes)
             + b(&self.bvh.order)
+    }
+
+    /// Merge a sphere's contacts whose normals differ by less than
+    /// `degrees` into the deepest: faces meeting at a shallower concave
+    /// crease are one surface (a tessellated cylinder or cone), steeper ones
+    /// a corner, one contact per face.
+    pub fn set_crease_angle(&mut self, degrees: f64) {
+        self.crease_cos = degrees.to_radians().cos();
     }
 
     /// The vertices.
@@ -802,35 +818,39 @@ impl TriMesh {
 
     /// The contacts of a sphere centred at `x` (in the mesh's frame) with
     /// every part of the mesh nearer than `reach`, one per feature, in
-    /// order of feature (see the module's rules), into `out`.
+    /// order of feature (see the module's rules), those across a shallow
+    /// crease merged into the deepest, into `out`.
     pub fn contacts(&self, x: DVec3, reach: f64, out: &mut Contacts) {
         out.clear();
         if !self.within(x, reach) {
             return;
         }
-        let mut claims = SmallList::<Claim, 16>::default();
+        // The triangles whose bounding boxes come within reach (most
+        // spheres near a mesh's box have none: they stop here).
         let r2 = reach * reach;
+        let mut near = SmallList::<u32, 32>::default();
         self.grid.for_each_near(x, reach, |t| {
-            // Beyond reach of its bounding box: beyond the triangle.
-            if self.grid.box_gap2(x, t) >= r2 {
-                return;
+            if self.grid.box_gap2(x, t) < r2 {
+                near.push(t);
+            }
+        });
+        if near.is_empty() {
+            return;
+        }
+        // A triangle listed in several cells is claimed once.
+        let near = near.as_mut_slice();
+        near.sort_unstable();
+        let mut claims = SmallList::<Claim, 16>::default();
+        for (i, &t) in near.iter().enumerate() {
+            if i > 0 && near[i - 1] == t {
+                continue;
             }
             let c = self.claim(t, x);
             if c.d2 < r2 {
                 claims.push(c);
             }
-        });
-        let claims = claims.as_mut_slice();
-        // A triangle listed in several cells is claimed once.
-        claims.sort_unstable_by_key(|c| c.tri);
-        let mut kept = 0;
-        for i in 0..claims.len() {
-            if i == 0 || claims[i].tri != claims[kept - 1].tri {
-                claims[kept] = claims[i];
-                kept += 1;
-            }
         }
-        let claims = &mut claims[..kept];
+        let claims = claims.as_mut_slice();
         claims.sort_unstable_by_key(|c| (c.feature, c.tri));
         let mut last: Option<Feature> = None;
         for i in 0..claims.len() {
@@ -882,12 +902,24 @@ impl TriMesh {
             } else {
                 c.point
             };
-            out.push(MeshContact {
+            let contact = MeshContact {
                 feature: c.feature,
                 point,
                 n,
                 dist,
-            });
+            };
+            // Faces meeting at a shallow concave crease (the facets of a
+            // tessellated curve): one contact, the deepest, in the place
+            // of the first.
+            let crease = out
+                .as_mut_slice()
+                .iter_mut()
+                .find(|o| o.n.dot(n) >= self.crease_cos);
+            match crease {
+                Some(o) if dist < o.dist => *o = contact,
+                Some(_) => {}
+                None => out.push(contact),
+            }
         }
     }
 
@@ -1155,7 +1187,9 @@ mod tests {
 
     #[test]
     fn grid_searches_agree_with_a_search_of_every_triangle() {
-        let m = bumps(30);
+        let mut m = bumps(30);
+        // Every feature's contact, none merged across creases.
+        m.set_crease_angle(0.0);
         let mut seed = 12345u64;
         let mut next = || {
             seed ^= seed << 13;
@@ -1201,6 +1235,32 @@ mod tests {
             let got: Vec<Feature> = out.as_slice().iter().map(|c| c.feature).collect();
             assert_eq!(got, want, "{x}");
         }
+    }
+
+    /// Two unit squares meeting along the y axis, the floor z = 0 (x > 0)
+    /// and a face tilted up by `degrees` (x < 0): a concave crease.
+    fn crease(degrees: f64) -> TriMesh {
+        let (s, c) = degrees.to_radians().sin_cos();
+        let (a, b) = (DVec3::ZERO, DVec3::Y);
+        let (p, q) = (DVec3::new(1.0, 0.0, 0.0), DVec3::new(1.0, 1.0, 0.0));
+        let (u, v) = (DVec3::new(-c, 0.0, s), DVec3::new(-c, 1.0, s));
+        TriMesh::new("crease", &[[a, p, q], [a, q, b], [a, b, v], [a, v, u]]).unwrap()
+    }
+
+    #[test]
+    fn faces_across_a_shallow_crease_are_one_contact_the_deepest() {
+        // Over the crease, nearer the floor: both faces within reach.
+        let x = DVec3::new(0.05, 0.5, 0.3);
+        for (degrees, want) in [(10.0, 1), (15.0, 1), (30.0, 2), (90.0, 2)] {
+            let c = contacts(&crease(degrees), x, 0.35);
+            assert_eq!(c.len(), want, "{degrees}°: {c:?}");
+            // The deepest, the floor's, is kept.
+            assert_eq!(c[0].n, -DVec3::Z, "{degrees}°");
+        }
+        // With the crease angle at 0, every face counts.
+        let mut m = crease(10.0);
+        m.set_crease_angle(0.0);
+        assert_eq!(contacts(&m, x, 0.35).len(), 2);
     }
 
     #[test]
