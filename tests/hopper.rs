@@ -27,10 +27,10 @@
 //! materials and experiments, and `ρ_b` differs by 4–5 % between the bed's
 //! core and its mean.
 //!
-//! Measured (seed 1): 3,474 beads; core φ 0.583 (ρ_b 1458 kg/m³; the
-//! whole bed's mean 0.558, 25.9 mm high); W = 0.0308 kg/s against
-//! Beverloo's 0.0336: W/W_B = 0.914 (0.957 with the bed's mean ρ_b).
-//! Seeds 2 and 3: 0.884 and 0.934. About 45 s for the Beverloo test and
+//! Measured (seed 1): 3,474 beads; core φ 0.585 (ρ_b 1463 kg/m³; the
+//! whole bed's mean 0.559, 25.8 mm high); W = 0.0307 kg/s against
+//! Beverloo's 0.0338: W/W_B = 0.909 (0.951 with the bed's mean ρ_b).
+//! Seeds 2 and 3 (before the mesh's crease merge): 0.884 and 0.934. About 45 s for the Beverloo test and
 //! 21 s for the comparison on ranks (`cargo test --features mpi --test
 //! hopper`, test profile, on a shared 2-core VM).
 
