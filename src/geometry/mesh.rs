@@ -468,38 +468,51 @@ pub struct TriMesh {
     /// Contacts whose normals' cosine is at least this are one (the
     /// crease angle's cosine; [`TriMesh::set_crease_angle`]).
     crease_cos: f64,
+    /// The mesh as read.
+    whole: Whole,
+    /// For a part ([`TriMesh::near`]), its indices in the whole, by which
+    /// contacts are ordered and named, so that every rank orders them
+    /// alike.
+    ids: Option<WholeIds>,
 }
 
 impl fmt::Debug for TriMesh {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        // The whole geometry, hashed: a config's fingerprint prints walls
-        // with `{:?}`, and must change when the mesh does.
-        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-        let mut eat = |bits: u64| {
-            h ^= bits;
-            h = h.wrapping_mul(0x0100_0000_01b3);
-        };
-        for v in &self.vertices {
-            v.to_array().iter().for_each(|c| eat(c.to_bits()));
-        }
-        for t in &self.triangles {
-            t.iter().for_each(|&i| eat(i as u64));
-        }
+        // The whole mesh, hashed (a part kept by one rank prints as its
+        // whole): a config's fingerprint prints walls with `{:?}`, and must
+        // change when the mesh does, whatever the rank count.
         write!(
             f,
-            "TriMesh {{ source: {:?}, vertices: {}, triangles: {}, hash: {h:016x}, crease_cos: {:?} }}",
-            self.source,
-            self.vertices.len(),
-            self.triangles.len(),
-            self.crease_cos
+            "TriMesh {{ source: {:?}, vertices: {}, triangles: {}, hash: {:016x}, crease_cos: {:?} }}",
+            self.source, self.whole.vertices, self.whole.triangles, self.whole.hash, self.crease_cos
         )
     }
 }
 
 impl PartialEq for TriMesh {
     fn eq(&self, other: &Self) -> bool {
-        self.vertices == other.vertices && self.triangles == other.triangles
+        self.whole == other.whole
+            && self.vertices == other.vertices
+            && self.triangles == other.triangles
+            && self.crease_cos == other.crease_cos
     }
+}
+
+/// What identifies a mesh as read, kept by the parts of it a rank keeps.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Whole {
+    vertices: usize,
+    triangles: usize,
+    /// FNV-1a of the vertices' bits and the triangles' indices.
+    hash: u64,
+}
+
+/// A part's indices in its whole mesh: of each triangle, edge and vertex.
+#[derive(Debug, Clone, PartialEq)]
+struct WholeIds {
+    tri: Vec<u32>,
+    edge: Vec<u32>,
+    vertex: Vec<u32>,
 }
 
 /// The crease angle (degrees) below which two contacts count as one.
@@ -638,6 +651,18 @@ impl TriMesh {
             / triangles.len() as f64;
         let grid = Grid::build(lo, hi, &boxes, size);
         let bvh = Bvh::build(&boxes);
+        let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+        let mut eat = |bits: u64| {
+            hash ^= bits;
+            hash = hash.wrapping_mul(0x0100_0000_01b3);
+        };
+        for v in &vertices {
+            v.to_array().iter().for_each(|c| eat(c.to_bits()));
+        }
+        for t in &triangles {
+            t.iter().for_each(|&i| eat(i as u64));
+        }
+        let (vertices_len, triangles_len) = (vertices.len(), triangles.len());
         Ok(TriMesh {
             source: source.to_owned(),
             scale: (hi - lo).length(),
@@ -657,6 +682,12 @@ impl TriMesh {
             grid,
             bvh,
             crease_cos: DEFAULT_CREASE_ANGLE.to_radians().cos(),
+            whole: Whole {
+                vertices: vertices_len,
+                triangles: triangles_len,
+                hash,
+            },
+            ids: None,
         })
     }
 
@@ -684,6 +715,67 @@ impl TriMesh {
             );
         }
         TriMesh::new(&name, &corners)
+    }
+
+    /// The part of the mesh a rank needs whose particles lie in `lo..hi`:
+    /// the triangles whose bounding boxes meet the box, with their
+    /// indices in the whole (contacts are ordered and named by those). A
+    /// sphere within the box meets the part exactly as the whole when
+    /// every triangle within its reach meets the box (take the box wide
+    /// enough). `None` where no triangle meets it.
+    pub fn near(&self, lo: DVec3, hi: DVec3) -> Option<TriMesh> {
+        let kept: Vec<u32> = (0..self.triangles.len() as u32)
+            .filter(|&t| {
+                let [a, b] = self.grid.boxes[t as usize];
+                a.cmple(hi).all() && b.cmpge(lo).all()
+            })
+            .collect();
+        if kept.is_empty() {
+            return None;
+        }
+        let corners: Vec<[DVec3; 3]> = kept.iter().map(|&t| self.triangle(t as usize)).collect();
+        let mut part = TriMesh::new(&self.source, &corners).expect("a part of a valid mesh");
+        // Triangle k of the part is whole triangle kept[k], corner for
+        // corner: its vertices and edges are the whole's at the same places.
+        let up = |t: u32| self.ids.as_ref().map_or(t, |ids| ids.tri[t as usize]);
+        let mut ids = WholeIds {
+            tri: kept.iter().map(|&t| up(t)).collect(),
+            edge: vec![0; part.edges.len()],
+            vertex: vec![0; part.vertices.len()],
+        };
+        for (k, &t) in kept.iter().enumerate() {
+            for c in 0..3 {
+                let v = self.triangles[t as usize][c];
+                let e = self.tri_edges[t as usize][c];
+                ids.vertex[part.triangles[k][c] as usize] =
+                    self.ids.as_ref().map_or(v, |w| w.vertex[v as usize]);
+                ids.edge[part.tri_edges[k][c] as usize] =
+                    self.ids.as_ref().map_or(e, |w| w.edge[e as usize]);
+            }
+        }
+        part.ids = Some(ids);
+        part.whole = self.whole;
+        part.crease_cos = self.crease_cos;
+        Some(part)
+    }
+
+    /// `f` named by its index in the whole mesh.
+    #[inline]
+    fn global(&self, f: Feature) -> Feature {
+        let Some(ids) = &self.ids else {
+            return f;
+        };
+        match f {
+            Feature::Face(t) => Feature::Face(ids.tri[t as usize]),
+            Feature::Edge(e) => Feature::Edge(ids.edge[e as usize]),
+            Feature::Vertex(v) => Feature::Vertex(ids.vertex[v as usize]),
+        }
+    }
+
+    /// Triangle `t`'s index in the whole mesh.
+    #[inline]
+    fn global_tri(&self, t: u32) -> u32 {
+        self.ids.as_ref().map_or(t, |ids| ids.tri[t as usize])
     }
 
     /// Whether the bounding box comes within `reach` of `x` along every
@@ -715,6 +807,10 @@ impl TriMesh {
             + b(&self.grid.boxes)
             + b(&self.bvh.nodes)
             + b(&self.bvh.order)
+            + self
+                .ids
+                .as_ref()
+                .map_or(0, |ids| b(&ids.tri) + b(&ids.edge) + b(&ids.vertex))
     }
 
     /// Merge a sphere's contacts whose normals differ by less than
@@ -851,7 +947,8 @@ impl TriMesh {
             }
         }
         let claims = claims.as_mut_slice();
-        claims.sort_unstable_by_key(|c| (c.feature, c.tri));
+        // In the whole mesh's order, the same on every rank.
+        claims.sort_unstable_by_key(|c| (self.global(c.feature), self.global_tri(c.tri)));
         let mut last: Option<Feature> = None;
         for i in 0..claims.len() {
             let c = claims[i];
@@ -903,7 +1000,7 @@ impl TriMesh {
                 c.point
             };
             let contact = MeshContact {
-                feature: c.feature,
+                feature: self.global(c.feature),
                 point,
                 n,
                 dist,
@@ -1234,6 +1331,38 @@ mod tests {
             });
             let got: Vec<Feature> = out.as_slice().iter().map(|c| c.feature).collect();
             assert_eq!(got, want, "{x}");
+        }
+    }
+
+    #[test]
+    fn a_part_meets_spheres_in_its_box_as_the_whole_does() {
+        let whole = bumps(30);
+        let (lo, hi) = (DVec3::new(0.3, 0.2, -1.0), DVec3::new(0.7, 0.5, 1.0));
+        let part = whole.near(lo, hi).unwrap();
+        assert!(part.triangles.len() < whole.triangles.len() / 4);
+        assert_eq!(format!("{part:?}"), format!("{whole:?}"));
+        // A part of the part is named in the whole too.
+        let inner = part.near(lo + 0.05, hi - 0.05).unwrap();
+        let (mut a, mut b, mut c) = (
+            Contacts::default(),
+            Contacts::default(),
+            Contacts::default(),
+        );
+        let reach = 0.08;
+        for i in 0..20 {
+            for j in 0..20 {
+                let (x, y) = (0.4 + 0.2 * i as f64 / 19.0, 0.3 + 0.1 * j as f64 / 19.0);
+                // Within reach of the surface, above and below it.
+                let z = 0.1 * (7.0 * x).sin() * (5.0 * y).cos() + 0.05 * x * y;
+                let x = DVec3::new(x, y, z + 0.06 * ((i * j) as f64).sin());
+                whole.contacts(x, reach, &mut a);
+                part.contacts(x, reach, &mut b);
+                inner.contacts(x, reach, &mut c);
+                assert!(!a.is_empty());
+                assert_eq!(a.as_slice(), b.as_slice(), "{x}");
+                assert_eq!(a.as_slice(), c.as_slice(), "{x}");
+                assert_eq!(whole.signed_distance(x), part.signed_distance(x));
+            }
         }
     }
 

@@ -151,6 +151,9 @@ fn drive(
         Ok(())
     })?;
     let mut out = Output::open(&sim, threads, opts.restart.is_some())?;
+    // The output has drawn the walls whole: each rank now keeps of a mesh
+    // the triangles near its subdomain.
+    sim.keep_mesh_parts();
     let ckpt_path = checkpoint::checkpoint_path(&sim.setup.output.dir, &sim.setup.name);
     let ckpt_every = sim.setup.output.checkpoint_every;
     if rank0 && !opts.quiet {

@@ -27,6 +27,7 @@ use crate::diagnostics::{self, Thermo};
 use crate::error::Result;
 use crate::force;
 use crate::geometry::motion::place_walls;
+use crate::geometry::walls::WallShape;
 use crate::neighbor::carry::{HistoryRows, PairRecords};
 use crate::neighbor::NeighborList;
 use crate::parallel::comm::Comm;
@@ -132,6 +133,37 @@ impl Simulation {
     /// The transport.
     pub fn comm(&self) -> &dyn Comm {
         self.comm.as_ref()
+    }
+
+    /// Keep of each mesh wall at rest only the triangles near this rank's
+    /// subdomain (within the halo width, `2 R_max + pad + skin`, of it),
+    /// on a run of more than one rank: a rank's owned particles stay
+    /// within half the skin of its subdomain between rebuilds, so they meet
+    /// the part as they met the whole, in the whole's order. Kept whole:
+    /// moving meshes (which move across subdomains), every mesh of a run
+    /// that pours (every rank tests every pouring candidate against the
+    /// walls, whoever owns it), and a mesh with no triangle near. Call once
+    /// the output has taken what it draws of the walls.
+    pub fn keep_mesh_parts(&mut self) {
+        if self.comm.size() == 1 || !self.setup.pours.is_empty() {
+            return;
+        }
+        let (lo, hi) = self.decomp.bounds();
+        let margin = DVec3::splat(crate::parallel::grid::halo_width(&self.setup));
+        let moving: Vec<usize> = self.setup.moving_walls.iter().map(|m| m.index).collect();
+        for (k, wall) in self.setup.walls.iter_mut().enumerate() {
+            if moving.contains(&k) {
+                continue;
+            }
+            if let WallShape::Mesh { mesh, pose } = &wall.shape {
+                if let Some(part) = mesh.near(lo - margin, hi + margin) {
+                    wall.shape = WallShape::Mesh {
+                        mesh: std::sync::Arc::new(part),
+                        pose: *pose,
+                    };
+                }
+            }
+        }
     }
 
     /// Number of ghosts on this rank.
