@@ -202,11 +202,15 @@ struct Grid {
     dims: [usize; 3],
     starts: Vec<u32>,
     items: Vec<u32>,
-    /// Each triangle's bounding box.
-    boxes: Vec<[DVec3; 2]>,
 }
 
 impl Grid {
+    /// The square of a cell's side.
+    fn h2(&self) -> f64 {
+        let h = 1.0 / self.inv_h;
+        h * h
+    }
+
     fn cell_of(&self, p: DVec3) -> [usize; 3] {
         let c = (p - self.lo) * self.inv_h;
         std::array::from_fn(|a| {
@@ -247,7 +251,6 @@ impl Grid {
             dims,
             starts: vec![0; dims[0] * dims[1] * dims[2] + 1],
             items: Vec::new(),
-            boxes: boxes.iter().map(|&(a, b)| [a, b]).collect(),
         };
         let ranges: Vec<([usize; 3], [usize; 3])> = boxes
             .iter()
@@ -326,13 +329,6 @@ impl Grid {
         let d = (lo - x[axis]).max(x[axis] - hi).max(0.0);
         d * d
     }
-
-    /// The squared distance from `x` to triangle `t`'s bounding box.
-    #[inline]
-    fn box_gap2(&self, x: DVec3, t: u32) -> f64 {
-        let [lo, hi] = self.boxes[t as usize];
-        (lo - x).max(x - hi).max(DVec3::ZERO).length_squared()
-    }
 }
 
 /// A node of the bounding-volume hierarchy: a box and either two
@@ -350,7 +346,8 @@ struct Node {
 
 /// A bounding-volume hierarchy of the triangles (median splits along the
 /// longest axis of the centroids, up to 4 triangles a leaf), for nearest
-/// searches from far away, where a grid's cells would be too many.
+/// searches from far away, and for contacts where the grid's cells are
+/// finer than the reach.
 #[derive(Debug, Clone, PartialEq)]
 struct Bvh {
     nodes: Vec<Node>,
@@ -461,6 +458,8 @@ pub struct TriMesh {
     vertex_normals: Vec<DVec3>,
     lo: DVec3,
     hi: DVec3,
+    /// Each triangle's bounding box.
+    boxes: Vec<[DVec3; 2]>,
     grid: Grid,
     bvh: Bvh,
     /// The length scale for rounding tolerances (the bounding box's diagonal).
@@ -679,6 +678,7 @@ impl TriMesh {
             vertex_normals,
             lo,
             hi,
+            boxes: boxes.iter().map(|&(a, b)| [a, b]).collect(),
             grid,
             bvh,
             crease_cos: DEFAULT_CREASE_ANGLE.to_radians().cos(),
@@ -726,7 +726,7 @@ impl TriMesh {
     pub fn near(&self, lo: DVec3, hi: DVec3) -> Option<TriMesh> {
         let kept: Vec<u32> = (0..self.triangles.len() as u32)
             .filter(|&t| {
-                let [a, b] = self.grid.boxes[t as usize];
+                let [a, b] = self.boxes[t as usize];
                 a.cmple(hi).all() && b.cmpge(lo).all()
             })
             .collect();
@@ -778,6 +778,50 @@ impl TriMesh {
         self.ids.as_ref().map_or(t, |ids| ids.tri[t as usize])
     }
 
+    /// Call `f` once for each triangle whose bounding box lies nearer than
+    /// the root of `r2` to `x`, down the hierarchy (the boxes farther
+    /// pruned whole).
+    #[inline]
+    fn for_each_near(&self, x: DVec3, r2: f64, mut f: impl FnMut(u32)) {
+        let box_gap2 = |t: u32| {
+            let [lo, hi] = self.boxes[t as usize];
+            (lo - x).max(x - hi).max(DVec3::ZERO).length_squared()
+        };
+        // Cells at least twice the reach across: at most 8 cells hold
+        // every candidate (deduplicated: a triangle may be listed in
+        // several).
+        if 4.0 * r2 <= self.grid.h2() {
+            let mut seen = SmallList::<u32, 32>::default();
+            self.grid.for_each_near(x, r2.sqrt(), |t| {
+                if box_gap2(t) < r2 && !seen.as_slice().contains(&t) {
+                    seen.push(t);
+                    f(t);
+                }
+            });
+            return;
+        }
+        // Finer cells than the reach: down the hierarchy instead.
+        let mut stack: SmallList<u32, 64> = SmallList::default();
+        stack.push(0);
+        while let Some(i) = stack.pop() {
+            if self.bvh.gap2(x, i as usize) >= r2 {
+                continue;
+            }
+            let node = self.bvh.nodes[i as usize];
+            if node.count == 0 {
+                stack.push(node.second);
+                stack.push(node.start);
+                continue;
+            }
+            for &t in &self.bvh.order[node.start as usize..(node.start + node.count) as usize] {
+                let [lo, hi] = self.boxes[t as usize];
+                if (lo - x).max(x - hi).max(DVec3::ZERO).length_squared() < r2 {
+                    f(t);
+                }
+            }
+        }
+    }
+
     /// Whether the bounding box comes within `reach` of `x` along every
     /// axis (else no triangle does).
     #[inline]
@@ -802,9 +846,9 @@ impl TriMesh {
             + b(&self.vertex_tris)
             + b(&self.edge_normals)
             + b(&self.vertex_normals)
+            + b(&self.boxes)
             + b(&self.grid.starts)
             + b(&self.grid.items)
-            + b(&self.grid.boxes)
             + b(&self.bvh.nodes)
             + b(&self.bvh.order)
             + self
@@ -925,22 +969,12 @@ impl TriMesh {
         // spheres near a mesh's box have none: they stop here).
         let r2 = reach * reach;
         let mut near = SmallList::<u32, 32>::default();
-        self.grid.for_each_near(x, reach, |t| {
-            if self.grid.box_gap2(x, t) < r2 {
-                near.push(t);
-            }
-        });
+        self.for_each_near(x, r2, |t| near.push(t));
         if near.is_empty() {
             return;
         }
-        // A triangle listed in several cells is claimed once.
-        let near = near.as_mut_slice();
-        near.sort_unstable();
         let mut claims = SmallList::<Claim, 16>::default();
-        for (i, &t) in near.iter().enumerate() {
-            if i > 0 && near[i - 1] == t {
-                continue;
-            }
+        for &t in near.as_slice() {
             let c = self.claim(t, x);
             if c.d2 < r2 {
                 claims.push(c);
@@ -1079,8 +1113,8 @@ impl TriMesh {
         }
         let r2 = r * r;
         let mut near = false;
-        self.grid.for_each_near(x, r, |t| {
-            near = near || (self.grid.box_gap2(x, t) < r2 && self.claim(t, x).d2 < r2);
+        self.for_each_near(x, r2, |t| {
+            near = near || self.claim(t, x).d2 < r2;
         });
         near
     }
