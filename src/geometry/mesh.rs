@@ -205,12 +205,6 @@ struct Grid {
 }
 
 impl Grid {
-    /// The square of a cell's side.
-    fn h2(&self) -> f64 {
-        let h = 1.0 / self.inv_h;
-        h * h
-    }
-
     fn cell_of(&self, p: DVec3) -> [usize; 3] {
         let c = (p - self.lo) * self.inv_h;
         std::array::from_fn(|a| {
@@ -285,38 +279,54 @@ impl Grid {
         grid
     }
 
+    /// The most cells along an axis a grid search takes.
+    const SPAN: usize = 3;
+
     /// Call `f` for each triangle listed in a cell whose box lies within
-    /// `r` of `x`: every triangle nearer than `r` to `x` among them (the
-    /// cell holding its nearest point lists it), some more than once.
+    /// `r` of `x` (every triangle nearer than `r` among them: the cell
+    /// holding its nearest point lists it; some more than once), and
+    /// return true; or, where the search box spans more than
+    /// [`Grid::SPAN`] cells along an axis, do nothing and return false.
     #[inline]
-    fn for_each_near(&self, x: DVec3, r: f64, mut f: impl FnMut(u32)) {
+    fn try_for_each_near(&self, x: DVec3, r: f64, mut f: impl FnMut(u32)) -> bool {
         let (a, b) = (
             self.cell_of(x - DVec3::splat(r)),
             self.cell_of(x + DVec3::splat(r)),
         );
+        if (0..3).any(|k| b[k] - a[k] >= Self::SPAN) {
+            return false;
+        }
         let r2 = r * r;
-        let gap = |axis: usize, i: usize| self.gap2(x, axis, i);
+        // The slabs' squared gaps along each axis, once.
+        let mut gaps = [[0.0; Self::SPAN]; 3];
+        for k in 0..3 {
+            for i in a[k]..=b[k] {
+                gaps[k][i - a[k]] = self.gap2(x, k, i);
+            }
+        }
         for z in a[2]..=b[2] {
-            let gz = gap(2, z);
+            let gz = gaps[2][z - a[2]];
             if gz >= r2 {
                 continue;
             }
             for y in a[1]..=b[1] {
-                let gy = gz + gap(1, y);
+                let gy = gz + gaps[1][y - a[1]];
                 if gy >= r2 {
                     continue;
                 }
+                let row = (z * self.dims[1] + y) * self.dims[0];
                 for x_ in a[0]..=b[0] {
-                    if gy + gap(0, x_) >= r2 {
+                    if gy + gaps[0][x_ - a[0]] >= r2 {
                         continue;
                     }
-                    let c = self.index([x_, y, z]);
+                    let c = row + x_;
                     for &t in &self.items[self.starts[c] as usize..self.starts[c + 1] as usize] {
                         f(t);
                     }
                 }
             }
         }
+        true
     }
 
     /// The squared distance from `x` to the slab of cells `i` along
@@ -787,20 +797,19 @@ impl TriMesh {
             let [lo, hi] = self.boxes[t as usize];
             (lo - x).max(x - hi).max(DVec3::ZERO).length_squared()
         };
-        // Cells at least twice the reach across: at most 8 cells hold
-        // every candidate (deduplicated: a triangle may be listed in
-        // several).
-        if 4.0 * r2 <= self.grid.h2() {
-            let mut seen = SmallList::<u32, 32>::default();
-            self.grid.for_each_near(x, r2.sqrt(), |t| {
-                if box_gap2(t) < r2 && !seen.as_slice().contains(&t) {
-                    seen.push(t);
-                    f(t);
-                }
-            });
+        // The grid, where the search box spans few cells (a triangle may
+        // be listed in several: each is called once).
+        let mut seen = SmallList::<u32, 32>::default();
+        let gridded = self.grid.try_for_each_near(x, r2.sqrt(), |t| {
+            if box_gap2(t) < r2 && !seen.as_slice().contains(&t) {
+                seen.push(t);
+                f(t);
+            }
+        });
+        if gridded {
             return;
         }
-        // Finer cells than the reach: down the hierarchy instead.
+        // Cells much finer than the reach: down the hierarchy instead.
         let mut stack: SmallList<u32, 64> = SmallList::default();
         stack.push(0);
         while let Some(i) = stack.pop() {
