@@ -392,21 +392,7 @@ fn the_discharge_through_an_stl_silo_is_bit_identical_on_1_and_3_ranks() {
     let run = |np: usize| -> (String, Vec<Vec<u64>>) {
         let out = dir.path().join(format!("np{np}"));
         let dump = dir.path().join(format!("np{np}.dump"));
-        let o = mpirun(
-            np,
-            &[
-                "run",
-                config.to_str().unwrap(),
-                "--quiet",
-                "--threads",
-                "1",
-                "--out",
-                out.to_str().unwrap(),
-                "--dump-state",
-                dump.to_str().unwrap(),
-            ],
-            dir.path(),
-        );
+        let o = mpirun(np, &dump_run_args(&config, &out, &dump), dir.path());
         assert!(o.status.success(), "{}", describe(&o));
         let thermo = read_thermo(&out.join("hopper.h5")).unwrap();
         let bits = ["particles", "deleted", "deleted_mass"]

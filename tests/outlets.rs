@@ -323,17 +323,7 @@ fn the_discharge_is_bit_identical_on_1_2_3_ranks_and_across_a_restart() {
     let mpi = |np: usize, tag: &str, extra: &[&str]| -> (PathBuf, String) {
         let out = dir.path().join(tag);
         let dump = dir.path().join(format!("{tag}.dump"));
-        let mut args = vec![
-            "run",
-            path.to_str().unwrap(),
-            "--quiet",
-            "--threads",
-            "1",
-            "--out",
-            out.to_str().unwrap(),
-            "--dump-state",
-            dump.to_str().unwrap(),
-        ];
+        let mut args = dump_run_args(&path, &out, &dump);
         args.extend(extra);
         let o = mpirun(np, &args, dir.path());
         assert!(o.status.success(), "{}", describe(&o));

@@ -364,6 +364,17 @@ struct Bvh {
     order: Vec<u32>,
 }
 
+impl Node {
+    /// A node to be filled in.
+    const EMPTY: Node = Node {
+        lo: DVec3::ZERO,
+        hi: DVec3::ZERO,
+        start: 0,
+        count: 0,
+        second: 0,
+    };
+}
+
 impl Bvh {
     const LEAF: usize = 4;
 
@@ -377,13 +388,7 @@ impl Bvh {
             0.5 * (a + b)
         };
         // Iteratively: (node index, range of `order`).
-        bvh.nodes.push(Node {
-            lo: DVec3::ZERO,
-            hi: DVec3::ZERO,
-            start: 0,
-            count: 0,
-            second: 0,
-        });
+        bvh.nodes.push(Node::EMPTY);
         let mut todo = vec![(0usize, 0usize, boxes.len())];
         while let Some((node, a, b)) = todo.pop() {
             let tris = &mut bvh.order[a..b];
@@ -417,15 +422,7 @@ impl Bvh {
                 centre(s)[axis].total_cmp(&centre(t)[axis]).then(s.cmp(&t))
             });
             let first = bvh.nodes.len();
-            for _ in 0..2 {
-                bvh.nodes.push(Node {
-                    lo: DVec3::ZERO,
-                    hi: DVec3::ZERO,
-                    start: 0,
-                    count: 0,
-                    second: 0,
-                });
-            }
+            bvh.nodes.extend([Node::EMPTY; 2]);
             bvh.nodes[node].start = first as u32;
             bvh.nodes[node].second = first as u32 + 1;
             todo.push((first, a, a + mid));

@@ -34,6 +34,7 @@ use crate::geometry::mesh::{Pose, TriMesh};
 use crate::geometry::motion::{place_walls, MovingWall};
 use crate::geometry::surface::tessellate;
 use crate::geometry::walls::{Wall, WallShape};
+use glam::DVec3;
 
 /// The walls as the sidecar draws them: where they are at `t = 0`, which
 /// move and how, their names, and the box that clips planes and infinite
@@ -165,16 +166,8 @@ fn render_walls(
         if surface.triangles.is_empty() {
             continue; // wholly outside the box: nothing to draw
         }
-        let (nt, np) = (surface.triangles.len(), surface.points.len());
-        let _ = writeln!(
-            out,
-            "{pad}  <Grid Name=\"{}\" GridType=\"Uniform\">",
-            escape(name)
-        );
-        let _ = writeln!(
-            out,
-            "{pad}    <Topology TopologyType=\"Triangle\" NumberOfElements=\"{nt}\">"
-        );
+        let nt = surface.triangles.len();
+        open_surface(out, &pad, name, nt);
         let _ = write!(
             out,
             "{pad}      <DataItem Dimensions=\"{nt} 3\" NumberType=\"UInt\" Precision=\"4\" Format=\"XML\">"
@@ -184,17 +177,32 @@ fn render_walls(
         }
         let _ = writeln!(out, "</DataItem>\n{pad}    </Topology>");
         let _ = writeln!(out, "{pad}    <Geometry GeometryType=\"XYZ\">");
-        let _ = write!(
-            out,
-            "{pad}      <DataItem Dimensions=\"{np} 3\" NumberType=\"Float\" Precision=\"8\" Format=\"XML\">"
-        );
-        for p in &surface.points {
-            let _ = write!(out, "{} {} {} ", p.x, p.y, p.z);
-        }
-        let _ = writeln!(out, "</DataItem>\n{pad}    </Geometry>");
-        let _ = writeln!(out, "{pad}  </Grid>");
+        inline_points(out, &pad, surface.points.iter().copied());
+        let _ = writeln!(out, "{pad}    </Geometry>\n{pad}  </Grid>");
     }
     let _ = writeln!(out, "{pad}</Grid>");
+}
+
+/// A wall's `Uniform` grid opened, up to its topology's data item.
+fn open_surface(out: &mut String, pad: &str, name: &str, triangles: usize) {
+    let _ = writeln!(
+        out,
+        "{pad}  <Grid Name=\"{}\" GridType=\"Uniform\">\n{pad}    <Topology TopologyType=\"Triangle\" NumberOfElements=\"{triangles}\">",
+        escape(name)
+    );
+}
+
+/// A data item of `points`, written inline.
+fn inline_points(out: &mut String, pad: &str, points: impl ExactSizeIterator<Item = DVec3>) {
+    let _ = write!(
+        out,
+        "{pad}      <DataItem Dimensions=\"{} 3\" NumberType=\"Float\" Precision=\"8\" Format=\"XML\">",
+        points.len()
+    );
+    for p in points {
+        let _ = write!(out, "{} {} {} ", p.x, p.y, p.z);
+    }
+    let _ = writeln!(out, "</DataItem>");
 }
 
 /// A mesh wall's grid: its triangles from the HDF5 file, its points from
@@ -202,14 +210,10 @@ fn render_walls(
 fn render_mesh(out: &mut String, pad: &str, h5: &str, name: &str, mesh: &TriMesh, pose: &Pose) {
     let (nt, np) = (mesh.triangles().len(), mesh.vertices().len());
     let group = format!("{h5}:/{WALL_MESHES}/{}", escape(name));
+    open_surface(out, pad, name, nt);
     let _ = writeln!(
         out,
-        "{pad}  <Grid Name=\"{}\" GridType=\"Uniform\">",
-        escape(name)
-    );
-    let _ = writeln!(
-        out,
-        "{pad}    <Topology TopologyType=\"Triangle\" NumberOfElements=\"{nt}\">\n{pad}      <DataItem Dimensions=\"{nt} 3\" NumberType=\"UInt\" Precision=\"4\" Format=\"HDF\">{group}/triangles</DataItem>\n{pad}    </Topology>"
+        "{pad}      <DataItem Dimensions=\"{nt} 3\" NumberType=\"UInt\" Precision=\"4\" Format=\"HDF\">{group}/triangles</DataItem>\n{pad}    </Topology>"
     );
     let _ = writeln!(out, "{pad}    <Geometry GeometryType=\"XYZ\">");
     if pose.is_rest() {
@@ -218,15 +222,7 @@ fn render_mesh(out: &mut String, pad: &str, h5: &str, name: &str, mesh: &TriMesh
             "{pad}      <DataItem Dimensions=\"{np} 3\" NumberType=\"Float\" Precision=\"8\" Format=\"HDF\">{group}/points</DataItem>"
         );
     } else {
-        let _ = write!(
-            out,
-            "{pad}      <DataItem Dimensions=\"{np} 3\" NumberType=\"Float\" Precision=\"8\" Format=\"XML\">"
-        );
-        for &v in mesh.vertices() {
-            let p = pose.place(v);
-            let _ = write!(out, "{} {} {} ", p.x, p.y, p.z);
-        }
-        let _ = writeln!(out, "</DataItem>");
+        inline_points(out, pad, mesh.vertices().iter().map(|&v| pose.place(v)));
     }
     let _ = writeln!(out, "{pad}    </Geometry>\n{pad}  </Grid>");
 }

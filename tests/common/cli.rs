@@ -54,6 +54,23 @@ pub fn write_file(dir: &Path, name: &str, text: &str) -> std::path::PathBuf {
 /// One mpirun at a time: the machine has two cores and the runs oversubscribe them.
 static MPIRUN: Mutex<()> = Mutex::new(());
 
+/// `run CONFIG --quiet --threads 1 --out OUT --dump-state DUMP`: the
+/// arguments of a run whose final state is compared across rank counts.
+pub fn dump_run_args<'a>(config: &'a Path, out: &'a Path, dump: &'a Path) -> Vec<&'a str> {
+    let s = |p: &'a Path| p.to_str().expect("a UTF-8 path");
+    vec![
+        "run",
+        s(config),
+        "--quiet",
+        "--threads",
+        "1",
+        "--out",
+        s(out),
+        "--dump-state",
+        s(dump),
+    ]
+}
+
 /// `mpirun -np NP gravel ARGS` in `cwd` (oversubscribed, unbound, root
 /// allowed: the settings of `scripts/mpi-env`), one at a time, killed after
 /// five minutes.
