@@ -80,8 +80,8 @@ pub(super) fn wall_forces(
 ///
 /// A contact keeps the slot whose key is nearest its normal (cosine above
 /// ½, the nearest pairs first), so a sphere sliding from one triangle to
-/// its neighbour, or over an edge, keeps its tangential spring; a new
-/// contact takes a free slot, and a slot no contact keeps is cleared. A
+/// its neighbour, or over an edge, keeps its tangential spring; a slot no
+/// contact keeps is cleared, and a new contact takes one of those. A
 /// contact beyond the slots (more than [`MESH_SLOTS`] at once with one
 /// mesh) is evaluated from a fresh record each step.
 fn mesh_forces(
@@ -136,18 +136,18 @@ fn mesh_forces(
             taken[s] = true;
         }
     }
-    // New contacts take the free slots whose keys no contact kept.
-    for slot in slot_of.iter_mut().take(n_c) {
-        if *slot == usize::MAX {
-            if let Some(s) = (0..slots).find(|&s| !taken[s] && key(rec, s) == DVec3::ZERO) {
-                *slot = s;
-                taken[s] = true;
-            }
-        }
-    }
+    // The slots no contact kept are cleared; new contacts take them.
     for s in 0..slots {
         if !taken[s] {
             clear(&mut rec[s * slot_len..(s + 1) * slot_len]);
+        }
+    }
+    for slot in slot_of.iter_mut().take(n_c) {
+        if *slot == usize::MAX {
+            if let Some(s) = (0..slots).find(|&s| !taken[s]) {
+                *slot = s;
+                taken[s] = true;
+            }
         }
     }
     let mut sum = Contribution::default();

@@ -435,7 +435,7 @@ impl Bvh {
     #[inline]
     fn gap2(&self, x: DVec3, i: usize) -> f64 {
         let n = &self.nodes[i];
-        (n.lo - x).max(x - n.hi).max(DVec3::ZERO).length_squared()
+        gap2_to_box(x, n.lo, n.hi)
     }
 }
 
@@ -792,7 +792,7 @@ impl TriMesh {
     fn for_each_near(&self, x: DVec3, r2: f64, mut f: impl FnMut(u32)) {
         let box_gap2 = |t: u32| {
             let [lo, hi] = self.boxes[t as usize];
-            (lo - x).max(x - hi).max(DVec3::ZERO).length_squared()
+            gap2_to_box(x, lo, hi)
         };
         // The grid, where the search box spans few cells (a triangle may
         // be listed in several: each is called once).
@@ -820,8 +820,7 @@ impl TriMesh {
                 continue;
             }
             for &t in &self.bvh.order[node.start as usize..(node.start + node.count) as usize] {
-                let [lo, hi] = self.boxes[t as usize];
-                if (lo - x).max(x - hi).max(DVec3::ZERO).length_squared() < r2 {
+                if box_gap2(t) < r2 {
                     f(t);
                 }
             }
@@ -1146,6 +1145,12 @@ impl Default for Claim {
             d2: 0.0,
         }
     }
+}
+
+/// The squared distance from `x` to the box `lo..hi` (zero inside).
+#[inline]
+fn gap2_to_box(x: DVec3, lo: DVec3, hi: DVec3) -> f64 {
+    (lo - x).max(x - hi).max(DVec3::ZERO).length_squared()
 }
 
 /// Compressed rows of `count` lists from `(list, item)` pairs, the items
