@@ -286,15 +286,30 @@ fn dispatch(cmd: Command, comm: Box<dyn Comm>) -> Result<(), GravelError> {
                 if s.ranks > 1 {
                     for (r, st) in s.per_rank.iter().enumerate() {
                         println!(
-                            "rank {r}: {} owned, {} ghosts (ratio {:.3}), comm {:.1}% of {:.2} s, force {:.2} s",
+                            "rank {r}: {} owned, {} ghosts (ratio {:.3}), {} contacts, comm {:.1}% of {:.2} s, force {:.2} s",
                             st.owned,
                             st.ghosts,
                             st.ghosts as f64 / (st.owned.max(1)) as f64,
+                            st.contacts,
                             100.0 * st.comm_seconds / st.seconds.max(1e-12),
                             st.seconds,
                             st.force_seconds
                         );
                     }
+                    let b = &s.balance;
+                    let owned: Vec<f64> = s.per_rank.iter().map(|r| r.owned as f64).collect();
+                    let mean = owned.iter().sum::<f64>() / owned.len() as f64;
+                    let max = owned.iter().copied().fold(0.0, f64::max);
+                    println!(
+                        "balance: imbalance {:.3} (max/mean cost), owned {:.3} (max/mean); {} rebalances in {} checks ({:.3} s), worst imbalance found {:.3}",
+                        s.imbalance,
+                        if mean > 0.0 { max / mean } else { 1.0 },
+                        b.rebalances,
+                        b.checks,
+                        s.balance_seconds,
+                        b.worst_imbalance.max(s.imbalance)
+                    );
+                    println!("decomposition: {}", s.decomposition);
                 }
                 if let Some(o) = &s.output {
                     println!("output: {}", o.display());

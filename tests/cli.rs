@@ -17,7 +17,7 @@ const DT: f64 = 1e-5;
 const L: f64 = 0.01;
 const RADIUS: f64 = 0.0005;
 
-const THERMO_COLUMNS: [&str; 18] = [
+const THERMO_COLUMNS: [&str; 19] = [
     "step",
     "time",
     "particles",
@@ -31,6 +31,7 @@ const THERMO_COLUMNS: [&str; 18] = [
     "rotational_temperature",
     "deleted",
     "deleted_mass",
+    "imbalance",
     "stress",
     "stress_kinetic",
     "stress_contact",

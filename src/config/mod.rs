@@ -17,4 +17,4 @@ mod walls;
 
 pub use diagnostics::{DiagnosticSpec, GridSpec, KernelKind, Measure};
 pub use particles::{BlockSizes, POUR_PREVIEW};
-pub use setup::{LawTable, Material, OutputSettings, Setup, FIELD_NAMES};
+pub use setup::{Balance, LawTable, Material, OutputSettings, Setup, FIELD_NAMES};

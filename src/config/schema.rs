@@ -192,6 +192,29 @@ pub struct ParallelConfig {
     /// Rayon threads per rank; 0 = all available.
     #[serde(default)]
     pub threads: usize,
+    /// Dynamic load balancing: `false`, `true` or `{ every, tolerance }`.
+    pub balance: Option<BalanceSpec>,
+}
+
+/// `balance = false`, `balance = true` or `balance = { every = 1000,
+/// tolerance = 1.1 }`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum BalanceSpec {
+    /// Off, or on with the defaults.
+    Switch(bool),
+    /// On, with these settings (defaults for the keys left out).
+    Table(BalanceTable),
+}
+
+/// The table form of `balance`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BalanceTable {
+    /// Check the load at the first rebuild this many steps after the last check.
+    pub every: Option<u64>,
+    /// Move the cuts when the largest rank's cost exceeds the mean by this factor.
+    pub tolerance: Option<f64>,
 }
 
 /// `[[material]]`.

@@ -103,6 +103,8 @@ pub struct Setup {
     pub threads: usize,
     /// Rank grid, if given.
     pub grid: Option<[u32; 3]>,
+    /// Dynamic load balancing on more than one rank (`None`: off).
+    pub balance: Option<Balance>,
     /// Materials.
     pub materials: Vec<Material>,
     /// Contact laws.
@@ -363,6 +365,7 @@ pub(super) fn build(path: &Path, text: &str, cfg: Config) -> Result<Setup> {
             )));
         }
     }
+    let balance = balance(&cx, cfg.parallel.balance.as_ref())?;
     let output = output(&cx, &cfg.output, dt)?;
     let diagnostics = diagnostics(&cx, &cfg.diagnostics, &domain)?;
     Ok(Setup {
@@ -378,6 +381,7 @@ pub(super) fn build(path: &Path, text: &str, cfg: Config) -> Result<Setup> {
         range_pad,
         threads,
         grid: cfg.parallel.grid.map(|g| g.0),
+        balance,
         materials,
         laws,
         walls,
@@ -394,6 +398,55 @@ pub(super) fn build(path: &Path, text: &str, cfg: Config) -> Result<Setup> {
         output,
         diagnostics,
     })
+}
+
+/// `[parallel] balance`: when to check the load (see
+/// `crate::parallel::balance`), and how much imbalance is
+/// tolerated.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Balance {
+    /// Check at the first rebuild at least this many steps after the last
+    /// check (and at the first rebuild of a run or restart).
+    pub every: u64,
+    /// Rebalance when `max / mean` of the per-rank cost exceeds this.
+    pub tolerance: f64,
+}
+
+impl Default for Balance {
+    fn default() -> Self {
+        Self {
+            every: 1000,
+            tolerance: 1.1,
+        }
+    }
+}
+
+/// `[parallel] balance`: on by default, with [`Balance::default`]'s
+/// settings for the keys left out.
+fn balance(cx: &Ctx, spec: Option<&BalanceSpec>) -> Result<Option<Balance>> {
+    let table = match spec {
+        None | Some(BalanceSpec::Switch(true)) => return Ok(Some(Balance::default())),
+        Some(BalanceSpec::Switch(false)) => return Ok(None),
+        Some(BalanceSpec::Table(t)) => t,
+    };
+    let mut b = Balance::default();
+    if let Some(every) = table.every {
+        if every == 0 {
+            return Err(cx.err(
+                "parallel.balance.every = 0: must be at least 1 (steps between load checks); use balance = false to turn balancing off",
+            ));
+        }
+        b.every = every;
+    }
+    if let Some(t) = table.tolerance {
+        if !(t.is_finite() && t >= 1.0) {
+            return Err(cx.err(format!(
+                "parallel.balance.tolerance = {t}: must be a number of at least 1 (the largest rank's cost over the mean that starts a rebalance)"
+            )));
+        }
+        b.tolerance = t;
+    }
+    Ok(Some(b))
 }
 
 pub(super) fn materials(cx: &Ctx, cfg: &[MaterialConfig]) -> Result<Vec<Material>> {

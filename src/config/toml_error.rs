@@ -320,6 +320,10 @@ fn untagged(name: &str) -> Option<(&'static str, &'static str)> {
             "a number > 0, or an array of numbers, one per position",
         ),
         "DtSpec" => ("dt", "a number > 0 (the time step), or \"auto\""),
+        "BalanceSpec" => (
+            "balance",
+            "true, false, or { every = steps ≥ 1, tolerance = a number ≥ 1 } (no other keys)",
+        ),
         "CellsSpec" => (
             "bins",
             "a whole number ≥ 1, or an array of them, one per gridded axis",

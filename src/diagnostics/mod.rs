@@ -26,7 +26,7 @@ use crate::state::particles::Particles;
 use glam::DVec3;
 
 pub use overlap::{deep_contact, DeepContact, MAX_OVERLAP};
-pub use thermo::{measure, thermo_columns, Thermo, SCALAR_COLUMNS};
+pub use thermo::{contacts_on_rank, measure, thermo_columns, Thermo, SCALAR_COLUMNS};
 
 /// What the diagnostics read of one rank's state between two steps.
 #[derive(Clone, Copy)]

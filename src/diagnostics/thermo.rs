@@ -11,7 +11,7 @@ use glam::DVec3;
 
 /// The names of the thermo columns of one number per row, in order; the
 /// tensor and per-wall columns follow ([`thermo_columns`]).
-pub const SCALAR_COLUMNS: [&str; 13] = [
+pub const SCALAR_COLUMNS: [&str; 14] = [
     "step",
     "time",
     "particles",
@@ -25,6 +25,7 @@ pub const SCALAR_COLUMNS: [&str; 13] = [
     "rotational_temperature",
     "deleted",
     "deleted_mass",
+    "imbalance",
 ];
 
 /// The thermo columns of a run with `walls` walls, in the order of
@@ -80,6 +81,9 @@ pub struct Thermo {
     pub deleted: f64,
     /// Their total mass (kg, cumulative; as `deleted`).
     pub deleted_mass: f64,
+    /// The load imbalance over ranks: the largest rank's cost over the
+    /// mean (`crate::parallel::balance`; 1 on one rank; set by the caller).
+    pub imbalance: f64,
     /// The kinetic stress `(1/V) Σ m v ⊗ v` over the box volume `V` (see
     /// [`super::stress`]).
     pub stress_kinetic: Sym,
@@ -115,6 +119,7 @@ impl Thermo {
             self.rotational_temperature,
             self.deleted,
             self.deleted_mass,
+            self.imbalance,
         ];
         row.extend(self.stress());
         row.extend(self.stress_kinetic);
@@ -125,9 +130,19 @@ impl Thermo {
     }
 }
 
+/// The contacts of this rank's owned particles (pairs and walls, by the
+/// same definition as the `contacts` column), a pair counted once for each
+/// owned particle in it: this rank's share of the contact work, for the
+/// run's per-rank summary.
+pub fn contacts_on_rank(v: &View) -> u64 {
+    (0..v.p.n_owned)
+        .map(|k| contacts_of(v.p, v.nl, v.laws, v.walls, k, Sides::Both).count() as u64)
+        .sum::<u64>()
+}
+
 /// Measure the thermo quantities over all ranks (see [`Thermo`]; its
-/// `step`, `time`, `deleted` and `deleted_mass` are left at zero for the
-/// caller). Collective.
+/// `step`, `time`, `deleted`, `deleted_mass` and `imbalance` are left at
+/// zero for the caller). Collective.
 pub fn measure(v: &View, comm: &dyn Comm) -> Thermo {
     let (p, gravity) = (v.p, v.gravity);
     let mut sums = [0.0; 9];
@@ -190,6 +205,7 @@ pub fn measure(v: &View, comm: &dyn Comm) -> Thermo {
         rotational_temperature,
         deleted: 0.0,
         deleted_mass: 0.0,
+        imbalance: 0.0,
         stress_kinetic: kinetic.map(|s| s / volume),
         stress_contact: stress_contact.map(|s| s / volume),
         wall_force,

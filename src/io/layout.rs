@@ -81,7 +81,7 @@ pub fn unit_of(name: &str) -> Option<&'static str> {
         | "elastic_energy"
         | "temperature"
         | "rotational_temperature" => "J",
-        "max_overlap" => "1",
+        "max_overlap" | "imbalance" => "1",
         "deleted_mass" => "kg",
         "stress" | "stress_kinetic" | "stress_contact" => "Pa",
         "wall_force" => "N",

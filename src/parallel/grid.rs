@@ -15,6 +15,9 @@
 //!   over the particles' extent when there are too few; uniform over the box
 //!   as the last resort.
 //!
+//! The cuts move during the run when [`crate::parallel::balance`] finds
+//! the ranks' loads uneven; the dims never change.
+//!
 //! Every subdomain must be at least one interaction range (`2 R_max + skin`
 //! plus any range padding) thick, so that ghosts come only from the 26
 //! adjacent subdomains; a grid that cannot satisfy this is refused before
@@ -114,18 +117,30 @@ impl Decomposition {
                 },
             )?;
         }
-        let coords = [
-            rank / (dims[1] * dims[2]),
-            (rank / dims[2]) % dims[1],
-            rank % dims[2],
-        ];
-        Ok(Self {
+        let mut out = Self {
             dims,
             cuts,
-            coords,
+            coords: [0; 3],
             rank,
             periodic: d.periodic,
-        })
+        };
+        out.coords = out.coords_of(rank);
+        Ok(out)
+    }
+
+    /// The same grid with the cuts along axis `a` replaced by `cuts`
+    /// (`dims[a] + 1` values from the box's `lo` to its `hi`).
+    pub fn with_cuts(&self, a: usize, cuts: Vec<f64>) -> Self {
+        debug_assert_eq!(cuts.len(), self.dims[a] + 1);
+        let mut out = self.clone();
+        out.cuts[a] = cuts;
+        out
+    }
+
+    /// The grid coordinates of `rank`.
+    pub fn coords_of(&self, rank: usize) -> [usize; 3] {
+        let d = self.dims;
+        [rank / (d[1] * d[2]), (rank / d[2]) % d[1], rank % d[2]]
     }
 
     /// Number of ranks.
@@ -224,7 +239,8 @@ pub fn halo_width(setup: &Setup) -> f64 {
 
 /// Where particles will be: the bounding box of the initial particles and
 /// the pouring regions, stretched along gravity to the box's end (poured or
-/// settling particles fall that way). Periodic axes always span the box.
+/// settling particles fall that way). Periodic axes always span the box,
+/// and so do the axes across gravity of a run that pours.
 fn particle_extent(setup: &Setup) -> (DVec3, DVec3) {
     let d = &setup.domain;
     let mut lo = DVec3::splat(f64::INFINITY);
@@ -242,7 +258,9 @@ fn particle_extent(setup: &Setup) -> (DVec3, DVec3) {
         return (d.lo, d.hi);
     }
     for a in 0..3 {
-        if d.periodic[a] {
+        // Poured particles spread sideways from their source as they
+        // land: the box, not the source, is where they will be.
+        if d.periodic[a] || (!setup.pours.is_empty() && setup.gravity[a] == 0.0) {
             lo[a] = d.lo[a];
             hi[a] = d.hi[a];
         } else if setup.gravity[a] < 0.0 {

@@ -12,25 +12,27 @@ use crate::state::pack::{Pack, Unpack};
 use crate::state::particles::{pack_record, unpack_record, Particles};
 
 /// Send every owned particle of `p` outside this rank's subdomain to its
-/// owner, with its wall records (`walls`) and pair records (`rows`), and
+/// owner among `peers` (the adjacent subdomains, [`Decomposition::peers`],
+/// or the ranks a move of the cuts exchanges with,
+/// [`crate::parallel::balance::transfer_peers`]), with its wall records (`walls`) and pair records (`rows`), and
 /// take in the ones arriving; `step` names the step in errors. Returns the
 /// pair records of the particles now owned, in their new order (the kept
 /// ones first, in their order, then the arrivals, rank by rank).
 /// Collective.
 ///
 /// # Errors
-/// When a particle's new owner is not adjacent to this rank (it travelled
-/// farther than one subdomain since the last rebuild): the lowest such id
+/// When a particle's new owner is not among `peers` (it travelled farther
+/// than one subdomain since the last rebuild): the lowest such id
 /// anywhere is named, on every rank.
 pub fn migrate(
     p: &mut Particles,
     walls: &mut WallHistory,
     rows: HistoryRows,
     decomp: &Decomposition,
+    peers: &[usize],
     comm: &dyn Comm,
     step: u64,
 ) -> Result<HistoryRows> {
-    let peers = decomp.peers();
     let me = decomp.rank;
     let mut bufs: Vec<Vec<u8>> = vec![Vec::new(); peers.len()];
     let mut keep = Vec::with_capacity(p.n_owned);
@@ -65,7 +67,7 @@ pub fn migrate(
             )),
         });
     }
-    let recv = comm.exchange(&peers, &bufs);
+    let recv = comm.exchange(peers, &bufs);
     let mut out = rows.select(&keep);
     let mut records: Vec<_> = keep.iter().map(|&k| p.record(k)).collect();
     let mut wall = walls.select(&keep);

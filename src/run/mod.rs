@@ -6,7 +6,7 @@ pub mod report;
 use crate::config::limits;
 use crate::config::{Measure, Setup};
 use crate::diagnostics::contact_list::gather_contacts;
-use crate::diagnostics::{sampler, Sampled};
+use crate::diagnostics::{self, sampler, Sampled};
 use crate::diagnostics::{thermo_columns, Thermo, MAX_OVERLAP};
 use crate::error::{GravelError, IoError, Result};
 use crate::geometry::mesh::TriMesh;
@@ -15,6 +15,7 @@ use crate::io::checkpoint;
 use crate::io::frames::{Frame, OutputFile};
 use crate::io::xdmf::WallScene;
 use crate::math::figures::sig;
+use crate::parallel::balance::BalanceLog;
 use crate::parallel::comm::{Comm, SerialComm};
 use crate::sim::timers::Lap;
 use crate::sim::{Simulation, Stage, Timers};
@@ -52,6 +53,8 @@ pub struct RankStats {
     pub owned: u64,
     /// Ghosts.
     pub ghosts: u64,
+    /// Contacts of the owned particles ([`diagnostics::contacts_on_rank`]).
+    pub contacts: u64,
     /// Seconds in the step loop.
     pub seconds: f64,
     /// Of which waiting in communication.
@@ -77,6 +80,14 @@ pub struct RunSummary {
     pub ranks: usize,
     /// Per-rank figures, on rank 0 (empty elsewhere).
     pub per_rank: Vec<RankStats>,
+    /// What load balancing did (all zero when it was off).
+    pub balance: BalanceLog,
+    /// Seconds load balancing took (checks and moves), on rank 0.
+    pub balance_seconds: f64,
+    /// The imbalance at the end (max / mean of the per-rank cost).
+    pub imbalance: f64,
+    /// The grid of subdomains at the end ([`crate::parallel::grid::Decomposition::describe`]).
+    pub decomposition: String,
     /// Stage timers.
     pub timers: Timers,
     /// Output file written, if any.
@@ -216,11 +227,13 @@ fn drive(
         let mut b = Vec::new();
         b.put_u64(sim.particles.n_owned as u64);
         b.put_u64(sim.ghosts() as u64);
+        b.put_u64(diagnostics::contacts_on_rank(&sim.view()));
         b.put_f64(seconds);
         b.put_f64(sim.timers.comm.saturating_sub(comm_before).as_secs_f64());
         b.put_f64(sim.timers.spent(Stage::Force).as_secs_f64());
         b
     };
+    let imbalance = sim.imbalance();
     let per_rank = sim
         .comm()
         .gather(&mine)
@@ -231,6 +244,7 @@ fn drive(
             RankStats {
                 owned: u.u64(),
                 ghosts: u.u64(),
+                contacts: u.u64(),
                 seconds: u.f64(),
                 comm_seconds: u.f64(),
                 force_seconds: u.f64(),
@@ -245,6 +259,10 @@ fn drive(
         threads,
         ranks: sim.comm().size(),
         per_rank,
+        balance: sim.balancer.log,
+        balance_seconds: sim.balancer.time.as_secs_f64(),
+        imbalance,
+        decomposition: sim.decomp.describe(),
         timers: sim.timers,
         output: out.path(),
         checkpoint: rank0.then_some(ckpt_path),

@@ -16,6 +16,7 @@
 //! particles spatially, creates the ghosts and builds the neighbour list,
 //! putting every history record back by partner id.
 
+pub mod balance;
 pub mod delete;
 pub mod dump;
 pub mod restart;
@@ -37,6 +38,7 @@ use crate::state::history::WallHistory;
 use crate::state::particles::Particles;
 use glam::DVec3;
 
+pub use balance::Balancer;
 pub use delete::Deleted;
 pub use dump::HistoryPartner;
 pub use timers::{Stage, Timers};
@@ -78,6 +80,8 @@ pub struct Simulation {
     /// Whether the force stage keeps the wall loads (the run sets it for
     /// the steps whose diagnostics read them).
     pub keep_loads: bool,
+    /// Dynamic load balancing: its settings, state and log.
+    pub balancer: Balancer,
     comm: Box<dyn Comm>,
 }
 
@@ -93,6 +97,7 @@ impl Simulation {
             }
         }
         let h = setup.laws.history_len;
+        let balancer = Balancer::new(setup.balance, comm.size());
         let mut sim = Simulation {
             wall_history: WallHistory::new(particles.n_owned, setup.wall_records(), h),
             neighbors: NeighborList::empty(particles.n_owned, h),
@@ -108,6 +113,7 @@ impl Simulation {
             pair_results: force::PairResults::default(),
             wall_loads: force::WallLoads::default(),
             keep_loads: true,
+            balancer,
             comm,
         };
         sim.insert_due()?;
@@ -142,27 +148,25 @@ impl Simulation {
     /// the part as they met the whole, in the whole's order. Kept whole:
     /// moving meshes (which move across subdomains), every mesh of a run
     /// that pours (every rank tests every pouring candidate against the
-    /// walls, whoever owns it), and a mesh with no triangle near. Call once
-    /// the output has taken what it draws of the walls.
+    /// walls, whoever owns it), and a mesh with no triangle near. With load
+    /// balancing on, the whole mesh is kept beside the part, which is cut
+    /// again whenever the subdomain moves. Call once the output has taken
+    /// what it draws of the walls.
     pub fn keep_mesh_parts(&mut self) {
         if self.comm.size() == 1 || !self.setup.pours.is_empty() {
             return;
         }
-        let (lo, hi) = self.decomp.bounds();
-        let margin = DVec3::splat(crate::parallel::grid::halo_width(&self.setup));
         let moving: Vec<usize> = self.setup.moving_walls.iter().map(|m| m.index).collect();
-        for (k, wall) in self.setup.walls.iter_mut().enumerate() {
-            if moving.contains(&k) {
-                continue;
-            }
-            if let WallShape::Mesh { mesh, pose } = &wall.shape {
-                if let Some(part) = mesh.near(lo - margin, hi + margin) {
-                    wall.shape = WallShape::Mesh {
-                        mesh: std::sync::Arc::new(part),
-                        pose: *pose,
-                    };
-                }
-            }
+        self.balancer.whole_meshes = (self.setup.walls.iter().enumerate())
+            .filter(|(k, _)| !moving.contains(k))
+            .filter_map(|(k, wall)| match &wall.shape {
+                WallShape::Mesh { mesh, .. } => Some((k, mesh.clone())),
+                _ => None,
+            })
+            .collect();
+        self.cut_mesh_parts();
+        if self.balancer.settings.is_none() {
+            self.balancer.whole_meshes = Vec::new();
         }
     }
 
@@ -196,6 +200,7 @@ impl Simulation {
             time: self.time(),
             deleted: self.deleted.count as f64,
             deleted_mass: self.deleted.mass,
+            imbalance: self.imbalance(),
             ..measured
         }
     }

@@ -214,6 +214,7 @@ impl Simulation {
                 .record_mut(local[i], w as usize)
                 .copy_from_slice(&snap.wall_values[r * h..(r + 1) * h]);
         }
+        let balancer = super::Balancer::new(setup.balance, comm.size());
         let mut sim = Simulation {
             setup,
             particles,
@@ -232,6 +233,7 @@ impl Simulation {
             pair_results: force::PairResults::default(),
             wall_loads: force::WallLoads::default(),
             keep_loads: true,
+            balancer,
             comm,
         };
         sim.place_walls();

@@ -13,6 +13,7 @@ use crate::insert::Placer;
 use crate::integrate;
 use crate::neighbor;
 use crate::neighbor::carry::{HistoryRows, PairRecords};
+use crate::parallel::balance::transfer_peers;
 use crate::parallel::grid::halo_width;
 use crate::parallel::migrate::migrate;
 use crate::rng::{PairNoise, Stream};
@@ -304,7 +305,8 @@ impl Simulation {
     }
 
     /// Wrap, migrate, sort spatially, rebuild ghosts and the neighbour list
-    /// (carrying history). Collective.
+    /// (carrying history), then balance the load if due
+    /// ([`Self::balance_if_due`]). Collective.
     pub(super) fn rebuild(&mut self) -> Result<()> {
         self.rebuild_with(None)
     }
@@ -344,11 +346,18 @@ impl Simulation {
         if self.comm.size() > 1 {
             if let Carried::Rows(rows) = carried {
                 let tc = Instant::now();
+                // After the cuts moved, a particle may go farther than an
+                // adjacent subdomain.
+                let peers = match self.balancer.moved_from.take() {
+                    Some(old) => transfer_peers(&old, &self.decomp),
+                    None => self.decomp.peers(),
+                };
                 carried = Carried::Rows(migrate(
                     &mut self.particles,
                     &mut self.wall_history,
                     rows,
                     &self.decomp,
+                    &peers,
                     self.comm.as_ref(),
                     self.step,
                 )?);
@@ -376,6 +385,6 @@ impl Simulation {
         // The owned particles were wrapped and sorted, the ghosts are new.
         p.refresh_packed();
         self.x_ref = p.x[..p.n_owned].to_vec();
-        Ok(())
+        self.balance_if_due()
     }
 }

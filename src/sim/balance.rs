@@ -1,0 +1,183 @@
+//! Load balancing during a run: the check at a rebuild, the new cuts, and
+//! the second rebuild that moves the particles to their new owners
+//! ([`crate::parallel::balance`] holds the method).
+
+use super::Simulation;
+use crate::config::Balance;
+use crate::error::Result;
+use crate::geometry::mesh::TriMesh;
+use crate::geometry::walls::WallShape;
+use crate::parallel::balance::{particle_cost, AxisHistogram, BalanceLog, BINS};
+use crate::parallel::grid::{halo_width, Decomposition};
+use glam::DVec3;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// The balancing state of a run on one rank.
+#[derive(Debug, Clone, Default)]
+pub struct Balancer {
+    /// The settings; `None` when balancing is off (always on one rank).
+    pub settings: Option<Balance>,
+    /// What it did so far.
+    pub log: BalanceLog,
+    /// The first step at which a rebuild checks the load.
+    next_check: u64,
+    /// Whether the run said that a cut stopped at the thickness limit.
+    said_limit: bool,
+    /// The grid before the cuts moved, until the rebuild that migrates.
+    pub(super) moved_from: Option<Decomposition>,
+    /// Mesh walls kept whole (by wall index) while the rank uses a part of
+    /// them: the parts are cut again when the subdomain moves.
+    pub(super) whole_meshes: Vec<(usize, Arc<TriMesh>)>,
+    /// Time spent checking and moving the cuts (the second rebuild
+    /// included).
+    pub time: Duration,
+}
+
+impl Balancer {
+    /// The balancer of a run on `ranks` ranks with `settings`.
+    pub fn new(settings: Option<Balance>, ranks: usize) -> Self {
+        Self {
+            settings: settings.filter(|_| ranks > 1),
+            ..Self::default()
+        }
+    }
+}
+
+impl Simulation {
+    /// This rank's cost: [`particle_cost`] summed over its owned particles,
+    /// from the neighbour list of the last rebuild.
+    fn particle_costs(&self) -> impl Iterator<Item = (DVec3, u64)> + '_ {
+        let p = &self.particles;
+        let rows = self.neighbors.rows();
+        let skin = self.setup.skin;
+        (0..p.n_owned).map(move |k| {
+            let meshes = self
+                .setup
+                .walls
+                .iter()
+                .filter(|w| w.mesh_within(p.x[k], p.radius[k] + skin))
+                .count();
+            (p.x[k], particle_cost(rows.row(k).len(), meshes))
+        })
+    }
+
+    /// The imbalance of the current decomposition: the largest rank's cost
+    /// over the mean (1 on one rank or without particles). Collective.
+    pub fn imbalance(&self) -> f64 {
+        if self.comm.size() == 1 {
+            return 1.0;
+        }
+        let mine: u64 = self.particle_costs().map(|(_, c)| c).sum();
+        let mut max = [mine];
+        self.comm.max_u64s(&mut max);
+        let mut total = [mine as f64];
+        self.comm.sum_f64(&mut total);
+        ratio(max[0], total[0], self.comm.size())
+    }
+
+    /// At a rebuild: check the load when due, and when it is uneven move
+    /// the cuts and rebuild again, which sends the particles to their new
+    /// owners. Collective.
+    pub(super) fn balance_if_due(&mut self) -> Result<()> {
+        let Some(settings) = self.balancer.settings else {
+            return Ok(());
+        };
+        if self.step < self.balancer.next_check {
+            return Ok(());
+        }
+        let start = Instant::now();
+        self.balancer.next_check = self.step + settings.every;
+        let d = &self.setup.domain;
+        let axes: Vec<usize> = (0..3).filter(|&a| self.decomp.dims[a] > 1).collect();
+        let mut hist: Vec<AxisHistogram> = axes
+            .iter()
+            .map(|&a| AxisHistogram::new(d.lo[a], d.hi[a]))
+            .collect();
+        let mut mine = 0u64;
+        for (x, c) in self.particle_costs() {
+            mine += c;
+            for (h, &a) in hist.iter_mut().zip(&axes) {
+                h.add(x[a], c);
+            }
+        }
+        // One sum for every histogram and the total (whole numbers: exact),
+        // one maximum for the largest rank.
+        let mut sums: Vec<f64> = hist.iter().flat_map(|h| h.bins.iter().copied()).collect();
+        sums.push(mine as f64);
+        let tc = Instant::now();
+        self.comm.sum_f64(&mut sums);
+        let mut max = [mine];
+        self.comm.max_u64s(&mut max);
+        self.timers.comm += tc.elapsed();
+        let total = sums.pop().unwrap_or(0.0);
+        for (h, chunk) in hist.iter_mut().zip(sums.chunks(BINS)) {
+            h.bins.copy_from_slice(chunk);
+        }
+        let imbalance = ratio(max[0], total, self.comm.size());
+        let log = &mut self.balancer.log;
+        log.checks += 1;
+        log.last_imbalance = imbalance;
+        log.worst_imbalance = log.worst_imbalance.max(imbalance);
+        if imbalance <= settings.tolerance {
+            self.balancer.time += start.elapsed();
+            return Ok(());
+        }
+        let width = halo_width(&self.setup);
+        let mut new = self.decomp.clone();
+        let mut limited = Vec::new();
+        for (h, &a) in hist.iter().zip(&axes) {
+            if let Some((cuts, stopped)) = h.cuts(self.decomp.dims[a], width) {
+                new = new.with_cuts(a, cuts);
+                if stopped {
+                    limited.push(["x", "y", "z"][a]);
+                }
+            }
+        }
+        if !limited.is_empty() && !self.balancer.said_limit {
+            self.balancer.said_limit = true;
+            if self.comm.rank() == 0 {
+                eprintln!(
+                    "balance: on step {}, a cut along {} stopped where its subdomain is one interaction range (2 R_max + skin = {width:e} m) thick; the load stays uneven there (said once)",
+                    self.step,
+                    limited.join(", ")
+                );
+            }
+        }
+        if new.cuts != self.decomp.cuts {
+            self.balancer.log.rebalances += 1;
+            self.balancer.moved_from = Some(std::mem::replace(&mut self.decomp, new));
+            self.cut_mesh_parts();
+            self.rebuild()?;
+        }
+        self.balancer.time += start.elapsed();
+        Ok(())
+    }
+
+    /// Cut the mesh walls kept whole to this rank's subdomain.
+    pub(super) fn cut_mesh_parts(&mut self) {
+        if self.balancer.whole_meshes.is_empty() {
+            return;
+        }
+        let (lo, hi) = self.decomp.bounds();
+        let margin = DVec3::splat(halo_width(&self.setup));
+        for (k, whole) in &self.balancer.whole_meshes {
+            let wall = &mut self.setup.walls[*k];
+            if let WallShape::Mesh { pose, .. } = &wall.shape {
+                let mesh = whole
+                    .near(lo - margin, hi + margin)
+                    .map_or_else(|| whole.clone(), Arc::new);
+                wall.shape = WallShape::Mesh { mesh, pose: *pose };
+            }
+        }
+    }
+}
+
+/// `max / (total / ranks)`, 1 when there is nothing to share.
+fn ratio(max: u64, total: f64, ranks: usize) -> f64 {
+    if total > 0.0 {
+        max as f64 * ranks as f64 / total
+    } else {
+        1.0
+    }
+}
