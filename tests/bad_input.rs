@@ -261,6 +261,11 @@ bad_cases! {
     threads_beyond_the_bound => "threads_too_many" + run;
     grid_of_four_values => "grid_four_values";
     grid_entry_of_zero => "grid_zero_entry";
+    balance_every_of_zero => "balance_every_zero";
+    balance_tolerance_below_one => "balance_tolerance_below_one";
+    balance_tolerance_not_a_number => "balance_tolerance_not_finite";
+    balance_with_a_misspelt_key => "balance_unknown_key";
+    balance_as_a_word => "balance_a_word";
     grid_of_two_subdomains_on_one_rank => "grid_two_subdomains_on_one_rank" + run;
     // domain.toml
     periodic_box_too_small_for_interaction_range => "periodic_too_small" + run;

@@ -22,12 +22,16 @@
 
 use crate::parallel::grid::Decomposition;
 
-/// The cost of one particle before its pairs: integration, sorting, the
-/// halo, and one test against each analytic wall, in units of one
-/// neighbour-list partner (half a pair job).
-pub const PARTICLE_WEIGHT: u64 = 6;
+/// The cost of one particle before its pairs (integration, sorting, the
+/// halo, its share of rebuilds), in units of one neighbour-list partner
+/// (half a pair job). Measured with Hertz–Mindlin and EPSD rolling, one
+/// thread, rebuilds every 9 steps (2026-11-26): a lattice of particles with
+/// no partner takes 30 ns per particle-step, a touching lattice with 6
+/// partners each 127 ns, so a partner costs 16 ns and a particle about 2.
+pub const PARTICLE_WEIGHT: u64 = 2;
 
-/// The cost of a mesh wall within reach of a particle: its contact search.
+/// The cost of a mesh wall within reach of a particle: its contact search
+/// (an estimate, not measured: a few partners' work).
 pub const MESH_WEIGHT: u64 = 4;
 
 /// The cost of one particle with `partners` entries in its neighbour-list

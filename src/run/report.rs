@@ -123,6 +123,19 @@ pub fn check_report(s: &Setup, decomp: &Decomposition) -> String {
             s.threads.to_string()
         }
     );
+    if decomp.size() > 1 {
+        let _ = writeln!(
+            o,
+            "load balancing: {}",
+            match s.balance {
+                Some(b) => format!(
+                    "the cuts move when the largest rank's cost exceeds {} times the mean, checked every {} steps",
+                    b.tolerance, b.every
+                ),
+                None => "off (balance = false): the cuts stay where they are".to_string(),
+            }
+        );
+    }
     let max_n = n as u64
         + s.pours
             .iter()
