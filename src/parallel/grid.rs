@@ -465,6 +465,50 @@ region = { lo = [0.0, 0.0, 0.0], hi = [0.04, 0.04, 0.1] }
     }
 
     #[test]
+    fn balancing_is_on_by_default_and_takes_its_settings() {
+        use crate::config::Balance;
+        assert_eq!(setup("", BED).balance, Some(Balance::default()));
+        assert_eq!(
+            Balance::default(),
+            Balance {
+                every: 1000,
+                tolerance: 1.1
+            }
+        );
+        assert_eq!(setup("[parallel]\nbalance = false", BED).balance, None);
+        assert_eq!(
+            setup("[parallel]\nbalance = true", BED).balance,
+            Some(Balance::default())
+        );
+        assert_eq!(
+            setup("[parallel]\nbalance = { every = 50 }", BED).balance,
+            Some(Balance {
+                every: 50,
+                tolerance: 1.1
+            })
+        );
+    }
+
+    #[test]
+    fn a_pour_is_cut_evenly_across_the_box_not_across_its_inlet() {
+        // An inlet 20 mm wide in the middle of a 40 mm box along y (not
+        // periodic), cut in 4 along y: the beads spread along y as they
+        // land, so the cuts are even over the box, not over the inlet.
+        let pour = r#"
+[[particles]]
+kind = "pour"
+material = "g"
+radius = 0.001
+rate = 1000.0
+until = 0.1
+region = { lo = [0.0, 0.01, 0.25], hi = [0.04, 0.03, 0.29] }
+"#;
+        let s = setup("[parallel]\ngrid = [1, 4, 1]", pour);
+        let d = Decomposition::choose(&s, 4, 0).unwrap();
+        assert_eq!(d.cuts[1], [0.0, 0.01, 0.02, 0.03, 0.04], "{d:?}");
+    }
+
+    #[test]
     fn a_grid_thinner_than_the_interaction_range_is_refused() {
         let s = setup("[parallel]\ngrid = [32, 1, 1]", BED);
         let e = Decomposition::choose(&s, 32, 0).unwrap_err().to_string();
