@@ -85,7 +85,9 @@ impl AxisHistogram {
     /// to `hi`), each at least `width` thick, and whether a cut stopped at
     /// that limit. The interior cut `k` lies where the cumulative cost
     /// reaches `k / slabs` of the total, interpolated linearly inside its
-    /// bin. Cuts nearer than `width` are moved apart ([`keep_apart`]).
+    /// bin. Cuts nearer than `width` are then moved apart: a pass from the
+    /// low end (`c_k ≥ c_{k−1} + width`) and one from the high end
+    /// (`c_k ≤ c_{k+1} − width`), in both orders, averaged (`keep_apart`).
     /// `None` when the histogram is empty or the box is too short.
     pub fn cuts(&self, slabs: usize, width: f64) -> Option<(Vec<f64>, bool)> {
         let total = self.total();
@@ -131,7 +133,7 @@ impl AxisHistogram {
 /// the high end (`c_k ≤ c_{k+1} − w`), in the order `forward_first` says.
 /// Either order satisfies both bounds when `hi − lo ≥ (len − 1) w`; the
 /// first pass pushes a crowd of cuts away from its end, so
-/// [`AxisHistogram::cuts`] averages the two orders (the bounds are linear:
+/// `AxisHistogram::cuts` averages the two orders (the bounds are linear:
 /// the mean satisfies them too), which keeps a crowd centred where it was.
 fn keep_apart(cuts: &[f64], w: f64, forward_first: bool) -> Vec<f64> {
     let mut c = cuts.to_vec();
