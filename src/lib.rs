@@ -23,7 +23,6 @@ pub mod diagnostics;
 pub mod error;
 pub mod force;
 pub mod geometry;
-pub mod hugealloc;
 pub mod insert;
 pub mod integrate;
 pub mod io;

@@ -12,9 +12,6 @@ use gravel::sim::Stage;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-#[global_allocator]
-static ALLOCATOR: gravel::hugealloc::HugePages = gravel::hugealloc::HugePages;
-
 #[derive(Parser)]
 #[command(
     name = "gravel",

@@ -120,8 +120,13 @@ pub struct Setup {
     pub outlets: Vec<Outlet>,
     /// What becomes of a particle out through an open face.
     pub lost: Lost,
-    /// Particles present at step 0.
+    /// Particles present at step 0 (emptied by the simulation once it has
+    /// taken its own: see [`Self::initial_count`]).
     pub initial: Vec<ParticleRecord>,
+    /// How many particles are present at step 0.
+    pub initial_count: usize,
+    /// The hash of the particles present at step 0, for [`Self::compat`].
+    pub initial_fingerprint: Fnv,
     /// Pouring sources.
     pub pours: Vec<PourSource>,
     /// The realised radius distribution of each `random` and `pour` block.
@@ -180,17 +185,7 @@ impl Setup {
             h.str(&s);
             h.finish()
         };
-        let mut blocks = Fnv::default();
-        for r in &setup.initial {
-            blocks.u64(r.id);
-            for v in [r.x, r.v, r.omega] {
-                v.to_array().iter().for_each(|&c| blocks.f64(c));
-            }
-            blocks.f64(r.radius);
-            blocks.f64(r.mass);
-            blocks.u64(u64::from(r.material));
-            blocks.u64(u64::from(r.frozen));
-        }
+        let mut blocks = setup.initial_fingerprint;
         for s in &setup.pours {
             let mut s = s.clone();
             s.inserted = 0;
@@ -389,6 +384,8 @@ pub(super) fn build(path: &Path, text: &str, cfg: Config) -> Result<Setup> {
         moving_walls: wall_set.moving,
         outlets,
         lost: cfg.domain.lost,
+        initial_count: initial.len(),
+        initial_fingerprint: fingerprint(&initial),
         initial,
         pours,
         sizes,
@@ -419,6 +416,23 @@ impl Default for Balance {
             tolerance: 1.1,
         }
     }
+}
+
+/// The hash of the initial particles that begins the `blocks` entry of
+/// [`Setup::compat`].
+fn fingerprint(initial: &[ParticleRecord]) -> Fnv {
+    let mut blocks = Fnv::default();
+    for r in initial {
+        blocks.u64(r.id);
+        for v in [r.x, r.v, r.omega] {
+            v.to_array().iter().for_each(|&c| blocks.f64(c));
+        }
+        blocks.f64(r.radius);
+        blocks.f64(r.mass);
+        blocks.u64(u64::from(r.material));
+        blocks.u64(u64::from(r.frozen));
+    }
+    blocks
 }
 
 /// `[parallel] balance`: on by default, with [`Balance::default`]'s

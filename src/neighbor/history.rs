@@ -1,6 +1,8 @@
 //! Pair-contact history: one record per pair job, with the flags that let
 //! the force stage skip the many pairs that are not in contact.
 
+use crate::state::room::Room;
+
 /// The contact-history records of a neighbour list's jobs
 /// ([`super::PairJobs`]): `record_len` values per job, in job order, and
 /// per job an *active* flag.
@@ -40,8 +42,10 @@ impl PairHistory {
     pub(super) fn reset(&mut self, jobs: usize, len: usize) {
         self.len = len;
         self.values.clear();
+        self.values.room_for(jobs * len);
         self.values.resize(jobs * len, 0.0);
         self.active.clear();
+        self.active.room_for(jobs);
         self.active.resize(jobs, false);
     }
 

@@ -4,6 +4,7 @@
 use super::verlet::{BlockRows, VerletRows};
 use super::{Contribution, BLOCK};
 use crate::state::particles::Particles;
+use crate::state::room::Room;
 use rayon::prelude::*;
 use std::ops::Range;
 
@@ -197,20 +198,21 @@ impl PairJobs {
         });
         let entries = rows.entries();
         self.offsets.clear();
-        self.offsets.reserve(n + 1);
+        self.offsets.room_for(n + 1);
         self.offsets.push(0);
         self.slot_offsets.clear();
-        self.slot_offsets.reserve(n + 1);
+        self.slot_offsets.room_for(n + 1);
         self.slot_offsets.push(0);
         for v in [&mut self.partner, &mut self.share_slot] {
             v.clear();
-            v.reserve(entries / 2 + 1);
+            v.room_for(entries / 2 + 1);
         }
         self.evaluator_lower.clear();
-        self.evaluator_lower.reserve(entries / 2 + 1);
+        self.evaluator_lower.room_for(entries / 2 + 1);
         self.owner.clear();
-        self.owner.reserve(entries / 2 + 1);
+        self.owner.room_for(entries / 2 + 1);
         self.job_of_entry.clear();
+        self.job_of_entry.room_for(entries);
         self.job_of_entry.resize(entries, 0);
         // Block b's roles start at entry `offsets[b · BLOCK]`.
         let block_of = |k: usize| &blocks[k / BLOCK];
@@ -298,6 +300,7 @@ impl Shares {
     /// Zero slots, `n_slots` of them.
     pub(super) fn clear(&mut self, n_slots: usize) {
         self.values.clear();
+        self.values.room_for(n_slots);
         self.values.resize(n_slots, Contribution::default());
     }
 

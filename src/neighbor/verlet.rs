@@ -5,6 +5,7 @@ use super::cells::CellGrid;
 use super::{NeighborList, BLOCK};
 use crate::simd::isa::in_best_build;
 use crate::state::particles::Particles;
+use crate::state::room::Room;
 use glam::{DVec3, DVec4};
 use rayon::prelude::*;
 use std::ops::Range;
@@ -100,12 +101,12 @@ impl VerletRows {
     fn fill(&mut self, n: usize, blocks: &[BlockRows]) {
         let total: usize = blocks.iter().map(|b| b.entries.len()).sum();
         self.offsets.clear();
-        self.offsets.reserve(n + 1);
+        self.offsets.room_for(n + 1);
         self.offsets.push(0);
         self.partner_id.clear();
-        self.partner_id.reserve(total);
+        self.partner_id.room_for(total);
         self.partner.clear();
-        self.partner.reserve(total);
+        self.partner.room_for(total);
         for rows in blocks {
             for &c in &rows.counts {
                 self.offsets.push(self.offsets.last().unwrap() + c);
@@ -134,6 +135,15 @@ pub(super) struct BlockRows {
     counts: Vec<usize>,
     entries: Vec<(u64, u32)>,
     pub(super) role: Vec<u32>,
+}
+
+impl BlockRows {
+    /// Give back the entries and roles (the counts, one per particle,
+    /// stay).
+    fn release(&mut self) {
+        self.entries = Vec::new();
+        self.role = Vec::new();
+    }
 }
 
 /// What the rows of a neighbour-list build read: the particles, their
@@ -296,6 +306,9 @@ impl NeighborList {
             .for_each(|(b, rows)| search.block(b, rows));
         self.rows.fill(n, blocks);
         self.jobs.assign(&self.rows, p, blocks);
+        // The blocks' entries are in the rows now: their copies would hold
+        // as much again between rebuilds.
+        blocks.iter_mut().for_each(BlockRows::release);
         self.history.reset(self.jobs.len(), history_len);
         self.shares.clear(self.jobs.slots());
         self.scratch = scratch;

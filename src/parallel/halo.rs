@@ -11,6 +11,10 @@
 use crate::geometry::domain::Domain;
 use crate::parallel::comm::Comm;
 use crate::parallel::grid::Decomposition;
+use crate::state::particles::RECORD_BYTES;
+
+/// The bytes of one ghost in a halo message: its record and its image shift.
+const GHOST_BYTES: usize = RECORD_BYTES + 24;
 use crate::state::pack::{Pack, Unpack};
 use crate::state::particles::{pack_record, unpack_record, Particles};
 use glam::DVec3;
@@ -112,12 +116,14 @@ impl Halo {
                 }
             }
         }
+        let recv = comm.exchange(&self.peers, &bufs);
+        let arriving: usize = recv.iter().map(|b| b.len() / GHOST_BYTES).sum();
+        p.room_for(p.len() + local.len() + arriving, p.n_owned);
         for (k, shift) in local {
             let r = p.record(k);
             p.push_ghost(&r, shift);
             self.local_source.push(k as u32);
         }
-        let recv = comm.exchange(&self.peers, &bufs);
         self.received = recv
             .iter()
             .map(|b| {

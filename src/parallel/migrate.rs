@@ -80,6 +80,7 @@ pub fn migrate(
         }
     }
     let mut fresh = Particles::default();
+    fresh.room_for(records.len(), records.len());
     for r in &records {
         fresh.push_owned(r);
     }

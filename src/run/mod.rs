@@ -640,7 +640,7 @@ fn expected_particles(setup: &Setup, total: u64) -> f64 {
             p.count.map_or(owed, |c| owed.min(c as f64))
         })
         .sum();
-    setup.initial.len() as f64 + poured
+    setup.initial_count as f64 + poured
 }
 
 /// A progress bar on a terminal, periodic log lines otherwise.

@@ -88,14 +88,19 @@ pub struct Simulation {
 impl Simulation {
     /// Set up the initial state (this rank's particles of the config at
     /// step 0) and compute the forces of step 0. Collective.
-    pub fn new(setup: Setup, comm: Box<dyn Comm>) -> Result<Self> {
+    pub fn new(mut setup: Setup, comm: Box<dyn Comm>) -> Result<Self> {
         let decomp = Decomposition::for_ranks(&setup, comm.size(), comm.rank())?;
+        let mine: Vec<&_> = (setup.initial.iter())
+            .filter(|r| decomp.owner(setup.domain.wrap(r.x)) == decomp.rank)
+            .collect();
         let mut particles = Particles::default();
-        for r in &setup.initial {
-            if decomp.owner(setup.domain.wrap(r.x)) == decomp.rank {
-                particles.push_owned(r);
-            }
+        particles.room_for(mine.len(), mine.len());
+        for r in mine {
+            particles.push_owned(r);
         }
+        // The initial particles are in place: the list of all of them is
+        // not needed again.
+        setup.initial = Vec::new();
         let h = setup.laws.history_len;
         let balancer = Balancer::new(setup.balance, comm.size());
         let mut sim = Simulation {

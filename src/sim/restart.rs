@@ -53,6 +53,24 @@ impl Simulation {
             ..Default::default()
         };
         let nonzero = |rec: &[f64]| rec.iter().any(|v| v.to_bits() != 0);
+        // Exact room for every array: the snapshot is a copy of the whole
+        // state, and doubling vectors would hold up to twice that.
+        let pairs = (0..n)
+            .flat_map(|k| nl.rows().row(k))
+            .filter(|&e| nonzero(nl.record(e)))
+            .count();
+        let walls = (0..n)
+            .flat_map(|k| (0..nw).map(move |w| (k, w)))
+            .filter(|&(k, w)| nonzero(self.wall_history.record(k, w)))
+            .count();
+        s.particles.reserve_exact(n);
+        s.x_ref.reserve_exact(n);
+        s.force.reserve_exact(n);
+        s.torque.reserve_exact(n);
+        s.pair_keys.reserve_exact(pairs);
+        s.pair_values.reserve_exact(pairs * h);
+        s.wall_keys.reserve_exact(walls);
+        s.wall_values.reserve_exact(walls * h);
         for &k in &order {
             s.particles.push(p.record(k));
             s.x_ref.push(self.x_ref[k]);
@@ -127,6 +145,7 @@ impl Simulation {
             .filter(|&i| decomp.owner(setup.domain.wrap(snap.x_ref[i])) == decomp.rank)
             .collect();
         let mut particles = Particles::default();
+        particles.room_for(mine.len(), mine.len());
         for &i in &mine {
             particles.push_owned(&ParticleRecord {
                 x: snap.x_ref[i],

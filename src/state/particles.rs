@@ -6,6 +6,7 @@
 //! rebuild for cache locality).
 
 use crate::state::pack::{Pack, Unpack};
+use crate::state::room::Room;
 use glam::{DVec3, DVec4};
 
 /// A particle's full state, used to insert, migrate and restart particles.
@@ -175,6 +176,26 @@ impl Particles {
         self.id.is_empty()
     }
 
+    /// Room for `total` entries in all (owned and ghosts) in every array,
+    /// reserved exactly ([`Room::room_for`]); the force and torque, which
+    /// only the owned particles have, get room for `owned`.
+    pub fn room_for(&mut self, total: usize, owned: usize) {
+        self.id.room_for(total);
+        self.x.room_for(total);
+        self.v.room_for(total);
+        self.omega.room_for(total);
+        self.radius.room_for(total);
+        self.mass.room_for(total);
+        self.inv_mass.room_for(total);
+        self.inv_inertia.room_for(total);
+        self.material.room_for(total);
+        self.frozen.room_for(total);
+        self.shift.room_for(total);
+        self.packed.room_for(total);
+        self.force.room_for(owned);
+        self.torque.room_for(owned);
+    }
+
     /// Append an owned particle (only valid while there are no ghosts).
     pub fn push_owned(&mut self, r: &ParticleRecord) {
         assert_eq!(
@@ -302,6 +323,7 @@ impl Particles {
     /// Recompute [`Self::packed`] of the entries `range`, with room for
     /// every entry.
     fn refresh_packed_of(&mut self, range: std::ops::Range<usize>) {
+        self.packed.room_for(self.len());
         self.packed.resize(self.len(), DVec4::ZERO);
         for k in range {
             self.packed[k] = self.packed_image(k);
@@ -319,6 +341,9 @@ impl Particles {
         self.radius.iter().copied().fold(0.0, f64::max)
     }
 }
+
+/// The bytes [`pack_record`] writes for one record.
+pub const RECORD_BYTES: usize = 104;
 
 /// Serialise a particle record.
 pub fn pack_record(r: &ParticleRecord, buf: &mut Vec<u8>) {
@@ -346,5 +371,36 @@ pub fn unpack_record(u: &mut Unpack) -> ParticleRecord {
         mass,
         material: tag as u32,
         frozen: (tag >> 32) != 0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_packed_record_has_its_stated_length_and_reads_back() {
+        let r = ParticleRecord {
+            id: 7,
+            x: DVec3::new(1.0, 2.0, 3.0),
+            v: DVec3::new(-1.0, 0.5, 0.0),
+            omega: DVec3::new(0.0, 0.0, 9.0),
+            radius: 0.001,
+            mass: 2e-6,
+            material: 3,
+            frozen: true,
+        };
+        let mut buf = Vec::new();
+        pack_record(&r, &mut buf);
+        assert_eq!(buf.len(), RECORD_BYTES);
+        assert_eq!(unpack_record(&mut Unpack::new(&buf)), r);
+    }
+
+    #[test]
+    fn room_for_reserves_every_array() {
+        let mut p = Particles::default();
+        p.room_for(100, 60);
+        assert!(p.x.capacity() >= 100 && p.packed.capacity() >= 100);
+        assert!(p.force.capacity() >= 60 && p.force.capacity() < 100);
     }
 }

@@ -1,0 +1,46 @@
+//! Room in a vector for a known number of elements, without the doubling
+//! of `Vec::reserve`.
+//!
+//! The arrays rebuilt with the neighbour list (rows, jobs, history, share
+//! slots) and the particle arrays are refilled to a size known beforehand.
+//! `Vec::reserve` may double the capacity, so an array that grows by one
+//! element past its capacity holds up to twice what it needs for the rest
+//! of the run. [`Room::room_for`] reserves exactly, with 1/16 to spare so
+//! that a list that grows slowly is not moved at every rebuild.
+
+/// Exact reservations (see the module docs).
+pub trait Room {
+    /// Make the capacity at least `n` elements in all: when it is less,
+    /// reserve exactly `n + n/16` (the length is unchanged).
+    fn room_for(&mut self, n: usize);
+}
+
+impl<T> Room for Vec<T> {
+    fn room_for(&mut self, n: usize) {
+        if self.capacity() < n {
+            let want = n + n / 16;
+            self.reserve_exact(want - self.len());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn room_is_exact_with_a_sixteenth_to_spare() {
+        let mut v: Vec<u64> = Vec::new();
+        v.room_for(1600);
+        assert_eq!(v.capacity(), 1700);
+        v.extend(0..1700);
+        // One more element past the capacity would double it under
+        // `reserve`; `room_for` adds a sixteenth.
+        v.room_for(1701);
+        assert_eq!(v.capacity(), 1701 + 106);
+        // Enough room already: nothing changes.
+        v.room_for(10);
+        assert_eq!(v.capacity(), 1807);
+        assert_eq!(v.len(), 1700);
+    }
+}
