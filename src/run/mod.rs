@@ -1,5 +1,6 @@
 //! The run driver: thread pool, the step loop, output cadence, progress.
 
+mod frame;
 mod preflight;
 pub mod report;
 
@@ -12,7 +13,7 @@ use crate::error::{GravelError, IoError, Result};
 use crate::geometry::mesh::TriMesh;
 use crate::geometry::walls::WallShape;
 use crate::io::checkpoint;
-use crate::io::frames::{Frame, OutputFile};
+use crate::io::frames::OutputFile;
 use crate::io::xdmf::WallScene;
 use crate::math::figures::sig;
 use crate::parallel::balance::BalanceLog;
@@ -20,6 +21,7 @@ use crate::parallel::comm::{Comm, SerialComm};
 use crate::sim::timers::Lap;
 use crate::sim::{Simulation, Stage, Timers};
 use crate::state::pack::{Pack, Unpack};
+use frame::FrameColumns;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -165,6 +167,9 @@ fn drive(
     // The output has drawn the walls whole: each rank now keeps of a mesh
     // the triangles near its subdomain.
     sim.keep_mesh_parts();
+    // The set-up's transients (the config's particle list, validation
+    // grids) were freed in the arena of the thread that made them.
+    give_back_freed_memory();
     let ckpt_path = checkpoint::checkpoint_path(&sim.setup.output.dir, &sim.setup.name);
     let ckpt_every = sim.setup.output.checkpoint_every;
     if rank0 && !opts.quiet {
@@ -269,6 +274,18 @@ fn drive(
     })
 }
 
+/// Return the freed memory of every allocator arena to the system
+/// (glibc's `malloc_trim`): memory freed in one thread's arena is otherwise
+/// kept for that arena's next allocations, and counts in the run's
+/// resident memory while another thread does the work.
+fn give_back_freed_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: `malloc_trim` only releases free memory; any pad is valid.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}
+
 /// Runs `decide` on rank 0 and tells every rank its outcome (collective): rank 0
 /// returns its refusal as a bad-input error naming `config`; the other ranks return
 /// a silent one (rank 0 speaks for all), so that every rank exits 2.
@@ -345,9 +362,6 @@ fn resume(setup: Setup, comm: Box<dyn Comm>, path: &Path) -> Result<Simulation> 
     Simulation::from_snapshot(setup, comm, &snap)
         .map_err(|e| GravelError::config(path, format!("cannot restart from this checkpoint: {e}")))
 }
-
-/// One particle's row of a frame: id, position, radius, material, frozen, fields.
-type FrameRow = (u64, [f64; 3], f64, u32, u8, Vec<[f64; 3]>);
 
 /// The samplers of the `[[diagnostics]]` blocks that write tables.
 fn samplers(s: &Setup) -> Vec<Box<dyn Sampled>> {
@@ -547,71 +561,27 @@ impl Output {
         Ok(())
     }
 
-    /// Write a frame: every rank packs its owned rows, rank 0 gathers them,
-    /// sorts them by id and writes them. Collective.
+    /// Write a frame: on one rank straight from the particle arrays; on
+    /// several, every rank packs its owned rows and rank 0 gathers them.
+    /// The rows are sorted by id ([`FrameColumns`]). Collective.
     fn frame(&mut self, sim: &Simulation) -> Result<()> {
-        let p = &sim.particles;
-        let n = p.n_owned;
-        let mut buf = Vec::with_capacity(n * (56 + 24 * self.fields.len()));
-        for k in 0..n {
-            buf.put_u64(p.id[k]);
-            buf.put_vec3(sim.setup.domain.wrap(p.x[k]));
-            buf.put_f64(p.radius[k]);
-            buf.put_u64(p.material[k] as u64);
-            buf.put_u64(u64::from(p.frozen[k]));
-            for f in &self.fields {
-                buf.put_vec3(match f.as_str() {
-                    "velocity" => p.v[k],
-                    "omega" => p.omega[k],
-                    "force" => p.force[k],
-                    _ => p.torque[k],
-                });
-            }
-        }
-        let Some(parts) = sim.comm().gather(&buf) else {
-            return Ok(());
+        let local = FrameColumns::local(sim, &self.fields);
+        let mut columns = if sim.comm().size() == 1 {
+            local
+        } else {
+            let buf = local.pack();
+            drop(local);
+            let Some(parts) = sim.comm().gather(&buf) else {
+                return Ok(());
+            };
+            drop(buf);
+            FrameColumns::unpack(parts, self.fields.len())
         };
         let Some(file) = &mut self.file else {
             return Ok(());
         };
-        let nf = self.fields.len();
-        let mut rows: Vec<FrameRow> = Vec::new();
-        for b in &parts {
-            let mut u = Unpack::new(b);
-            while !u.is_empty() {
-                let id = u.u64();
-                let x = u.vec3().to_array();
-                let r = u.f64();
-                let m = u.u64() as u32;
-                let frozen = u8::from(u.u64() != 0);
-                let f = (0..nf).map(|_| u.vec3().to_array()).collect();
-                rows.push((id, x, r, m, frozen, f));
-            }
-        }
-        rows.sort_by_key(|r| r.0);
-        let id: Vec<u64> = rows.iter().map(|r| r.0).collect();
-        let position: Vec<[f64; 3]> = rows.iter().map(|r| r.1).collect();
-        let radius: Vec<f64> = rows.iter().map(|r| r.2).collect();
-        let material: Vec<u32> = rows.iter().map(|r| r.3).collect();
-        let frozen: Vec<u8> = rows.iter().map(|r| r.4).collect();
-        let data: Vec<Vec<[f64; 3]>> = (0..nf)
-            .map(|j| rows.iter().map(|r| r.5[j]).collect())
-            .collect();
-        file.write_frame(&Frame {
-            step: sim.step,
-            time: sim.time(),
-            id: &id,
-            position: &position,
-            radius: &radius,
-            material: &material,
-            frozen: &frozen,
-            fields: self
-                .fields
-                .iter()
-                .zip(&data)
-                .map(|(k, v)| (k.as_str(), v.as_slice()))
-                .collect(),
-        })?;
+        columns.sort_by_id();
+        file.write_frame(&columns.frame(sim.step, sim.time(), &self.fields))?;
         Ok(())
     }
 
