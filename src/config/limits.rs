@@ -14,12 +14,61 @@ pub const MAX_STEPS: u64 = 1 << 53;
 /// checked on one machine is valid on another.
 pub const MAX_THREADS: usize = 1024;
 
-/// The estimated bytes one particle costs in a run: about 240 B of particle
-/// arrays and about 8 neighbours × (16 B + 8 B per history value), with 30 %
-/// for the growth of vectors and the halo. `gravel check` prints this
-/// estimate, and a config whose particles would not fit is refused.
-pub fn bytes_per_particle(history_len: usize) -> f64 {
-    (240.0 + 8.0 * (16.0 + 8.0 * history_len as f64)) * 1.3
+/// The bytes one particle holds at a run's peak on one rank, fitted to
+/// peak resident memory measured on 2026-11-26 (`docs/performance.md`,
+/// "Memory"): `940 + 90 h` (particle arrays, neighbour-list rows, about 4
+/// pair jobs with their share slots and `h` history values each, the
+/// search's scratch, and the copy a checkpoint makes), plus `8 h + 48` per
+/// wall-history record (the record and the wall loads), plus `90 + 48 f`
+/// when frames with `f` vector fields are written (the frame's columns and
+/// their sorted copy). `history_len` is `h`, `wall_records` the wall
+/// records per particle, `frame_fields` the fields of the frames, if any.
+/// The fit's cases: the chute (`h = 3`), the dense pack (`h = 7`, one
+/// wall) and a lattice of 250,047 Hertz–Mindlin spheres on a floor, from
+/// 1,176 to 1,631 bytes per particle.
+pub fn bytes_per_particle(
+    history_len: usize,
+    wall_records: usize,
+    frame_fields: Option<usize>,
+) -> f64 {
+    let h = history_len as f64;
+    940.0
+        + 90.0 * h
+        + wall_records as f64 * (8.0 * h + 48.0)
+        + frame_fields.map_or(0.0, |f| 90.0 + 48.0 * f as f64)
+}
+
+/// The bytes one particle holds while the config is read and checked
+/// (the list of every initial particle and what its checks build), on
+/// every rank: measured 472 B (a 250,047-sphere lattice) and 492 B (the
+/// dense pack read from CSV) by `gravel check`'s peak resident memory.
+pub const SETUP_BYTES_PER_PARTICLE: f64 = 500.0;
+
+/// The bytes per particle rank 0 adds on several ranks, where it gathers
+/// every rank's particles and their contact history to write a checkpoint
+/// (and frames), for `h` history values per contact: `344 + 262 (h − 3)`,
+/// through two measurements on 4 ranks: 344 B for 250,047 spheres with
+/// `h = 3` (rank 0 at 224 MiB against 142 MiB on the others) and 1,390 B
+/// for the dense pack with `h = 7` (156 against 70 MiB), whose 4.5
+/// history records per particle are gathered too.
+pub fn gather_bytes_per_particle(history_len: usize) -> f64 {
+    344.0 + 262.0 * (history_len as f64 - 3.0).max(0.0)
+}
+
+/// The resident memory of the program before any particle: the binary and
+/// its libraries, measured at 18 MB (serial build) and 30 MB (MPI build)
+/// for a run of one particle.
+pub fn base_bytes() -> f64 {
+    let mib = if cfg!(feature = "mpi") { 30.0 } else { 18.0 };
+    mib * 1024.0 * 1024.0
+}
+
+/// The HDF5 library's memory for a file of `frames` frames: its metadata
+/// cache grows by about 0.2 MiB a frame up to about 21 MiB (measured with
+/// one particle: 19.9, 28.7, 39.0, 39.6 and 40.7 MB of resident memory
+/// for 10, 50, 100, 200 and 400 frames).
+pub fn output_bytes(frames: u64) -> f64 {
+    (0.2 * frames as f64).min(21.0) * 1024.0 * 1024.0
 }
 
 /// The memory available to a new process now, in bytes: `MemAvailable` of
@@ -63,7 +112,7 @@ pub(super) struct MemoryBudget {
 impl MemoryBudget {
     pub(super) fn new(history_len: usize) -> Self {
         Self {
-            per_particle: bytes_per_particle(history_len),
+            per_particle: bytes_per_particle(history_len, 0, None),
             available: available_memory(),
             particles: 0.0,
         }
@@ -152,6 +201,19 @@ mod tests {
             describe_bytes(1e30),
             format!("{:.1} EiB", 1e30 / 1024f64.powi(6))
         );
+    }
+
+    #[test]
+    fn the_memory_model_adds_history_walls_and_frames() {
+        // The fitted cases: chute (h = 3), dense pack (h = 7, one wall).
+        assert_eq!(bytes_per_particle(3, 0, None), 1210.0);
+        assert_eq!(bytes_per_particle(7, 1, None), 1570.0 + 104.0);
+        // Frames with three vector fields.
+        assert_eq!(bytes_per_particle(3, 0, Some(3)), 1210.0 + 234.0);
+        assert_eq!(gather_bytes_per_particle(7), 344.0 + 4.0 * 262.0);
+        // The HDF5 share saturates.
+        assert_eq!(output_bytes(10), 2.0 * 1024.0 * 1024.0);
+        assert_eq!(output_bytes(10_000), 21.0 * 1024.0 * 1024.0);
     }
 
     #[test]

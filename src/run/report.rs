@@ -1,5 +1,6 @@
 //! What `gravel check` prints: the quantities a config derives.
 
+use crate::config::limits;
 use crate::config::Setup;
 use crate::integrate::MAX_STEP_FRACTION;
 use crate::math::figures::sig;
@@ -141,8 +142,26 @@ pub fn check_report(s: &Setup, decomp: &Decomposition) -> String {
             .iter()
             .map(|p| ((p.rate * p.until).floor() as u64).min(p.count.unwrap_or(u64::MAX)))
             .sum::<u64>();
-    let mut bytes = max_n as f64 * crate::config::limits::bytes_per_particle(s.laws.history_len);
-    // Mesh walls: their arrays, whole on every rank.
+    let _ = writeln!(o, "{}", memory_line(s, decomp, max_n));
+    o
+}
+
+/// The estimated peak resident memory of a run's busiest rank
+/// ([`limits::bytes_per_particle`] and the constants beside it): the
+/// program, the HDF5 library's share for the frames written, the mesh
+/// walls (whole on every rank), the larger of the set-up (every rank
+/// reads the whole particle list) and the run (`max_n / ranks` particles,
+/// with a ghost shell of 10 % when the run has several ranks), and on
+/// several ranks what rank 0 gathers to write checkpoints and frames.
+fn memory_line(s: &Setup, decomp: &Decomposition, max_n: u64) -> String {
+    let ranks = decomp.size() as f64;
+    let frames = if s.output.every > 0 {
+        s.steps / s.output.every + 1
+    } else {
+        1
+    };
+    let fields = (s.output.every > 0).then_some(s.output.fields.len());
+    let per = limits::bytes_per_particle(s.laws.history_len, s.wall_records(), fields);
     let (mut triangles, mut mesh_bytes) = (0, 0);
     for w in &s.walls {
         if let crate::geometry::walls::WallShape::Mesh { mesh, .. } = &w.shape {
@@ -150,18 +169,48 @@ pub fn check_report(s: &Setup, decomp: &Decomposition) -> String {
             mesh_bytes += mesh.heap_bytes();
         }
     }
-    bytes += mesh_bytes as f64;
+    let n = max_n as f64;
+    let shell = if ranks > 1.0 { 1.1 } else { 1.0 };
+    let run = n / ranks * shell * per;
+    let setup = n * limits::SETUP_BYTES_PER_PARTICLE;
+    let fixed = limits::base_bytes() + limits::output_bytes(frames) + mesh_bytes as f64;
+    let gather = if ranks > 1.0 {
+        n * limits::gather_bytes_per_particle(s.laws.history_len)
+    } else {
+        0.0
+    };
+    let mib = |b: f64| b / (1024.0 * 1024.0);
     let meshes = if triangles > 0 {
-        format!(" and {triangles} mesh triangles")
+        format!(
+            ", {:.1} MiB of {triangles} mesh triangles",
+            mib(mesh_bytes as f64)
+        )
     } else {
         String::new()
     };
-    let _ = writeln!(
-        o,
-        "memory estimate: {:.1} MiB for up to {max_n} particles{meshes}",
-        bytes / (1024.0 * 1024.0)
-    );
-    o
+    let what = if ranks > 1.0 {
+        format!(
+            "per rank: {:.1} MiB for up to {} of {max_n} particles ({:.0} B each), or {:.1} MiB while every rank reads them all; rank 0 gathers them all for checkpoints and frames, {:.1} MiB more",
+            mib(run),
+            (n / ranks).ceil(),
+            per,
+            mib(setup),
+            mib(gather)
+        )
+    } else {
+        format!(
+            "{:.1} MiB for up to {max_n} particles ({:.0} B each)",
+            mib(run.max(setup)),
+            per
+        )
+    };
+    format!(
+        "memory estimate: {:.1} MiB at the peak{}; {what}, {:.1} MiB of program and libraries, {:.1} MiB of HDF5 for {frames} frame(s){meshes}",
+        mib(fixed + run.max(setup) + gather),
+        if ranks > 1.0 { " of rank 0" } else { "" },
+        mib(limits::base_bytes()),
+        mib(limits::output_bytes(frames)),
+    )
 }
 
 /// One line per `random` and `pour` block with its realised radius
