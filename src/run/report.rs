@@ -155,11 +155,7 @@ pub fn check_report(s: &Setup, decomp: &Decomposition) -> String {
 /// several ranks what rank 0 gathers to write checkpoints and frames.
 fn memory_line(s: &Setup, decomp: &Decomposition, max_n: u64) -> String {
     let ranks = decomp.size() as f64;
-    let frames = if s.output.every > 0 {
-        s.steps / s.output.every + 1
-    } else {
-        1
-    };
+    let frames = s.steps.checked_div(s.output.every).map_or(1, |k| k + 1);
     let fields = (s.output.every > 0).then_some(s.output.fields.len());
     let per = limits::bytes_per_particle(s.laws.history_len, s.wall_records(), fields);
     let (mut triangles, mut mesh_bytes) = (0, 0);
