@@ -307,10 +307,14 @@ impl NeighborList {
         self.rows.fill(n, blocks);
         self.jobs.assign(&self.rows, p, blocks);
         // The blocks' entries are in the rows now: their copies would hold
-        // as much again between rebuilds.
+        // as much again between rebuilds. The candidates' images and ids
+        // (72 B a particle) are given back too; the cell grid stays.
         blocks.iter_mut().for_each(BlockRows::release);
         self.history.reset(self.jobs.len(), history_len);
         self.shares.clear(self.jobs.slots());
+        scratch.images = Vec::new();
+        scratch.near = Vec::new();
+        scratch.who = Vec::new();
         self.scratch = scratch;
     }
 }
