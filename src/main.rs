@@ -243,7 +243,9 @@ fn dispatch(cmd: Command, comm: Box<dyn Comm>) -> Result<(), GravelError> {
             if let Some(r) = &restart {
                 checkpoint_file(r, "--restart")?;
             }
+            let reading = std::time::Instant::now();
             let setup = Setup::from_file(&config)?;
+            let config_seconds = reading.elapsed().as_secs_f64();
             let opts = RunOptions {
                 steps,
                 out,
@@ -308,6 +310,21 @@ fn dispatch(cmd: Command, comm: Box<dyn Comm>) -> Result<(), GravelError> {
                     );
                     println!("decomposition: {}", s.decomposition);
                 }
+                let io = &s.io;
+                println!(
+                    "set-up: config {:.2} s, {} {:.2} s; written: {} frame(s) in {:.2} s, {} checkpoint(s) in {:.2} s",
+                    config_seconds,
+                    if s.first_step > 0 {
+                        "checkpoint read and restored"
+                    } else {
+                        "particles placed and first forces"
+                    },
+                    io.start_seconds,
+                    io.frames,
+                    io.frame_seconds,
+                    io.checkpoints,
+                    io.checkpoint_seconds
+                );
                 if let Some(o) = &s.output {
                     println!("output: {}", o.display());
                 }

@@ -65,6 +65,23 @@ pub struct RankStats {
     pub force_seconds: f64,
 }
 
+/// Where a run's set-up and output time went (rank 0's clock).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct IoTimes {
+    /// Seconds from the validated config to the first step: the initial
+    /// particles placed (or the checkpoint read and restored), the first
+    /// neighbour list and forces, the output opened.
+    pub start_seconds: f64,
+    /// Frames written, and the seconds they took (gather included).
+    pub frames: u64,
+    /// Seconds writing frames.
+    pub frame_seconds: f64,
+    /// Checkpoints written, the final one included.
+    pub checkpoints: u64,
+    /// Seconds writing checkpoints (snapshot, gather and file).
+    pub checkpoint_seconds: f64,
+}
+
 /// What a finished run reports.
 #[derive(Debug, Clone)]
 pub struct RunSummary {
@@ -90,6 +107,8 @@ pub struct RunSummary {
     pub imbalance: f64,
     /// The grid of subdomains at the end ([`crate::parallel::grid::Decomposition::describe`]).
     pub decomposition: String,
+    /// Set-up and output times.
+    pub io: IoTimes,
     /// Stage timers.
     pub timers: Timers,
     /// Output file written, if any.
@@ -151,6 +170,7 @@ fn drive(
     threads: usize,
 ) -> Result<RunSummary> {
     let total = setup.steps;
+    let started = Instant::now();
     let mut sim = match &opts.restart {
         None => Simulation::new(setup, comm)?,
         Some(path) => resume(setup, comm, path)?,
@@ -170,6 +190,7 @@ fn drive(
     // The set-up's transients (the config's particle list, validation
     // grids) were freed in the arena of the thread that made them.
     give_back_freed_memory();
+    out.io.start_seconds = started.elapsed().as_secs_f64();
     let ckpt_path = checkpoint::checkpoint_path(&sim.setup.output.dir, &sim.setup.name);
     let ckpt_every = sim.setup.output.checkpoint_every;
     if rank0 && !opts.quiet {
@@ -268,6 +289,7 @@ fn drive(
         balance_seconds: sim.balancer.time.as_secs_f64(),
         imbalance,
         decomposition: sim.decomp.describe(),
+        io: out.io,
         timers: sim.timers,
         output: out.path(),
         checkpoint: rank0.then_some(ckpt_path),
@@ -319,11 +341,14 @@ fn write_dump(sim: &Simulation, path: &std::path::Path) -> Result<()> {
 /// Flush the output (so that it is consistent with the checkpoint should the process
 /// die), then write the checkpoint of the current step atomically (rank 0).
 fn write_checkpoint(sim: &Simulation, out: &mut Output, path: &Path) -> Result<()> {
+    let start = Instant::now();
     out.flush()?;
     let snap = sim.snapshot();
     if sim.comm().rank() == 0 {
         checkpoint::write(path, &snap, env!("CARGO_PKG_VERSION"))?;
     }
+    out.io.checkpoints += 1;
+    out.io.checkpoint_seconds += start.elapsed().as_secs_f64();
     Ok(())
 }
 
@@ -393,6 +418,8 @@ struct Output {
     fields: Vec<String>,
     /// The last thermo row, which the progress lines show (no reduction of their own).
     last: Option<Thermo>,
+    /// Set-up and output times so far.
+    io: IoTimes,
 }
 
 impl Output {
@@ -434,6 +461,7 @@ impl Output {
                 thermo_every: s.thermo_every,
                 fields: s.fields.clone(),
                 last: None,
+                io: IoTimes::default(),
             };
             out.add_diagnostics()?;
             return Ok(out);
@@ -489,6 +517,7 @@ impl Output {
             thermo_every: s.output.thermo_every,
             fields: s.output.fields.clone(),
             last: None,
+            io: IoTimes::default(),
         })
     }
 
@@ -565,6 +594,15 @@ impl Output {
     /// several, every rank packs its owned rows and rank 0 gathers them.
     /// The rows are sorted by id ([`FrameColumns`]). Collective.
     fn frame(&mut self, sim: &Simulation) -> Result<()> {
+        let start = Instant::now();
+        self.write_frame(sim)?;
+        self.io.frames += 1;
+        self.io.frame_seconds += start.elapsed().as_secs_f64();
+        Ok(())
+    }
+
+    /// [`Self::frame`]'s work.
+    fn write_frame(&mut self, sim: &Simulation) -> Result<()> {
         let local = FrameColumns::local(sim, &self.fields);
         let mut columns = if sim.comm().size() == 1 {
             local
