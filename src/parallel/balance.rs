@@ -21,6 +21,7 @@
 //! The cost is a count, so the decomposition's history is reproducible too.
 
 use crate::parallel::grid::Decomposition;
+use glam::DVec3;
 
 /// The cost of one particle before its pairs (integration, sorting, the
 /// halo, its share of rebuilds), in units of one neighbour-list partner
@@ -165,16 +166,15 @@ fn keep_apart(cuts: &[f64], w: f64, forward_first: bool) -> Vec<f64> {
 /// clamps, has its new owner among them). Sorted, without this rank.
 pub fn transfer_peers(old: &Decomposition, new: &Decomposition) -> Vec<usize> {
     let me = old.rank;
-    let overlap = |a: (usize, &Decomposition), b: (usize, &Decomposition)| {
-        let (ca, cb) = (a.1.coords_of(a.0), b.1.coords_of(b.0));
-        (0..3).all(|ax| {
-            let (alo, ahi) = (a.1.cuts[ax][ca[ax]], a.1.cuts[ax][ca[ax] + 1]);
-            let (blo, bhi) = (b.1.cuts[ax][cb[ax]], b.1.cuts[ax][cb[ax] + 1]);
-            alo < bhi && blo < ahi
-        })
+    let overlap = |(alo, ahi): (DVec3, DVec3), (blo, bhi): (DVec3, DVec3)| {
+        alo.cmplt(bhi).all() && blo.cmplt(ahi).all()
     };
     (0..old.size())
-        .filter(|&r| r != me && (overlap((me, old), (r, new)) || overlap((me, new), (r, old))))
+        .filter(|&r| {
+            r != me
+                && (overlap(old.bounds(), new.bounds_of(r))
+                    || overlap(new.bounds(), old.bounds_of(r)))
+        })
         .collect()
 }
 
@@ -185,8 +185,6 @@ pub struct BalanceLog {
     pub checks: u64,
     /// Times the cuts moved.
     pub rebalances: u64,
-    /// The imbalance found at the last check (before any move it caused).
-    pub last_imbalance: f64,
     /// The largest imbalance any check found.
     pub worst_imbalance: f64,
 }
@@ -295,7 +293,7 @@ mod tests {
         // Rank 3's new slab [0.55, 1) takes from old ranks 2 and 3.
         assert!(peers[3].contains(&2));
         for i in 0..1000 {
-            let x = glam::DVec3::new(i as f64 / 1000.0, 0.5, 0.5);
+            let x = DVec3::new(i as f64 / 1000.0, 0.5, 0.5);
             let (from, to) = (grid(old, 0).owner(x), grid(new, 0).owner(x));
             assert!(
                 from == to || peers[from].contains(&to),

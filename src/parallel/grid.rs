@@ -167,7 +167,12 @@ impl Decomposition {
 
     /// This rank's subdomain.
     pub fn bounds(&self) -> (DVec3, DVec3) {
-        let c = self.coords;
+        self.bounds_of(self.rank)
+    }
+
+    /// The subdomain of `rank`: `[lo, hi)` per axis.
+    pub fn bounds_of(&self, rank: usize) -> (DVec3, DVec3) {
+        let c = self.coords_of(rank);
         (
             DVec3::new(self.cuts[0][c[0]], self.cuts[1][c[1]], self.cuts[2][c[2]]),
             DVec3::new(

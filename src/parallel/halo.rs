@@ -11,13 +11,12 @@
 use crate::geometry::domain::Domain;
 use crate::parallel::comm::Comm;
 use crate::parallel::grid::Decomposition;
-use crate::state::particles::RECORD_BYTES;
+use crate::state::pack::{Pack, Unpack};
+use crate::state::particles::{pack_record, unpack_record, Particles, RECORD_BYTES};
+use glam::DVec3;
 
 /// The bytes of one ghost in a halo message: its record and its image shift.
 const GHOST_BYTES: usize = RECORD_BYTES + 24;
-use crate::state::pack::{Pack, Unpack};
-use crate::state::particles::{pack_record, unpack_record, Particles};
-use glam::DVec3;
 /// Ghost copies of particles, with where each one comes from.
 #[derive(Debug, Clone, Default)]
 pub struct Halo {

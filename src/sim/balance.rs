@@ -7,8 +7,8 @@ use crate::config::Balance;
 use crate::error::Result;
 use crate::geometry::mesh::TriMesh;
 use crate::geometry::walls::WallShape;
-use crate::parallel::balance::{particle_cost, AxisHistogram, BalanceLog, BINS};
-use crate::parallel::grid::{halo_width, Decomposition};
+use crate::parallel::balance::{particle_cost, transfer_peers, AxisHistogram, BalanceLog, BINS};
+use crate::parallel::grid::halo_width;
 use glam::DVec3;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -24,8 +24,6 @@ pub struct Balancer {
     next_check: u64,
     /// Whether the run said that a cut stopped at the thickness limit.
     said_limit: bool,
-    /// The grid before the cuts moved, until the rebuild that migrates.
-    pub(super) moved_from: Option<Decomposition>,
     /// Mesh walls kept whole (by wall index) while the rank uses a part of
     /// them: the parts are cut again when the subdomain moves.
     pub(super) whole_meshes: Vec<(usize, Arc<TriMesh>)>,
@@ -117,7 +115,6 @@ impl Simulation {
         let imbalance = ratio(max[0], total, self.comm.size());
         let log = &mut self.balancer.log;
         log.checks += 1;
-        log.last_imbalance = imbalance;
         log.worst_imbalance = log.worst_imbalance.max(imbalance);
         if imbalance <= settings.tolerance {
             self.balancer.time += start.elapsed();
@@ -146,9 +143,12 @@ impl Simulation {
         }
         if new.cuts != self.decomp.cuts {
             self.balancer.log.rebalances += 1;
-            self.balancer.moved_from = Some(std::mem::replace(&mut self.decomp, new));
+            // After the cuts moved, a particle may go farther than an
+            // adjacent subdomain.
+            let peers = transfer_peers(&self.decomp, &new);
+            self.decomp = new;
             self.cut_mesh_parts();
-            self.rebuild()?;
+            self.rebuild_with(None, Some(peers))?;
         }
         self.balancer.time += start.elapsed();
         Ok(())

@@ -13,7 +13,6 @@ use crate::insert::Placer;
 use crate::integrate;
 use crate::neighbor;
 use crate::neighbor::carry::{HistoryRows, PairRecords};
-use crate::parallel::balance::transfer_peers;
 use crate::parallel::grid::halo_width;
 use crate::parallel::migrate::migrate;
 use crate::rng::{PairNoise, Stream};
@@ -104,7 +103,7 @@ impl Simulation {
     /// at a deletion.
     fn refresh_neighbors(&mut self, rebuild: bool, carried: Option<Carried>) -> Result<()> {
         if rebuild {
-            return self.rebuild_with(carried);
+            return self.rebuild_with(carried, None);
         }
         let tc = Instant::now();
         self.halo.update(&mut self.particles, self.comm.as_ref());
@@ -308,7 +307,7 @@ impl Simulation {
     /// (carrying history), then balance the load if due
     /// ([`Self::balance_if_due`]). Collective.
     pub(super) fn rebuild(&mut self) -> Result<()> {
-        self.rebuild_with(None)
+        self.rebuild_with(None, None)
     }
 
     /// The pair history lifted out of the neighbour list, in the form the
@@ -328,8 +327,13 @@ impl Simulation {
 
     /// [`Self::rebuild`] with the history `carried` if it was lifted
     /// already (at a deletion, before this step's insertions), else lifted
-    /// now. Collective.
-    fn rebuild_with(&mut self, carried: Option<Carried>) -> Result<()> {
+    /// now; particles migrate to `peers` if given (the ranks a move of the
+    /// cuts exchanges with), else to the adjacent subdomains. Collective.
+    pub(super) fn rebuild_with(
+        &mut self,
+        carried: Option<Carried>,
+        peers: Option<Vec<usize>>,
+    ) -> Result<()> {
         self.timers.rebuilds += 1;
         let mut carried = carried.unwrap_or_else(|| self.lift_history());
         if let Carried::Rows(rows) = &mut carried {
@@ -346,12 +350,7 @@ impl Simulation {
         if self.comm.size() > 1 {
             if let Carried::Rows(rows) = carried {
                 let tc = Instant::now();
-                // After the cuts moved, a particle may go farther than an
-                // adjacent subdomain.
-                let peers = match self.balancer.moved_from.take() {
-                    Some(old) => transfer_peers(&old, &self.decomp),
-                    None => self.decomp.peers(),
-                };
+                let peers = peers.unwrap_or_else(|| self.decomp.peers());
                 carried = Carried::Rows(migrate(
                     &mut self.particles,
                     &mut self.wall_history,
