@@ -175,37 +175,34 @@ fn memory_line(s: &Setup, decomp: &Decomposition, max_n: u64) -> String {
     } else {
         0.0
     };
-    let mib = |b: f64| b / (1024.0 * 1024.0);
+    let size = limits::describe_bytes;
     let meshes = if triangles > 0 {
-        format!(
-            ", {:.1} MiB of {triangles} mesh triangles",
-            mib(mesh_bytes as f64)
-        )
+        format!(", {} of {triangles} mesh triangles", size(mesh_bytes as f64))
     } else {
         String::new()
     };
     let what = if ranks > 1.0 {
         format!(
-            "per rank: {:.1} MiB for up to {} of {max_n} particles ({:.0} B each), or {:.1} MiB while every rank reads them all; rank 0 gathers them all for checkpoints and frames, {:.1} MiB more",
-            mib(run),
+            "per rank: {} for up to {} of {max_n} particles ({:.0} B each), or {} while every rank reads them all; rank 0 gathers them all for checkpoints and frames, {} more",
+            size(run),
             (n / ranks).ceil(),
             per,
-            mib(setup),
-            mib(gather)
+            size(setup),
+            size(gather)
         )
     } else {
         format!(
-            "{:.1} MiB for up to {max_n} particles ({:.0} B each)",
-            mib(run.max(setup)),
+            "{} for up to {max_n} particles ({:.0} B each)",
+            size(run.max(setup)),
             per
         )
     };
     format!(
-        "memory estimate: {:.1} MiB at the peak{}; {what}, {:.1} MiB of program and libraries, {:.1} MiB of HDF5 for {frames} frame(s){meshes}",
-        mib(fixed + run.max(setup) + gather),
+        "memory estimate: {} at the peak{}; {what}, {} of program and libraries, {} of HDF5 for {frames} frame(s){meshes}",
+        size(fixed + run.max(setup) + gather),
         if ranks > 1.0 { " of rank 0" } else { "" },
-        mib(limits::base_bytes()),
-        mib(limits::output_bytes(frames)),
+        size(limits::base_bytes()),
+        size(limits::output_bytes(frames)),
     )
 }
 

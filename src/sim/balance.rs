@@ -43,8 +43,8 @@ impl Balancer {
 }
 
 impl Simulation {
-    /// This rank's cost: [`particle_cost`] summed over its owned particles,
-    /// from the neighbour list of the last rebuild.
+    /// Each owned particle's position and [`particle_cost`], from the
+    /// neighbour list of the last rebuild.
     fn particle_costs(&self) -> impl Iterator<Item = (DVec3, u64)> + '_ {
         let p = &self.particles;
         let rows = self.neighbors.rows();
