@@ -177,7 +177,10 @@ fn memory_line(s: &Setup, decomp: &Decomposition, max_n: u64) -> String {
     };
     let size = limits::describe_bytes;
     let meshes = if triangles > 0 {
-        format!(", {} of {triangles} mesh triangles", size(mesh_bytes as f64))
+        format!(
+            ", {} of {triangles} mesh triangles",
+            size(mesh_bytes as f64)
+        )
     } else {
         String::new()
     };
