@@ -13,15 +13,33 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MPIRUN = ["mpirun", "--oversubscribe", "--bind-to", "none"]
 
 
-def mpi_env():
-    """This process's environment with every `export KEY=VALUE` of scripts/mpi-env."""
+def sourced(name):
+    """This process's environment with every `export KEY=VALUE` of scripts/NAME
+    (`"${KEY:-default}"` keeps KEY if it is set)."""
     env = dict(os.environ)
-    with open(os.path.join(ROOT, "scripts", "mpi-env")) as f:
+    with open(os.path.join(ROOT, "scripts", name)) as f:
         for line in f:
             m = re.match(r"\s*export\s+(\w+)=(\S+)", line)
-            if m:
-                env[m.group(1)] = m.group(2)
+            if not m:
+                continue
+            key, value = m.group(1), m.group(2)
+            default = re.fullmatch(r'"?\$\{(\w+):-([^}]*)\}"?', value)
+            env[key] = env.get(default.group(1), default.group(2)) if default else value
     return env
+
+
+def mpi_env():
+    """This process's environment with scripts/mpi-env's settings."""
+    return sourced("mpi-env")
+
+
+def build(mpi):
+    """Build gravel in release: the MPI build (target/mpi) or the serial one (target)."""
+    cmd = ["cargo", "build", "--release", "--quiet"]
+    if mpi:
+        cmd += ["--features", "mpi", "--target-dir", os.path.join(ROOT, "target", "mpi")]
+    env = mpi_env() if mpi else sourced("serial-env")
+    subprocess.run(cmd, check=True, cwd=ROOT, env=env)
 
 
 def ensure_time():

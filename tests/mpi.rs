@@ -239,10 +239,11 @@ fn sliding_contact_keeps_its_spring_across_a_rank_boundary() {
         let other = run_dump(dir.path(), &config, np, 1, &[]);
         assert_same_dump(&one, &other, &format!("{np} ranks"));
         for &s in &steps {
-            let (a, b) = (
+            let (a, mut b) = (
                 read_frame(&h5(1), s).unwrap(),
                 read_frame(&h5(np), s).unwrap(),
             );
+            b.sort_by_id();
             assert_eq!(a.id, b.id);
             assert_eq!(a.position, b.position, "positions, step {s}, {np} ranks");
             assert_eq!(
@@ -438,6 +439,49 @@ fn checkpoint_on_3_ranks_restarts_on_2_bit_for_bit() {
         &restarted,
         "3-rank checkpoint restarted on 2 ranks",
     );
+}
+
+/// Frames and checkpoints are written by every rank at once (parallel
+/// HDF5, each rank's rows at its offset): the frames of a 3-rank run hold
+/// the rows of the 1-rank run, bit for bit, once sorted by id, and the
+/// 3-rank checkpoint, read whole, is the 1-rank checkpoint.
+#[test]
+fn frames_and_checkpoint_of_3_ranks_are_the_1_rank_ones_sorted_by_id() {
+    use gravel::io::checkpoint;
+    use gravel::io::read::{list_frames, read_frame};
+    let dir = tempfile::tempdir().unwrap();
+    let text = bed()
+        .run("steps", 3000)
+        .output("every", 1000)
+        .output("fields", ["velocity", "omega", "force", "torque"])
+        .text();
+    let config = write_file(dir.path(), "bed.toml", &text);
+    let out = |np: usize| dir.path().join(format!("out-{np}x1"));
+    run_dump(dir.path(), &config, 1, 1, &[]);
+    run_dump(dir.path(), &config, 3, 1, &[]);
+    let h5 = |np: usize| out(np).join("bed.h5");
+    let steps = list_frames(&h5(1)).unwrap();
+    assert_eq!(steps, [0, 1000, 2000, 3000]);
+    assert_eq!(list_frames(&h5(3)).unwrap(), steps);
+    let mut in_rank_order = 0;
+    for &s in &steps {
+        let one = read_frame(&h5(1), s).unwrap();
+        let mut three = read_frame(&h5(3), s).unwrap();
+        assert!(one.id.windows(2).all(|w| w[0] < w[1]), "1 rank: sorted");
+        in_rank_order += usize::from(three.id.windows(2).any(|w| w[0] > w[1]));
+        three.sort_by_id();
+        // Debug prints every f64 exactly, so equal text is equal bits.
+        assert_eq!(format!("{one:?}"), format!("{three:?}"), "frame {s}");
+    }
+    assert!(in_rank_order > 0, "the 3-rank frames follow the ranks");
+    let whole = |np: usize| checkpoint::read(&out(np).join("bed.checkpoint.h5")).unwrap();
+    let (one, three) = (whole(1), whole(3));
+    assert!(
+        one.pair_keys.len() > 100,
+        "history: {}",
+        one.pair_keys.len()
+    );
+    assert_eq!(format!("{one:?}"), format!("{three:?}"));
 }
 
 /// A shaken, turning drum closed by caps that turn with it (a finite

@@ -1,43 +1,54 @@
-//! Checkpoint files `<dir>/<name>.checkpoint.h5`: a [`Snapshot`] in HDF5.
+//! Checkpoint files `<dir>/<name>.checkpoint.h5`: a [`Snapshot`] in HDF5,
+//! written by every rank at once and read back by slices, on any number
+//! of ranks.
 //!
-//! Layout:
+//! Layout (format version 3):
 //! - root attributes `version` (gravel's, string), `config` (the TOML text the run
 //!   was started with, string), `format` (`"gravel checkpoint"`) and
 //!   `format_version` (u32, [`FORMAT_VERSION`]);
 //! - `/checkpoint` with attributes `step`, `next_id`, `seed`, `history_len`, `walls`,
 //!   `particles`, `pair_records`, `wall_records`, `deleted` (u64), `time`, `dt`,
-//!   `deleted_mass` (f64) and
-//!   `checksum` (u64, FNV-1a of the whole payload, see [`checksum`]);
-//! - datasets, one row per particle, sorted by id: `id` (u64), `position`,
-//!   `velocity`, `omega`, `x_ref`, `force`, `torque` (f64, N×3), `radius`, `mass`
-//!   (f64), `material` (u32), `frozen` (u8);
-//! - contact history keyed by global ids: `pair_ids` (u64, M×2: particle, partner),
+//!   `deleted_mass` (f64) and `checksum` (u64, see [`checksum`]);
+//! - datasets, one row per particle: `id` (u64), `position`, `velocity`,
+//!   `omega`, `x_ref`, `force`, `torque` (f64, N×3), `radius`, `mass` (f64),
+//!   `material` (u32), `frozen` (u8), and where the row's records start:
+//!   `pair_start`, `wall_start` (u64). The rows are the ranks' parts one
+//!   after the other, each sorted by id (`id` identifies a row; on one rank
+//!   the whole table is sorted by id);
+//! - contact history keyed by global ids, each particle's records together
+//!   and in the order of the rows: `pair_ids` (u64, M×2: particle, partner),
 //!   `pair_history` (f64, M·h), `wall_ids` (u64, K), `wall_index` (u32, K),
 //!   `wall_history` (f64, K·h); only records with a non-zero bit are stored;
 //! - `pour_inserted` (u64, one per pouring source);
 //! - `/checkpoint/compat` with one u64 attribute per [`Compat`] entry.
 //!
-//! [`write()`] is atomic: the file is written as `<path>.tmp`, closed and fsynced,
-//! renamed over `path`, and the directory fsynced, so a crash at any moment leaves
-//! either the old checkpoint or the new one. [`read()`] checks the format, the shapes,
-//! the checksum and the internal consistency, so a truncated or damaged file is
+//! [`write_shared`] is atomic: the file is written as `<path>.tmp` by every
+//! rank through MPI-IO ([`super::collective`]), closed, fsynced and renamed
+//! over `path` by rank 0, and the directory fsynced, so a crash at any
+//! moment leaves either the old checkpoint or the new one. The checksum is
+//! a sum of one hash per row ([`rows_hash`]), so each rank hashes only its
+//! own rows. [`read_shared`] gives each rank an even slice of the rows,
+//! and checks the format, the shapes, the checksum (summed over the ranks)
+//! and the consistency of the records, so a truncated or damaged file is
 //! refused with a message naming the file and what is wrong.
 
 use std::fmt::Write as _;
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use glam::DVec3;
 use hdf5::types::{VarLenAscii, VarLenUnicode};
-use hdf5::{File, Group, H5Type};
-use ndarray::ArrayView2;
+use hdf5::File;
 
+use super::collective::{self, write_rows, write_vectors, Part};
 use super::layout::{write_attr, write_str_attr};
 use crate::error::{Context, IoError, IoResult};
+use crate::parallel::comm::{sum_wrapping, Comm, RowSpan, SerialComm};
 use crate::state::particles::ParticleRecord;
 use crate::state::snapshot::{Compat, Fnv, Snapshot};
 
 /// The checkpoint layout version this build writes and reads.
-pub const FORMAT_VERSION: u32 = 2;
+pub const FORMAT_VERSION: u32 = 3;
 /// The value of the root attribute `format`.
 pub const FORMAT: &str = "gravel checkpoint";
 /// The group holding the state.
@@ -62,9 +73,23 @@ pub fn temporary_path(path: &Path) -> PathBuf {
     path.with_file_name(name)
 }
 
-/// FNV-1a over every scalar, array and text of `snap`, in a fixed order.
+/// The checksum of `snap` as a checkpoint stores it: [`header_hash`] plus
+/// [`rows_hash`], modulo 2^64.
 #[must_use]
 pub fn checksum(snap: &Snapshot) -> u64 {
+    let totals = [
+        snap.particles.len() as u64,
+        snap.pair_keys.len() as u64,
+        snap.wall_keys.len() as u64,
+    ];
+    header_hash(snap, totals).wrapping_add(rows_hash(snap))
+}
+
+/// FNV-1a over every scalar and text of `snap` (its rows left out), with
+/// the numbers of particles, pair records and wall records over all ranks
+/// (`totals`), in a fixed order. Every rank computes the same.
+#[must_use]
+pub fn header_hash(snap: &Snapshot, totals: [u64; 3]) -> u64 {
     let mut h = Fnv::default();
     for v in [
         snap.step,
@@ -72,9 +97,9 @@ pub fn checksum(snap: &Snapshot) -> u64 {
         snap.next_id,
         snap.history_len as u64,
         snap.walls as u64,
-        snap.particles.len() as u64,
-        snap.pair_keys.len() as u64,
-        snap.wall_keys.len() as u64,
+        totals[0],
+        totals[1],
+        totals[2],
         snap.deleted,
     ] {
         h.u64(v);
@@ -82,34 +107,6 @@ pub fn checksum(snap: &Snapshot) -> u64 {
     h.f64(snap.time);
     h.f64(snap.dt);
     h.f64(snap.deleted_mass);
-    let vec = |h: &mut Fnv, v: DVec3| v.to_array().iter().for_each(|&c| h.f64(c));
-    for (k, r) in snap.particles.iter().enumerate() {
-        h.u64(r.id);
-        for v in [
-            r.x,
-            r.v,
-            r.omega,
-            snap.x_ref[k],
-            snap.force[k],
-            snap.torque[k],
-        ] {
-            vec(&mut h, v);
-        }
-        h.f64(r.radius);
-        h.f64(r.mass);
-        h.u64(u64::from(r.material));
-        h.u64(u64::from(r.frozen));
-    }
-    for &(a, b) in &snap.pair_keys {
-        h.u64(a);
-        h.u64(b);
-    }
-    snap.pair_values.iter().for_each(|&v| h.f64(v));
-    for &(a, w) in &snap.wall_keys {
-        h.u64(a);
-        h.u64(u64::from(w));
-    }
-    snap.wall_values.iter().for_each(|&v| h.f64(v));
     snap.pour_inserted.iter().for_each(|&v| h.u64(v));
     h.str(&snap.config_text);
     for (k, v) in &snap.compat.entries {
@@ -119,35 +116,150 @@ pub fn checksum(snap: &Snapshot) -> u64 {
     h.finish()
 }
 
-/// Write `snap` to `path` atomically (see the module documentation). `version` is
-/// gravel's version, stored as the root attribute `version`.
+/// The sum, modulo 2^64, of one FNV-1a hash per particle row: its fields
+/// and its contact-history records (keys and values). A sum does not
+/// depend on the order of the rows, so each rank adds up its own rows and
+/// the ranks' sums add up to the same checksum on any number of ranks;
+/// no rank hashes the whole payload. Records standing apart from their
+/// particle's row (a damaged file) are hashed one by one.
+#[must_use]
+pub fn rows_hash(snap: &Snapshot) -> u64 {
+    let h = snap.history_len;
+    let ranges = snap.record_ranges();
+    let vec = |f: &mut Fnv, v: DVec3| v.to_array().iter().for_each(|&c| f.f64(c));
+    let pair = |f: &mut Fnv, r: usize| {
+        let (a, b) = snap.pair_keys[r];
+        f.u64(a);
+        f.u64(b);
+        snap.pair_values[r * h..(r + 1) * h]
+            .iter()
+            .for_each(|&v| f.f64(v));
+    };
+    let wall = |f: &mut Fnv, r: usize| {
+        let (a, w) = snap.wall_keys[r];
+        f.u64(a);
+        f.u64(u64::from(w));
+        snap.wall_values[r * h..(r + 1) * h]
+            .iter()
+            .for_each(|&v| f.f64(v));
+    };
+    let mut sum = 0u64;
+    for (k, r) in snap.particles.iter().enumerate() {
+        let mut f = Fnv::default();
+        f.u64(r.id);
+        for v in [
+            r.x,
+            r.v,
+            r.omega,
+            snap.x_ref[k],
+            snap.force[k],
+            snap.torque[k],
+        ] {
+            vec(&mut f, v);
+        }
+        f.f64(r.radius);
+        f.f64(r.mass);
+        f.u64(u64::from(r.material));
+        f.u64(u64::from(r.frozen));
+        (ranges.pairs[k]..ranges.pairs[k + 1]).for_each(|e| pair(&mut f, e));
+        (ranges.walls[k]..ranges.walls[k + 1]).for_each(|e| wall(&mut f, e));
+        sum = sum.wrapping_add(f.finish());
+    }
+    let n = snap.particles.len();
+    for e in ranges.pairs[n]..snap.pair_keys.len() {
+        let mut f = Fnv::default();
+        pair(&mut f, e);
+        sum = sum.wrapping_add(f.finish());
+    }
+    for e in ranges.walls[n]..snap.wall_keys.len() {
+        let mut f = Fnv::default();
+        wall(&mut f, e);
+        sum = sum.wrapping_add(f.finish());
+    }
+    sum
+}
+
+/// Write `snap` to `path` atomically, from one process (see
+/// [`write_shared`]).
+///
+/// # Errors
+/// As [`write_shared`].
+pub fn write(path: &Path, snap: &Snapshot, version: &str) -> IoResult<()> {
+    write_shared(path, snap, version, &SerialComm)
+}
+
+/// Write the checkpoint whose rows are every rank's `snap` (this rank's
+/// particles, sorted by id, each followed by its records), atomically (see
+/// the module documentation): every rank writes its rows into
+/// `<path>.tmp` at its offset ([`super::collective`]); once all have
+/// closed it, rank 0 syncs it, renames it over `path` and syncs the
+/// directory. `version` is gravel's version, stored as the root attribute
+/// `version`. Collective.
 ///
 /// # Errors
 /// If the temporary file cannot be written, synced or renamed; `path` is then untouched.
-pub fn write(path: &Path, snap: &Snapshot, version: &str) -> IoResult<()> {
+pub fn write_shared(path: &Path, snap: &Snapshot, version: &str, comm: &dyn Comm) -> IoResult<()> {
     let tmp = temporary_path(path);
     let abort_at = std::env::var(ABORT_HOOK)
         .ok()
         .and_then(|v| v.trim().parse::<u64>().ok());
-    let file = super::create(&tmp).at(&tmp, "creating the checkpoint")?;
-    write_contents(&file, snap, version, abort_at == Some(snap.step))
-        .at(&tmp, "writing the checkpoint")?;
-    file.close().at(&tmp, "closing the checkpoint")?;
-    std::fs::File::open(&tmp)
-        .and_then(|f| f.sync_all())
-        .at(&tmp, "syncing the checkpoint to disk")?;
-    std::fs::rename(&tmp, path).at(path, "renaming the new checkpoint into place")?;
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
+    let local = [
+        snap.particles.len() as u64,
+        snap.pair_keys.len() as u64,
+        snap.wall_keys.len() as u64,
+    ];
+    let spans = RowSpan::of(comm, &local);
+    let totals = [spans[0].total, spans[1].total, spans[2].total];
+    let sum = header_hash(snap, totals).wrapping_add(sum_wrapping(comm, rows_hash(snap)));
+    let (file, transfer) = collective::create(&tmp, comm).at(&tmp, "creating the checkpoint")?;
+    let part = |span| Part {
+        span,
+        transfer,
+        checksummed: false,
     };
-    std::fs::File::open(dir)
-        .and_then(|d| d.sync_all())
-        .at(dir, "syncing the checkpoint directory")?;
+    let parts = [part(spans[0]), part(spans[1]), part(spans[2])];
+    let lead = comm.rank() == 0;
+    write_contents(
+        &file,
+        snap,
+        version,
+        parts,
+        lead,
+        sum,
+        abort_at == Some(snap.step),
+    )
+    .at(&tmp, "writing the checkpoint")?;
+    file.close().at(&tmp, "closing the checkpoint")?;
+    comm.barrier();
+    if comm.rank() == 0 {
+        std::fs::File::open(&tmp)
+            .and_then(|f| f.sync_all())
+            .at(&tmp, "syncing the checkpoint to disk")?;
+        std::fs::rename(&tmp, path).at(path, "renaming the new checkpoint into place")?;
+        let dir = match path.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => Path::new("."),
+        };
+        std::fs::File::open(dir)
+            .and_then(|d| d.sync_all())
+            .at(dir, "syncing the checkpoint directory")?;
+    }
     Ok(())
 }
 
-fn write_contents(file: &File, snap: &Snapshot, version: &str, abort: bool) -> hdf5::Result<()> {
+/// Every rank's part of the checkpoint: `parts` are this rank's particle
+/// rows, pair records and wall records; the `lead` rank (0) writes the
+/// run-wide rows. Collective.
+fn write_contents(
+    file: &File,
+    snap: &Snapshot,
+    version: &str,
+    parts: [Part; 3],
+    lead: bool,
+    checksum: u64,
+    abort: bool,
+) -> hdf5::Result<()> {
+    let [rows, pairs, walls] = parts;
     write_str_attr(file, "version", version)?;
     write_str_attr(file, "config", &snap.config_text)?;
     write_str_attr(file, "format", FORMAT)?;
@@ -159,9 +271,9 @@ fn write_contents(file: &File, snap: &Snapshot, version: &str, abort: bool) -> h
         ("seed", snap.seed),
         ("history_len", snap.history_len as u64),
         ("walls", snap.walls as u64),
-        ("particles", snap.particles.len() as u64),
-        ("pair_records", snap.pair_keys.len() as u64),
-        ("wall_records", snap.wall_keys.len() as u64),
+        ("particles", rows.span.total),
+        ("pair_records", pairs.span.total),
+        ("wall_records", walls.span.total),
         ("deleted", snap.deleted),
     ] {
         write_attr(&g, name, &v)?;
@@ -170,55 +282,74 @@ fn write_contents(file: &File, snap: &Snapshot, version: &str, abort: bool) -> h
     write_attr(&g, "dt", &snap.dt)?;
     write_attr(&g, "deleted_mass", &snap.deleted_mass)?;
     let p = &snap.particles;
-    write_rows(&g, "id", &p.iter().map(|r| r.id).collect::<Vec<_>>())?;
-    write_vectors(&g, "position", &p.iter().map(|r| r.x).collect::<Vec<_>>())?;
-    write_vectors(&g, "velocity", &p.iter().map(|r| r.v).collect::<Vec<_>>())?;
-    write_vectors(&g, "omega", &p.iter().map(|r| r.omega).collect::<Vec<_>>())?;
+    let column = |f: fn(&ParticleRecord) -> DVec3| -> Vec<[f64; 3]> {
+        p.iter().map(|r| f(r).to_array()).collect()
+    };
+    let vectors = |v: &[DVec3]| -> Vec<[f64; 3]> { v.iter().map(|v| v.to_array()).collect() };
+    write_rows(&g, "id", &p.iter().map(|r| r.id).collect::<Vec<_>>(), rows)?;
+    write_vectors(&g, "position", &column(|r| r.x), rows)?;
+    write_vectors(&g, "velocity", &column(|r| r.v), rows)?;
+    write_vectors(&g, "omega", &column(|r| r.omega), rows)?;
     if abort {
         // The test hook: leave a partly written temporary file behind, as a crash would.
         file.flush()?;
         kill_self();
     }
-    write_vectors(&g, "x_ref", &snap.x_ref)?;
-    write_vectors(&g, "force", &snap.force)?;
-    write_vectors(&g, "torque", &snap.torque)?;
+    write_vectors(&g, "x_ref", &vectors(&snap.x_ref), rows)?;
+    write_vectors(&g, "force", &vectors(&snap.force), rows)?;
+    write_vectors(&g, "torque", &vectors(&snap.torque), rows)?;
     write_rows(
         &g,
         "radius",
         &p.iter().map(|r| r.radius).collect::<Vec<_>>(),
+        rows,
     )?;
-    write_rows(&g, "mass", &p.iter().map(|r| r.mass).collect::<Vec<_>>())?;
+    write_rows(
+        &g,
+        "mass",
+        &p.iter().map(|r| r.mass).collect::<Vec<_>>(),
+        rows,
+    )?;
     write_rows(
         &g,
         "material",
         &p.iter().map(|r| r.material).collect::<Vec<_>>(),
+        rows,
     )?;
-    write_rows(
-        &g,
-        "frozen",
-        &p.iter().map(|r| u8::from(r.frozen)).collect::<Vec<_>>(),
-    )?;
+    let frozen: Vec<u8> = p.iter().map(|r| u8::from(r.frozen)).collect();
+    write_rows(&g, "frozen", &frozen, rows)?;
+    // Where each row's records start, in the whole file.
+    let ranges = snap.record_ranges();
+    let starts = |first: &[usize], span: RowSpan| -> Vec<u64> {
+        first[..p.len()]
+            .iter()
+            .map(|&e| span.offset + e as u64)
+            .collect()
+    };
+    write_rows(&g, "pair_start", &starts(&ranges.pairs, pairs.span), rows)?;
+    write_rows(&g, "wall_start", &starts(&ranges.walls, walls.span), rows)?;
     let pair_ids: Vec<u64> = snap.pair_keys.iter().flat_map(|&(a, b)| [a, b]).collect();
-    let view = ArrayView2::from_shape((snap.pair_keys.len(), 2), &pair_ids)?;
-    g.new_dataset_builder().with_data(view).create("pair_ids")?;
-    write_rows(&g, "pair_history", &snap.pair_values)?;
-    write_rows(
-        &g,
-        "wall_ids",
-        &snap.wall_keys.iter().map(|k| k.0).collect::<Vec<_>>(),
-    )?;
-    write_rows(
-        &g,
-        "wall_index",
-        &snap.wall_keys.iter().map(|k| k.1).collect::<Vec<_>>(),
-    )?;
-    write_rows(&g, "wall_history", &snap.wall_values)?;
-    write_rows(&g, "pour_inserted", &snap.pour_inserted)?;
+    collective::write_matrix(&g, "pair_ids", &pair_ids, 2, pairs)?;
+    let h = snap.history_len;
+    write_rows(&g, "pair_history", &snap.pair_values, pairs.times(h))?;
+    let wall_ids: Vec<u64> = snap.wall_keys.iter().map(|k| k.0).collect();
+    write_rows(&g, "wall_ids", &wall_ids, walls)?;
+    let wall_index: Vec<u32> = snap.wall_keys.iter().map(|k| k.1).collect();
+    write_rows(&g, "wall_index", &wall_index, walls)?;
+    write_rows(&g, "wall_history", &snap.wall_values, walls.times(h))?;
+    // Run-wide values: rank 0's rows.
+    let pours: &[u64] = if lead { &snap.pour_inserted } else { &[] };
+    let span = RowSpan {
+        offset: 0,
+        local: pours.len() as u64,
+        total: snap.pour_inserted.len() as u64,
+    };
+    write_rows(&g, "pour_inserted", pours, Part { span, ..rows })?;
     let compat = g.create_group("compat")?;
     for (k, v) in &snap.compat.entries {
         write_attr(&compat, k, v)?;
     }
-    write_attr(&g, "checksum", &checksum(snap))?;
+    write_attr(&g, "checksum", &checksum)?;
     Ok(())
 }
 
@@ -237,13 +368,93 @@ pub fn is_checkpoint(path: &Path) -> bool {
     super::open_read(path).is_ok_and(|f| f.link_exists(GROUP))
 }
 
-/// Read and validate the checkpoint at `path`.
+/// Read and validate the whole checkpoint at `path` (one process): the
+/// rows sorted by id, each particle's records after it.
 ///
 /// # Errors
 /// If the file is missing, not HDF5, not a checkpoint, of another format version,
 /// truncated or damaged (a dataset missing or of the wrong shape, a checksum that
 /// does not match, inconsistent records). The message names the file and the problem.
 pub fn read(path: &Path) -> IoResult<Snapshot> {
+    let part = read_part(path, 0, 1)?;
+    part.verify(path, rows_hash(&part.snap))?;
+    let mut snap = part.snap;
+    snap.sort_by_id();
+    snap.check()
+        .map_err(|e| IoError::invalid(path, format!("inconsistent checkpoint: {e}")))?;
+    Ok(snap)
+}
+
+/// Read this rank's slice of the checkpoint at `path`: an even share of
+/// the rows, in the file's order, with their records (what each rank
+/// holds then goes to the particles' owners, see
+/// [`crate::sim::Simulation::from_snapshot`]). The checksum is added up
+/// over the ranks and checked on each; a rank that cannot read its part
+/// makes every rank refuse. Collective.
+///
+/// # Errors
+/// As [`read()`].
+pub fn read_shared(path: &Path, comm: &dyn Comm) -> IoResult<Snapshot> {
+    let part = read_part(path, comm.rank(), comm.size());
+    let mut failed = [u64::from(part.is_err())];
+    comm.max_u64s(&mut failed);
+    let part = match part {
+        Err(e) => return Err(e),
+        Ok(_) if failed[0] != 0 => {
+            return Err(IoError::invalid(
+                path,
+                "another rank could not read its part of the checkpoint",
+            ))
+        }
+        Ok(part) => part,
+    };
+    part.verify(path, sum_wrapping(comm, rows_hash(&part.snap)))?;
+    let local = part.snap.check_rows();
+    let mut bad = [u64::from(local.is_err())];
+    comm.max_u64s(&mut bad);
+    match local {
+        Err(e) => Err(IoError::invalid(
+            path,
+            format!("inconsistent checkpoint: {e}"),
+        )),
+        Ok(()) if bad[0] != 0 => Err(IoError::invalid(
+            path,
+            "inconsistent checkpoint: another rank found inconsistent records in its part",
+        )),
+        Ok(()) => Ok(part.snap),
+    }
+}
+
+/// One rank's slice of a checkpoint, before its checksum is checked.
+struct PartRead {
+    snap: Snapshot,
+    /// The numbers of particles, pair records and wall records in the file.
+    totals: [u64; 3],
+    /// The checksum the file holds.
+    stored: u64,
+}
+
+impl PartRead {
+    /// Check the stored checksum against the header and `rows` (the
+    /// [`rows_hash`] of every rank's slice together).
+    fn verify(&self, path: &Path, rows: u64) -> IoResult<()> {
+        let sum = header_hash(&self.snap, self.totals).wrapping_add(rows);
+        if sum != self.stored {
+            return Err(IoError::invalid(
+                path,
+                format!(
+                    "damaged checkpoint: the checksum of the contents is {sum:#018x}, the file says {:#018x}",
+                    self.stored
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Read slice `part` of `parts` of the checkpoint at `path` (see
+/// [`RowSpan::even_share`]): its rows and their records.
+fn read_part(path: &Path, part: usize, parts: usize) -> IoResult<PartRead> {
     std::fs::metadata(path).at(path, "opening the checkpoint")?;
     let file =
         super::open_read(path).at(path, "cannot open as an HDF5 file (truncated or damaged?)")?;
@@ -288,43 +499,62 @@ pub fn read(path: &Path) -> IoResult<Snapshot> {
             format_args!("reading the attribute /checkpoint@{name}"),
         )
     };
-    let n = u("particles")? as usize;
-    let m = u("pair_records")? as usize;
-    let k = u("wall_records")? as usize;
+    let totals = [u("particles")?, u("pair_records")?, u("wall_records")?];
+    let [n, m, k] = totals.map(|t| t as usize);
     let h = u("history_len")? as usize;
-    let stored_sum = u("checksum")?;
-    let id: Vec<u64> = read_rows(&g, "id", &[n], path)?;
-    let vectors = |name: &str| -> IoResult<Vec<DVec3>> {
-        let flat: Vec<f64> = read_rows(&g, name, &[n, 3], path)?;
-        Ok(flat
-            .chunks_exact(3)
-            .map(|c| DVec3::new(c[0], c[1], c[2]))
-            .collect())
+    let dataset = |name: &str| {
+        format!("the dataset /checkpoint/{name} (missing, of the wrong shape, or damaged)")
     };
+    let rows = RowSpan::even_share(n as u64, part, parts).range();
+    let ints = |name: &str, total: usize, at: Range<usize>| -> IoResult<Vec<u64>> {
+        collective::read_rows(&g, name, total, at).at(path, dataset(name))
+    };
+    let vectors = |name: &str| -> IoResult<Vec<DVec3>> {
+        let rows = collective::read_vectors(&g, name, n, rows.clone()).at(path, dataset(name))?;
+        Ok(rows.into_iter().map(DVec3::from_array).collect())
+    };
+    let floats = |name: &str, total: usize, at: Range<usize>| -> IoResult<Vec<f64>> {
+        collective::read_rows(&g, name, total, at).at(path, dataset(name))
+    };
+    let id = ints("id", n, rows.clone())?;
     let (x, v, omega) = (
         vectors("position")?,
         vectors("velocity")?,
         vectors("omega")?,
     );
-    let radius: Vec<f64> = read_rows(&g, "radius", &[n], path)?;
-    let mass: Vec<f64> = read_rows(&g, "mass", &[n], path)?;
-    let material: Vec<u32> = read_rows(&g, "material", &[n], path)?;
-    let frozen: Vec<u8> = read_rows(&g, "frozen", &[n], path)?;
-    let particles = (0..n)
-        .map(|i| ParticleRecord {
-            id: id[i],
-            x: x[i],
-            v: v[i],
-            omega: omega[i],
-            radius: radius[i],
-            mass: mass[i],
-            material: material[i],
-            frozen: frozen[i] != 0,
-        })
-        .collect();
-    let pair_ids: Vec<u64> = read_rows(&g, "pair_ids", &[m, 2], path)?;
-    let wall_ids: Vec<u64> = read_rows(&g, "wall_ids", &[k], path)?;
-    let wall_index: Vec<u32> = read_rows(&g, "wall_index", &[k], path)?;
+    let radius = floats("radius", n, rows.clone())?;
+    let mass = floats("mass", n, rows.clone())?;
+    let material: Vec<u32> =
+        collective::read_rows(&g, "material", n, rows.clone()).at(path, dataset("material"))?;
+    let frozen: Vec<u8> =
+        collective::read_rows(&g, "frozen", n, rows.clone()).at(path, dataset("frozen"))?;
+    // The records of these rows: from the first row's start to the next
+    // slice's first row's start (or the end).
+    let records = |name: &str, total: usize| -> IoResult<Range<usize>> {
+        let start = |i: usize| -> IoResult<usize> {
+            Ok(if i < n {
+                ints(name, n, i..i + 1)?[0] as usize
+            } else {
+                total
+            })
+        };
+        let (a, b) = (start(rows.start)?, start(rows.end)?);
+        if a > b || b > total {
+            return Err(IoError::invalid(
+                path,
+                format!("damaged checkpoint: /checkpoint/{name} gives records {a}..{b} of {total}"),
+            ));
+        }
+        Ok(a..b)
+    };
+    let pairs = records("pair_start", m)?;
+    let walls = records("wall_start", k)?;
+    let pair_ids: Vec<u64> = collective::read_matrix(&g, "pair_ids", m, 2, pairs.clone())
+        .at(path, dataset("pair_ids"))?;
+    let times = |r: &Range<usize>| r.start * h..r.end * h;
+    let wall_ids = ints("wall_ids", k, walls.clone())?;
+    let wall_index: Vec<u32> = collective::read_rows(&g, "wall_index", k, walls.clone())
+        .at(path, dataset("wall_index"))?;
     let pours = g
         .dataset("pour_inserted")
         .at(path, "opening /checkpoint/pour_inserted")?
@@ -338,6 +568,18 @@ pub fn read(path: &Path) -> IoResult<Snapshot> {
             .at(path, format_args!("reading /checkpoint/compat@{key}"))?;
         compat.entries.push((key.to_string(), value));
     }
+    let particles = (0..rows.len())
+        .map(|i| ParticleRecord {
+            id: id[i],
+            x: x[i],
+            v: v[i],
+            omega: omega[i],
+            radius: radius[i],
+            mass: mass[i],
+            material: material[i],
+            frozen: frozen[i] != 0,
+        })
+        .collect();
     let snap = Snapshot {
         step: u("step")?,
         time: f("time")?,
@@ -351,25 +593,20 @@ pub fn read(path: &Path) -> IoResult<Snapshot> {
         force: vectors("force")?,
         torque: vectors("torque")?,
         pair_keys: pair_ids.chunks_exact(2).map(|c| (c[0], c[1])).collect(),
-        pair_values: read_rows(&g, "pair_history", &[m * h], path)?,
+        pair_values: floats("pair_history", m * h, times(&pairs))?,
         wall_keys: wall_ids.into_iter().zip(wall_index).collect(),
-        wall_values: read_rows(&g, "wall_history", &[k * h], path)?,
-        pour_inserted: read_rows(&g, "pour_inserted", &[pours], path)?,
+        wall_values: floats("wall_history", k * h, times(&walls))?,
+        pour_inserted: ints("pour_inserted", pours, 0..pours)?,
         deleted: u("deleted")?,
         deleted_mass: f("deleted_mass")?,
         config_text,
         compat,
     };
-    let sum = checksum(&snap);
-    if sum != stored_sum {
-        return Err(IoError::invalid(
-            path,
-            format!("damaged checkpoint: the checksum of the contents is {sum:#018x}, the file says {stored_sum:#018x}"),
-        ));
-    }
-    snap.check()
-        .map_err(|e| IoError::invalid(path, format!("inconsistent checkpoint: {e}")))?;
-    Ok(snap)
+    Ok(PartRead {
+        snap,
+        totals,
+        stored: u("checksum")?,
+    })
 }
 
 /// A summary of the checkpoint at `path` for `gravel info`.
@@ -428,34 +665,6 @@ pub fn summarize(path: &Path) -> IoResult<String> {
         let _ = writeln!(out, "    {line}");
     }
     Ok(out)
-}
-
-fn read_rows<T: H5Type>(g: &Group, name: &str, shape: &[usize], path: &Path) -> IoResult<Vec<T>> {
-    let ds = g.dataset(name).at(
-        path,
-        format_args!("the dataset /checkpoint/{name} is missing or unreadable"),
-    )?;
-    let found = ds.shape();
-    if found != shape {
-        return Err(IoError::invalid(
-            path,
-            format!("/checkpoint/{name} has shape {found:?}, expected {shape:?}"),
-        ));
-    }
-    ds.read_raw()
-        .at(path, format_args!("reading /checkpoint/{name}"))
-}
-
-fn write_rows<T: H5Type>(g: &Group, name: &str, rows: &[T]) -> hdf5::Result<()> {
-    g.new_dataset_builder().with_data(rows).create(name)?;
-    Ok(())
-}
-
-fn write_vectors(g: &Group, name: &str, rows: &[DVec3]) -> hdf5::Result<()> {
-    let flat: Vec<f64> = rows.iter().flat_map(|v| v.to_array()).collect();
-    let view = ArrayView2::from_shape((rows.len(), 3), &flat)?;
-    g.new_dataset_builder().with_data(view).create(name)?;
-    Ok(())
 }
 
 #[cfg(test)]

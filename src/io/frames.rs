@@ -7,9 +7,10 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use hdf5::types::VarLenUnicode;
-use hdf5::{Dataset, File, Group, H5Type};
+use hdf5::{Dataset, File, Group};
 use ndarray::ArrayView2;
 
+use super::collective::{self, Part, Transfer};
 use super::contact_list;
 use super::layout::{
     create_ordered_group, frame_name, open_gravel, unit_of, write_attr, write_str_attr,
@@ -21,11 +22,9 @@ use super::table::{Column, Table};
 use super::xdmf::{write_xdmf, WallScene, XdmfFrame};
 use crate::error::{Context, IoError, IoResult};
 use crate::geometry::mesh::TriMesh;
+use crate::parallel::comm::{Comm, RowSpan};
 /// Entries per chunk of the vertex index.
 const VERTEX_INDEX_CHUNK: usize = 8192;
-/// Rows per chunk of a frame dataset: a frame of up to a million particles is one
-/// chunk (at most 24 MiB), with one checksum.
-const FRAME_CHUNK_ROWS: usize = 1 << 20;
 
 /// One output frame, borrowed from the engine's arrays (rows in any order; `id`
 /// identifies).
@@ -256,7 +255,8 @@ impl OutputFile {
         let context = || format!("writing frame {}", frame.step);
         // Forget the old frame first: if writing fails half way, it is gone anyway.
         self.frames.retain(|f| f.0 != frame.step);
-        write_frame_group(&self.file, frame).at(&self.path, context())?;
+        let all = RowSpan::whole(n);
+        write_frame_group(&self.file, frame, all, Transfer::Serial).at(&self.path, context())?;
         // The sidecar lists `frozen` with the fields (see `read_layout`).
         let field_names = std::iter::once(FROZEN)
             .chain(frame.fields.iter().map(|(name, _)| *name))
@@ -267,6 +267,27 @@ impl OutputFile {
             .insert(at, (frame.step, frame.time, n, field_names));
         let largest = self.frames.iter().map(|f| f.2).max().unwrap_or(0);
         set_vertex_index_len(&self.file, largest).at(&self.path, context())?;
+        self.flush()?;
+        self.write_sidecar()
+    }
+
+    /// Close the file so that every rank can open it for a frame they all
+    /// write ([`write_frame_collective`]); [`Suspended::resume`] opens it
+    /// again.
+    #[must_use]
+    pub fn suspend(self) -> Suspended {
+        Suspended {
+            path: self.path.clone(),
+            walls: self.walls.clone(),
+        }
+    }
+
+    /// After a frame written by every rank: the vertex index and the XDMF
+    /// sidecar, from the frames now in the file.
+    fn finish_collective_frame(&mut self, step: u64) -> IoResult<()> {
+        let largest = self.frames.iter().map(|f| f.2).max().unwrap_or(0);
+        set_vertex_index_len(&self.file, largest)
+            .at(&self.path, format_args!("writing frame {step}"))?;
         self.flush()?;
         self.write_sidecar()
     }
@@ -544,6 +565,51 @@ fn check_names<'n>(
     Ok(())
 }
 
+/// An [`OutputFile`] closed while every rank writes a frame into it.
+#[derive(Debug)]
+pub struct Suspended {
+    path: PathBuf,
+    walls: Option<WallScene>,
+}
+
+impl Suspended {
+    /// The file's path.
+    #[must_use]
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Open the file again after the frame of `step` that every rank
+    /// wrote, and bring the vertex index and the XDMF sidecar up to date.
+    ///
+    /// # Errors
+    /// If the file cannot be opened or written.
+    pub fn resume(self, step: u64) -> IoResult<OutputFile> {
+        let mut file = OutputFile::open_append(&self.path)?;
+        file.walls = self.walls;
+        file.finish_collective_frame(step)?;
+        Ok(file)
+    }
+}
+
+/// Write `frame`, this rank's rows of it, into the output file at `path`,
+/// every rank at once: the rows of rank `r` follow those of ranks below
+/// it (so a frame's rows follow the decomposition; `id` identifies them).
+/// The file must be closed by every rank's writer ([`OutputFile::suspend`]).
+/// Returns the number of rows over all ranks. Collective.
+///
+/// # Errors
+/// If the arrays do not all have one row per particle, or writing fails.
+pub fn write_frame_collective(path: &Path, comm: &dyn Comm, frame: &Frame) -> IoResult<u64> {
+    let n = frame.check(path)?;
+    let span = RowSpan::of(comm, &[n as u64])[0];
+    let context = || format!("writing frame {}", frame.step);
+    let (file, transfer) = collective::open_rw(path, comm).at(path, context())?;
+    write_frame_group(&file, frame, span, transfer).at(path, context())?;
+    file.close().at(path, context())?;
+    Ok(span.total)
+}
+
 /// Writes the root attributes.
 fn write_header(
     file: &File,
@@ -592,8 +658,14 @@ fn group_or_create(parent: &Group, name: &str) -> hdf5::Result<Group> {
     parent.group(name).or_else(|_| parent.create_group(name))
 }
 
-/// Writes (or replaces) the group of one frame.
-fn write_frame_group(file: &File, frame: &Frame) -> hdf5::Result<()> {
+/// Writes (or replaces) the group of one frame: this rank's rows at
+/// `span` (all of them on one process). Collective.
+fn write_frame_group(
+    file: &File,
+    frame: &Frame,
+    span: RowSpan,
+    transfer: Transfer,
+) -> hdf5::Result<()> {
     let frames = group_or_create(file, FRAMES)?;
     let name = frame_name(frame.step);
     if frames.link_exists(&name) {
@@ -602,15 +674,19 @@ fn write_frame_group(file: &File, frame: &Frame) -> hdf5::Result<()> {
     let group = create_ordered_group(&frames, &name)?;
     write_attr(&group, "step", &frame.step)?;
     write_attr(&group, "time", &frame.time)?;
-    write_rows(&group, ID, frame.id)?;
-    write_vectors(&group, POSITION, frame.position)?;
-    write_rows(&group, RADIUS, frame.radius)?;
-    write_rows(&group, MATERIAL, frame.material)?;
-    write_rows(&group, FROZEN, frame.frozen)?;
-    frame
-        .fields
-        .iter()
-        .try_for_each(|(name, rows)| write_vectors(&group, name, rows))?;
+    let part = Part {
+        span,
+        transfer,
+        checksummed: true,
+    };
+    collective::write_rows(&group, ID, frame.id, part)?;
+    collective::write_vectors(&group, POSITION, frame.position, part)?;
+    collective::write_rows(&group, RADIUS, frame.radius, part)?;
+    collective::write_rows(&group, MATERIAL, frame.material, part)?;
+    collective::write_rows(&group, FROZEN, frame.frozen, part)?;
+    for (name, values) in &frame.fields {
+        collective::write_vectors(&group, name, values, part)?;
+    }
     for name in group.member_names()? {
         set_units(&group.dataset(&name)?, &name)?;
     }
@@ -625,34 +701,28 @@ fn set_units(ds: &Dataset, name: &str) -> hdf5::Result<()> {
     }
 }
 
-/// A 1-D dataset with one element per particle, chunked with HDF5's Fletcher32
-/// checksum on every chunk (an empty one holds no data and is left plain).
-pub(super) fn write_rows<T: H5Type>(group: &Group, name: &str, rows: &[T]) -> hdf5::Result<()> {
-    let builder = group.new_dataset_builder().with_data(rows);
-    if rows.is_empty() {
-        builder.create(name)?;
-    } else {
-        builder
-            .chunk(rows.len().min(FRAME_CHUNK_ROWS))
-            .fletcher32()
-            .create(name)?;
-    }
-    Ok(())
+/// A 1-D dataset written whole by one process (see [`collective::write_rows`]).
+#[cfg(test)]
+pub(super) fn write_rows<T: hdf5::H5Type>(
+    group: &Group,
+    name: &str,
+    rows: &[T],
+) -> hdf5::Result<()> {
+    collective::write_rows(group, name, rows, whole(rows.len())).map(drop)
 }
 
-/// An N×3 f64 dataset, checksummed as [`write_rows`].
+/// An N×3 f64 dataset written whole by one process (see [`collective::write_vectors`]).
 pub(super) fn write_vectors(group: &Group, name: &str, rows: &[[f64; 3]]) -> hdf5::Result<()> {
-    let view = ArrayView2::from_shape((rows.len(), 3), rows.as_flattened())?;
-    let builder = group.new_dataset_builder().with_data(view);
-    if rows.is_empty() {
-        builder.create(name)?;
-    } else {
-        builder
-            .chunk((rows.len().min(FRAME_CHUNK_ROWS), 3))
-            .fletcher32()
-            .create(name)?;
+    collective::write_vectors(group, name, rows, whole(rows.len())).map(drop)
+}
+
+/// All `rows` of a checksummed table, by one process.
+fn whole(rows: usize) -> Part {
+    Part {
+        span: RowSpan::whole(rows),
+        transfer: Transfer::Serial,
+        checksummed: true,
     }
-    Ok(())
 }
 
 /// Makes the vertex index `0, 1, ..., len - 1`, creating, growing or shrinking it.

@@ -7,6 +7,7 @@
 //! Every error names the file it concerns, see [`IoError`](crate::error::IoError).
 
 pub mod checkpoint;
+pub mod collective;
 pub mod contact_list;
 pub mod frames;
 pub mod info;

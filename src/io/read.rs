@@ -36,6 +36,28 @@ pub struct FrameOwned {
     pub fields: Vec<(String, Vec<[f64; 3]>)>,
 }
 
+impl FrameOwned {
+    /// Sort the rows by id (a frame written by several ranks holds their
+    /// parts one after the other; `id` identifies the rows).
+    pub fn sort_by_id(&mut self) {
+        let mut order: Vec<usize> = (0..self.id.len()).collect();
+        order.sort_unstable_by_key(|&k| self.id[k]);
+        fn apply<T: Copy>(v: &mut Vec<T>, order: &[usize]) {
+            if v.len() == order.len() {
+                *v = order.iter().map(|&k| v[k]).collect();
+            }
+        }
+        apply(&mut self.id, &order);
+        apply(&mut self.position, &order);
+        apply(&mut self.radius, &order);
+        apply(&mut self.material, &order);
+        apply(&mut self.frozen, &order);
+        for (_, f) in &mut self.fields {
+            apply(f, &order);
+        }
+    }
+}
+
 /// Reads the frame at `step` back from the output file `path`.
 ///
 /// # Errors

@@ -41,6 +41,85 @@ pub trait Comm: Send + Sync {
     fn all_gather(&self, local: &[u8]) -> Vec<Vec<u8>>;
     /// Wait until every rank has arrived.
     fn barrier(&self);
+    /// The MPI communicator, for MPI-IO (parallel HDF5); `None` for one
+    /// process, whose files are written by the serial HDF5 driver.
+    #[cfg(feature = "mpi")]
+    fn mpi_raw(&self) -> Option<mpi::ffi::MPI_Comm> {
+        None
+    }
+}
+
+/// Where this rank's rows go in a table that every rank writes a part of:
+/// rows `offset..offset + local` of `total`, in rank order (an exclusive
+/// scan of the counts).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct RowSpan {
+    /// This rank's first row.
+    pub offset: u64,
+    /// This rank's rows.
+    pub local: u64,
+    /// Rows over all ranks.
+    pub total: u64,
+}
+
+impl RowSpan {
+    /// The row spans of several tables at once, one entry of `local` per
+    /// table (one collective exchange of `8 · ranks · tables` bytes).
+    /// Collective.
+    pub fn of(comm: &dyn Comm, local: &[u64]) -> Vec<RowSpan> {
+        let mut bytes = Vec::with_capacity(8 * local.len());
+        local.iter().for_each(|v| bytes.extend(v.to_le_bytes()));
+        let all = comm.all_gather(&bytes);
+        let count = |rank: usize, table: usize| -> u64 {
+            let b = &all[rank][8 * table..8 * table + 8];
+            u64::from_le_bytes(b.try_into().expect("8 bytes"))
+        };
+        (0..local.len())
+            .map(|t| RowSpan {
+                offset: (0..comm.rank()).map(|r| count(r, t)).sum(),
+                local: local[t],
+                total: (0..comm.size()).map(|r| count(r, t)).sum(),
+            })
+            .collect()
+    }
+
+    /// All `rows` of a table written by one process.
+    #[must_use]
+    pub fn whole(rows: usize) -> RowSpan {
+        RowSpan {
+            offset: 0,
+            local: rows as u64,
+            total: rows as u64,
+        }
+    }
+
+    /// The rows of this rank's part when `total` rows are shared out as
+    /// evenly as possible between the ranks, in rank order (for reading a
+    /// table by slices).
+    #[must_use]
+    pub fn even_share(total: u64, rank: usize, ranks: usize) -> RowSpan {
+        let (r, n) = (rank as u128, ranks as u128);
+        let at = |k: u128| (u128::from(total) * k / n) as u64;
+        RowSpan {
+            offset: at(r),
+            local: at(r + 1) - at(r),
+            total,
+        }
+    }
+
+    /// The row range in the whole table.
+    #[must_use]
+    pub fn range(&self) -> std::ops::Range<usize> {
+        self.offset as usize..(self.offset + self.local) as usize
+    }
+}
+
+/// A checksum summed over the ranks, modulo 2^64: the halves travel as
+/// separate sums so that no rank's transport overflows.
+pub fn sum_wrapping(comm: &dyn Comm, local: u64) -> u64 {
+    let low = comm.sum_u64(local & 0xffff_ffff);
+    let high = comm.sum_u64(local >> 32);
+    (high << 32).wrapping_add(low)
 }
 
 /// One process, no communication.

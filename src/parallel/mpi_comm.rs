@@ -164,6 +164,9 @@ impl Comm for MpiComm {
     fn barrier(&self) {
         self.world.barrier();
     }
+    fn mpi_raw(&self) -> Option<mpi::ffi::MPI_Comm> {
+        (self.size > 1).then(|| self.world.as_raw())
+    }
 }
 
 fn displacements(counts: &[Count]) -> Vec<Count> {

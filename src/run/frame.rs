@@ -1,11 +1,10 @@
-//! A frame's columns, built with as few copies of the particles as the
-//! writer allows: on one rank straight from the particle arrays, on several
-//! gathered to rank 0 and decoded one rank's part at a time; then sorted by
-//! id, one column at a time.
+//! A frame's columns: this rank's owned particles, copied once from the
+//! particle arrays and sorted by id, one column at a time. On several
+//! ranks each writes its own rows into the shared file
+//! ([`crate::io::frames::write_frame_collective`]).
 
 use crate::io::frames::Frame;
 use crate::sim::Simulation;
-use crate::state::pack::{Pack, Unpack};
 
 /// One frame's columns (see [`Frame`]).
 #[derive(Debug, Default)]
@@ -49,53 +48,6 @@ impl FrameColumns {
                 })
                 .collect(),
         }
-    }
-
-    /// The rows as bytes for the gather: per row the id, position, radius,
-    /// material, frozen flag and fields.
-    pub(super) fn pack(&self) -> Vec<u8> {
-        let per_row = 8 * (6 + 3 * self.fields.len());
-        let mut buf = Vec::with_capacity(self.id.len() * per_row);
-        for k in 0..self.id.len() {
-            buf.put_u64(self.id[k]);
-            self.position[k].iter().for_each(|&c| buf.put_f64(c));
-            buf.put_f64(self.radius[k]);
-            buf.put_u64(u64::from(self.material[k]));
-            buf.put_u64(u64::from(self.frozen[k]));
-            for f in &self.fields {
-                f[k].iter().for_each(|&c| buf.put_f64(c));
-            }
-        }
-        buf
-    }
-
-    /// The columns of every rank's [`Self::pack`]ed rows, each part
-    /// dropped once read; `fields` columns per row.
-    pub(super) fn unpack(parts: Vec<Vec<u8>>, fields: usize) -> Self {
-        let per_row = 8 * (6 + 3 * fields);
-        let n: usize = parts.iter().map(|b| b.len() / per_row).sum();
-        let mut out = Self {
-            id: Vec::with_capacity(n),
-            position: Vec::with_capacity(n),
-            radius: Vec::with_capacity(n),
-            material: Vec::with_capacity(n),
-            frozen: Vec::with_capacity(n),
-            fields: (0..fields).map(|_| Vec::with_capacity(n)).collect(),
-        };
-        for b in parts {
-            let mut u = Unpack::new(&b);
-            while !u.is_empty() {
-                out.id.push(u.u64());
-                out.position.push([u.f64(), u.f64(), u.f64()]);
-                out.radius.push(u.f64());
-                out.material.push(u.u64() as u32);
-                out.frozen.push(u8::from(u.u64() != 0));
-                for f in &mut out.fields {
-                    f.push([u.f64(), u.f64(), u.f64()]);
-                }
-            }
-        }
-        out
     }
 
     /// Sort the rows by id, one column at a time.

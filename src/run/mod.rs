@@ -13,7 +13,7 @@ use crate::error::{GravelError, IoError, Result};
 use crate::geometry::mesh::TriMesh;
 use crate::geometry::walls::WallShape;
 use crate::io::checkpoint;
-use crate::io::frames::OutputFile;
+use crate::io::frames::{self, OutputFile};
 use crate::io::xdmf::WallScene;
 use crate::math::figures::sig;
 use crate::parallel::balance::BalanceLog;
@@ -339,24 +339,23 @@ fn write_dump(sim: &Simulation, path: &std::path::Path) -> Result<()> {
 }
 
 /// Flush the output (so that it is consistent with the checkpoint should the process
-/// die), then write the checkpoint of the current step atomically (rank 0).
+/// die), then write the checkpoint of the current step atomically, every rank its
+/// own rows. Collective.
 fn write_checkpoint(sim: &Simulation, out: &mut Output, path: &Path) -> Result<()> {
     let start = Instant::now();
     out.flush()?;
     let snap = sim.snapshot();
-    if sim.comm().rank() == 0 {
-        checkpoint::write(path, &snap, env!("CARGO_PKG_VERSION"))?;
-    }
+    checkpoint::write_shared(path, &snap, env!("CARGO_PKG_VERSION"), sim.comm())?;
     out.io.checkpoints += 1;
     out.io.checkpoint_seconds += start.elapsed().as_secs_f64();
     Ok(())
 }
 
-/// Read the checkpoint at `path`, check that `setup` may continue it, and restore it.
-/// Every refusal is a bad-input error (exit 2) naming the file at fault; nothing has
-/// been written when it happens.
+/// Read the checkpoint at `path` (each rank a slice of it), check that `setup` may
+/// continue it, and restore it. Every refusal is a bad-input error (exit 2) naming
+/// the file at fault; nothing has been written when it happens.
 fn resume(setup: Setup, comm: Box<dyn Comm>, path: &Path) -> Result<Simulation> {
-    let snap = checkpoint::read(path).map_err(|e| {
+    let snap = checkpoint::read_shared(path, comm.as_ref()).map_err(|e| {
         GravelError::config(
             path,
             format!("cannot restart from this checkpoint: {}", e.what()),
@@ -407,6 +406,9 @@ fn contact_lists(s: &Setup) -> Vec<(String, u64)> {
 
 /// The output file of a run (rank 0 writes it) and its cadence.
 struct Output {
+    /// The output file (every rank knows it: frames are written by all).
+    path: PathBuf,
+    /// The file open for writing, on rank 0.
     file: Option<OutputFile>,
     /// The region, profile and coarse-graining diagnostics, with their
     /// samples since their last row.
@@ -454,6 +456,7 @@ impl Output {
             };
             let s = &sim.setup.output;
             let mut out = Self {
+                path,
                 file,
                 tables: samplers(&sim.setup),
                 lists: contact_lists(&sim.setup),
@@ -510,6 +513,7 @@ impl Output {
             None
         };
         Ok(Self {
+            path: s.output.dir.join(format!("{}.h5", s.name)),
             file,
             tables: samplers(s),
             lists: contact_lists(s),
@@ -590,9 +594,11 @@ impl Output {
         Ok(())
     }
 
-    /// Write a frame: on one rank straight from the particle arrays; on
-    /// several, every rank packs its owned rows and rank 0 gathers them.
-    /// The rows are sorted by id ([`FrameColumns`]). Collective.
+    /// Write a frame: every rank's owned rows, sorted by id within each
+    /// rank's part ([`FrameColumns`]). On several ranks rank 0 closes the
+    /// file, every rank writes its rows at its offset
+    /// ([`frames::write_frame_collective`]), and rank 0 opens it again.
+    /// Collective.
     fn frame(&mut self, sim: &Simulation) -> Result<()> {
         let start = Instant::now();
         self.write_frame(sim)?;
@@ -603,23 +609,20 @@ impl Output {
 
     /// [`Self::frame`]'s work.
     fn write_frame(&mut self, sim: &Simulation) -> Result<()> {
-        let local = FrameColumns::local(sim, &self.fields);
-        let mut columns = if sim.comm().size() == 1 {
-            local
-        } else {
-            let buf = local.pack();
-            drop(local);
-            let Some(parts) = sim.comm().gather(&buf) else {
-                return Ok(());
-            };
-            drop(buf);
-            FrameColumns::unpack(parts, self.fields.len())
-        };
-        let Some(file) = &mut self.file else {
-            return Ok(());
-        };
+        let mut columns = FrameColumns::local(sim, &self.fields);
         columns.sort_by_id();
-        file.write_frame(&columns.frame(sim.step, sim.time(), &self.fields))?;
+        let frame = columns.frame(sim.step, sim.time(), &self.fields);
+        if sim.comm().size() == 1 {
+            if let Some(file) = &mut self.file {
+                file.write_frame(&frame)?;
+            }
+            return Ok(());
+        }
+        let suspended = self.file.take().map(OutputFile::suspend);
+        frames::write_frame_collective(&self.path, sim.comm(), &frame)?;
+        if let Some(s) = suspended {
+            self.file = Some(s.resume(sim.step)?);
+        }
         Ok(())
     }
 

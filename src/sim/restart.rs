@@ -5,6 +5,7 @@ use super::timers::Timers;
 use super::Simulation;
 use crate::config::Setup;
 use crate::force;
+use crate::geometry::domain::Domain;
 use crate::neighbor::{self, NeighborList};
 use crate::parallel::comm::Comm;
 use crate::parallel::grid::{halo_width, Decomposition};
@@ -14,22 +15,13 @@ use crate::state::particles::{ParticleRecord, Particles};
 use crate::state::snapshot::Snapshot;
 
 impl Simulation {
-    /// The state of the run as a [`Snapshot`]: particles sorted by id with their
-    /// reference positions `x_ref`, force and torque, every contact-history record
-    /// with a non-zero bit keyed by global ids, and the run's scalars. With several
-    /// ranks the per-particle parts of all ranks are gathered and merged on rank 0;
-    /// the other ranks get only their own part. Collective.
+    /// This rank's part of the state as a [`Snapshot`]: its particles sorted by
+    /// id with their reference positions `x_ref`, force and torque, each
+    /// followed by its contact-history records with a non-zero bit, keyed by
+    /// global ids, and the run's scalars. On one rank, the whole state; on
+    /// several, the ranks' parts together are the state (each rank writes its
+    /// own into the checkpoint, see [`crate::io::checkpoint::write_shared`]).
     pub fn snapshot(&self) -> Snapshot {
-        let mut s = self.local_snapshot();
-        if self.comm.size() > 1 {
-            if let Some(parts) = self.comm.gather(&s.pack_particles()) {
-                s.merge_particles(&parts);
-            }
-        }
-        s
-    }
-
-    fn local_snapshot(&self) -> Snapshot {
         let p = &self.particles;
         let nl = &self.neighbors;
         let n = p.n_owned;
@@ -100,6 +92,11 @@ impl Simulation {
     /// rebuild before the snapshot, without wrapping and without resetting `x_ref` —
     /// so the next rebuild falls on the same step as in an uninterrupted run.
     ///
+    /// `snap` is this rank's part of the state, split in any way (on one rank,
+    /// the whole of it; on several, e.g. a slice of a checkpoint's rows): every
+    /// row and its records first go to the rank that owns the particle, by its
+    /// position at the last rebuild. Collective.
+    ///
     /// Checking that `setup` is compatible (see [`Compat`](crate::state::snapshot::Compat)) is the caller's job; this
     /// only refuses a snapshot that does not fit it. Returns what is wrong.
     pub fn from_snapshot(
@@ -107,7 +104,6 @@ impl Simulation {
         comm: Box<dyn Comm>,
         snap: &Snapshot,
     ) -> std::result::Result<Self, String> {
-        snap.check()?;
         let h = setup.laws.history_len;
         let nw = setup.wall_records();
         if snap.history_len != h
@@ -122,23 +118,41 @@ impl Simulation {
                 setup.pours.len()
             ));
         }
-        if let Some(r) = snap
-            .particles
-            .iter()
-            .find(|r| r.material as usize >= setup.materials.len())
-        {
-            return Err(format!(
-                "particle id {} has material index {}, but the config defines {} materials",
-                r.id,
-                r.material,
-                setup.materials.len()
-            ));
-        }
         for (src, &done) in setup.pours.iter_mut().zip(&snap.pour_inserted) {
             src.inserted = done;
         }
         let decomp = Decomposition::for_ranks(&setup, comm.size(), comm.rank())
             .map_err(|e| e.to_string())?;
+        let mine;
+        // One rank given rows out of order (a checkpoint written by several)
+        // sorts them the same way.
+        let sorted = snap.particles.windows(2).all(|w| w[0].id < w[1].id);
+        let snap = if comm.size() > 1 || !sorted {
+            mine = redistribute(snap, &decomp, &setup.domain, comm.as_ref());
+            &mine
+        } else {
+            snap
+        };
+        let materials = setup.materials.len();
+        let checked = if comm.size() > 1 {
+            snap.check_order().and_then(|()| snap.check_rows())
+        } else {
+            snap.check()
+        };
+        let local = checked.and_then(|()| {
+            match snap.particles.iter().find(|r| r.material as usize >= materials) {
+                Some(r) => Err(format!(
+                    "particle id {} has material index {}, but the config defines {materials} materials",
+                    r.id, r.material
+                )),
+                None => Ok(()),
+            }
+        });
+        agree(
+            comm.as_ref(),
+            local,
+            "another rank found a particle or record it cannot restore",
+        )?;
         // This rank's particles: those whose position at the last rebuild (when
         // ownership was last decided) lies in its subdomain.
         let mine: Vec<usize> = (0..snap.particles.len())
@@ -208,14 +222,12 @@ impl Simulation {
                     .copy_from_slice(&snap.pair_values[r * h..(r + 1) * h]);
             }
         }
-        // Every rank must agree to go on (a refusal on one rank stops them all).
-        let mut refused = [problem.is_some() as u64];
-        comm.max_u64s(&mut refused);
-        if refused[0] != 0 {
-            return Err(problem.unwrap_or_else(|| {
-                "another rank found a contact-history record it cannot place".to_string()
-            }));
-        }
+        let placed = problem.map_or(Ok(()), Err);
+        agree(
+            comm.as_ref(),
+            placed,
+            "another rank found a contact-history record it cannot place",
+        )?;
         let mut local = vec![usize::MAX; snap.particles.len()];
         for (k, &i) in source.iter().enumerate() {
             local[i] = k;
@@ -258,4 +270,47 @@ impl Simulation {
         sim.place_walls();
         Ok(sim)
     }
+}
+
+/// Every rank goes on only if every rank's `local` is `Ok` (a refusal on one
+/// rank stops them all; the others say `elsewhere`). Collective.
+fn agree(
+    comm: &dyn Comm,
+    local: std::result::Result<(), String>,
+    elsewhere: &str,
+) -> std::result::Result<(), String> {
+    let mut refused = [u64::from(local.is_err())];
+    comm.max_u64s(&mut refused);
+    local?;
+    if refused[0] != 0 {
+        return Err(elsewhere.to_string());
+    }
+    Ok(())
+}
+
+/// Send each row of `part` and its records to the rank that owns the
+/// particle (by its position at the last rebuild, `x_ref`), and merge what
+/// arrives: this rank's particles, sorted by id. Collective.
+fn redistribute(
+    part: &Snapshot,
+    decomp: &Decomposition,
+    domain: &Domain,
+    comm: &dyn Comm,
+) -> Snapshot {
+    let me = comm.rank();
+    let mut rows: Vec<Vec<usize>> = vec![Vec::new(); comm.size()];
+    for (i, &x) in part.x_ref.iter().enumerate() {
+        rows[decomp.owner(domain.wrap(x))].push(i);
+    }
+    let ranges = part.record_ranges();
+    let peers: Vec<usize> = (0..comm.size()).filter(|&r| r != me).collect();
+    let sends: Vec<Vec<u8>> = (peers.iter())
+        .map(|&r| part.pack_rows(&rows[r], &ranges))
+        .collect();
+    let mut parts = comm.exchange(&peers, &sends);
+    drop(sends);
+    parts.push(part.pack_rows(&rows[me], &ranges));
+    let mut mine = part.without_rows();
+    mine.merge_particles(&parts);
+    mine
 }

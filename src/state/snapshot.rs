@@ -63,35 +63,103 @@ pub struct Snapshot {
 }
 
 impl Snapshot {
+    /// The contact-history records of each particle row: row `i`'s pair
+    /// records are `pairs[i]..pairs[i + 1]` of `pair_keys`, its wall
+    /// records `walls[i]..walls[i + 1]` of `wall_keys`. A row's records
+    /// follow each other, in the order of the rows, as every snapshot and
+    /// every checkpoint keeps them; records that do not belong to the row
+    /// where they stand end the grouping (and [`Self::check_rows`] names
+    /// them).
+    #[must_use]
+    pub fn record_ranges(&self) -> RecordRanges {
+        let n = self.particles.len();
+        let mut pairs = Vec::with_capacity(n + 1);
+        let mut walls = Vec::with_capacity(n + 1);
+        let (mut pr, mut wr) = (0, 0);
+        pairs.push(0);
+        walls.push(0);
+        for p in &self.particles {
+            while pr < self.pair_keys.len() && self.pair_keys[pr].0 == p.id {
+                pr += 1;
+            }
+            while wr < self.wall_keys.len() && self.wall_keys[wr].0 == p.id {
+                wr += 1;
+            }
+            pairs.push(pr);
+            walls.push(wr);
+        }
+        RecordRanges { pairs, walls }
+    }
+
     /// Serialise the per-particle part (particles, `x_ref`, forces, torques
     /// and history records), for gathering the snapshots of all ranks.
+    #[must_use]
     pub fn pack_particles(&self) -> Vec<u8> {
+        let all: Vec<usize> = (0..self.particles.len()).collect();
+        self.pack_rows(&all, &self.record_ranges())
+    }
+
+    /// Serialise the particle rows `rows` with their history records (see
+    /// [`Self::record_ranges`]), for [`Self::merge_particles`].
+    #[must_use]
+    pub fn pack_rows(&self, rows: &[usize], ranges: &RecordRanges) -> Vec<u8> {
         let h = self.history_len;
         let mut b = Vec::new();
-        b.put_u64(self.particles.len() as u64);
-        for (k, r) in self.particles.iter().enumerate() {
-            pack_record(r, &mut b);
+        b.put_u64(rows.len() as u64);
+        for &k in rows {
+            pack_record(&self.particles[k], &mut b);
             b.put_vec3(self.x_ref[k]);
             b.put_vec3(self.force[k]);
             b.put_vec3(self.torque[k]);
         }
-        b.put_u64(self.pair_keys.len() as u64);
-        for (k, &(a, c)) in self.pair_keys.iter().enumerate() {
+        let pairs = rows.iter().map(|&k| ranges.pairs[k]..ranges.pairs[k + 1]);
+        b.put_u64(pairs.clone().map(|r| r.len()).sum::<usize>() as u64);
+        for r in pairs.flatten() {
+            let (a, c) = self.pair_keys[r];
             b.put_u64(a);
             b.put_u64(c);
-            self.pair_values[k * h..(k + 1) * h]
+            self.pair_values[r * h..(r + 1) * h]
                 .iter()
                 .for_each(|&v| b.put_f64(v));
         }
-        b.put_u64(self.wall_keys.len() as u64);
-        for (k, &(a, w)) in self.wall_keys.iter().enumerate() {
+        let walls = rows.iter().map(|&k| ranges.walls[k]..ranges.walls[k + 1]);
+        b.put_u64(walls.clone().map(|r| r.len()).sum::<usize>() as u64);
+        for r in walls.flatten() {
+            let (a, w) = self.wall_keys[r];
             b.put_u64(a);
-            b.put_u64(w as u64);
-            self.wall_values[k * h..(k + 1) * h]
+            b.put_u64(u64::from(w));
+            self.wall_values[r * h..(r + 1) * h]
                 .iter()
                 .for_each(|&v| b.put_f64(v));
         }
         b
+    }
+
+    /// The run's scalars and texts without any particle rows or records.
+    #[must_use]
+    pub fn without_rows(&self) -> Snapshot {
+        Snapshot {
+            step: self.step,
+            time: self.time,
+            seed: self.seed,
+            dt: self.dt,
+            next_id: self.next_id,
+            history_len: self.history_len,
+            walls: self.walls,
+            pour_inserted: self.pour_inserted.clone(),
+            deleted: self.deleted,
+            deleted_mass: self.deleted_mass,
+            config_text: self.config_text.clone(),
+            compat: self.compat.clone(),
+            ..Snapshot::default()
+        }
+    }
+
+    /// Sort the rows by id, each particle's records after it (the order of
+    /// a snapshot taken on one rank).
+    pub fn sort_by_id(&mut self) {
+        let packed = self.pack_particles();
+        self.merge_particles(&[packed]);
     }
 
     /// Replace the per-particle part by the union of `parts` (each written by
@@ -133,6 +201,36 @@ impl Snapshot {
     /// Check the internal consistency of the arrays (lengths, sort order, keys that
     /// name existing particles and walls). Returns what is wrong.
     pub fn check(&self) -> Result<(), String> {
+        self.check_order()?;
+        self.check_rows()?;
+        let known = |id: u64| self.particles.binary_search_by_key(&id, |p| p.id).is_ok();
+        if let Some(&(a, b)) = self.pair_keys.iter().find(|&&(_, b)| !known(b)) {
+            return Err(format!(
+                "pair-history record ({a}, {b}) names a particle that is not in the checkpoint"
+            ));
+        }
+        Ok(())
+    }
+
+    /// The rows sorted by id, without repeats, and the records by key.
+    pub fn check_order(&self) -> Result<(), String> {
+        if !self.particles.windows(2).all(|w| w[0].id < w[1].id) {
+            return Err("particle ids are not strictly increasing".into());
+        }
+        if !self.pair_keys.windows(2).all(|w| w[0] < w[1])
+            || !self.wall_keys.windows(2).all(|w| w[0] < w[1])
+        {
+            return Err("history records are not sorted by id".into());
+        }
+        Ok(())
+    }
+
+    /// [`Self::check`] for one rank's part of the state, in any row order:
+    /// lengths, ids below `next_id`, every record beside its particle's
+    /// row (see [`Self::record_ranges`]), no pair of a particle with
+    /// itself, wall indices in range. The partners of the pair records,
+    /// which may be another rank's, are not checked.
+    pub fn check_rows(&self) -> Result<(), String> {
         let n = self.particles.len();
         for (name, len) in [
             ("x_ref", self.x_ref.len()),
@@ -142,9 +240,6 @@ impl Snapshot {
             if len != n {
                 return Err(format!("{name} has {len} rows for {n} particles"));
             }
-        }
-        if !self.particles.windows(2).all(|w| w[0].id < w[1].id) {
-            return Err("particle ids are not strictly increasing".into());
         }
         if let Some(p) = self.particles.iter().find(|p| p.id >= self.next_id) {
             return Err(format!(
@@ -167,32 +262,35 @@ impl Snapshot {
                 self.wall_keys.len()
             ));
         }
-        if !self.pair_keys.windows(2).all(|w| w[0] < w[1])
-            || !self.wall_keys.windows(2).all(|w| w[0] < w[1])
-        {
-            return Err("history records are not sorted by id".into());
-        }
-        let known = |id: u64| self.particles.binary_search_by_key(&id, |p| p.id).is_ok();
-        if let Some(&(a, b)) = self
-            .pair_keys
-            .iter()
-            .find(|&&(a, b)| a == b || !known(a) || !known(b))
-        {
+        let ranges = self.record_ranges();
+        let stray_pair = self.pair_keys.get(ranges.pairs[n]);
+        if let Some(&(a, b)) = stray_pair.or(self.pair_keys.iter().find(|&&(a, b)| a == b)) {
             return Err(format!(
                 "pair-history record ({a}, {b}) names a particle that is not in the checkpoint"
             ));
         }
-        if let Some(&(a, w)) = self
+        let stray_wall = self.wall_keys.get(ranges.walls[n]);
+        let out_of_range = self
             .wall_keys
             .iter()
-            .find(|&&(a, w)| !known(a) || w as usize >= self.walls)
-        {
+            .find(|&&(_, w)| w as usize >= self.walls);
+        if let Some(&(a, w)) = stray_wall.or(out_of_range) {
             return Err(format!(
                 "wall-history record ({a}, wall {w}) names a particle or wall that is not in the checkpoint"
             ));
         }
         Ok(())
     }
+}
+
+/// Where each particle row's history records are (see
+/// [`Snapshot::record_ranges`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecordRanges {
+    /// Row `i`'s pair records: `pairs[i]..pairs[i + 1]`.
+    pub pairs: Vec<usize>,
+    /// Row `i`'s wall records: `walls[i]..walls[i + 1]`.
+    pub walls: Vec<usize>,
 }
 
 /// 64-bit FNV-1a, a fixed, documented hash (unlike std's `DefaultHasher`).

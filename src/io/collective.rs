@@ -1,0 +1,332 @@
+//! HDF5 tables that every rank writes a part of, at once.
+//!
+//! A frame or a checkpoint holds one row per particle, and each rank owns a
+//! share of the particles. Each rank writes its rows at the offset that an
+//! exclusive scan of the counts gives it ([`RowSpan`]), so no rank ever
+//! holds more than its own rows:
+//!
+//! - one process ([`Transfer::Serial`]): the file is opened with HDF5's
+//!   serial driver and the rows are written as they are;
+//! - several (feature `mpi`, [`Transfer::Collective`]): the file is opened
+//!   by every rank through MPI-IO (`H5Pset_fapl_mpio`), every rank creates
+//!   the same groups, datasets and attributes (HDF5 requires these metadata
+//!   calls to be collective, with the same arguments on every rank), and
+//!   the rows go in one collective write per dataset
+//!   (`H5FD_MPIO_COLLECTIVE`, which HDF5 needs for chunked datasets with a
+//!   filter such as the Fletcher32 checksum).
+//!
+//! Every dataset is chunked (at most [`CHUNK_ROWS`] rows a chunk) with the
+//! Fletcher32 checksum on every chunk; an empty one holds no data and is
+//! left plain.
+
+use std::path::Path;
+
+use hdf5::{Dataset, File, Group, H5Type};
+
+use crate::parallel::comm::{Comm, RowSpan};
+
+/// Rows per chunk: a table of up to a million rows is one chunk (at most
+/// 24 MiB of vectors), with one checksum.
+pub const CHUNK_ROWS: usize = 1 << 20;
+
+/// How the rows reach the file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Transfer {
+    /// One process, HDF5's serial driver.
+    Serial,
+    /// Every rank at once through MPI-IO.
+    Collective,
+}
+
+/// Create (truncate) `path` for every rank to write. Collective.
+///
+/// # Errors
+/// If HDF5 cannot create the file.
+pub fn create(path: &Path, comm: &dyn Comm) -> hdf5::Result<(File, Transfer)> {
+    match driver(comm) {
+        Some(b) => Ok((b.create(path)?, Transfer::Collective)),
+        None => Ok((super::create(path)?, Transfer::Serial)),
+    }
+}
+
+/// Open the existing `path` for every rank to write. Collective.
+///
+/// # Errors
+/// If HDF5 cannot open the file.
+pub fn open_rw(path: &Path, comm: &dyn Comm) -> hdf5::Result<(File, Transfer)> {
+    match driver(comm) {
+        Some(b) => Ok((b.open_rw(path)?, Transfer::Collective)),
+        None => Ok((super::open_rw(path)?, Transfer::Serial)),
+    }
+}
+
+/// The MPI-IO file builder when there are several ranks.
+#[cfg(feature = "mpi")]
+fn driver(comm: &dyn Comm) -> Option<hdf5::FileBuilder> {
+    let raw = comm.mpi_raw()?;
+    let mut b = hdf5::File::with_options();
+    b.with_fapl(|p| p.mpio(raw, None));
+    Some(b)
+}
+
+/// One process: no MPI-IO.
+#[cfg(not(feature = "mpi"))]
+fn driver(_comm: &dyn Comm) -> Option<hdf5::FileBuilder> {
+    None
+}
+
+/// This rank's part of a table, and how it is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Part {
+    /// This rank's rows.
+    pub span: RowSpan,
+    /// Serial or collective.
+    pub transfer: Transfer,
+    /// Chunked with the Fletcher32 checksum on every chunk (frames), or
+    /// contiguous (checkpoints, which carry a checksum of their own).
+    pub checksummed: bool,
+}
+
+impl Part {
+    /// The same part of a table with `k` values per row, as a flat table.
+    #[must_use]
+    pub fn times(self, k: usize) -> Part {
+        let k = k as u64;
+        Part {
+            span: RowSpan {
+                offset: self.span.offset * k,
+                local: self.span.local * k,
+                total: self.span.total * k,
+            },
+            ..self
+        }
+    }
+}
+
+/// Create the 1-D dataset `name` of `part.span.total` rows and write this
+/// rank's `rows` at `part.span.offset`. Collective.
+///
+/// # Errors
+/// If `rows` is not `part.span.local` long, or HDF5 fails.
+pub fn write_rows<T: H5Type>(
+    group: &Group,
+    name: &str,
+    rows: &[T],
+    part: Part,
+) -> hdf5::Result<Dataset> {
+    let total = part.span.total as usize;
+    let builder = group.new_dataset::<T>().shape(total);
+    let ds = if total == 0 || !part.checksummed {
+        builder.create(name)?
+    } else {
+        builder
+            .chunk(total.min(CHUNK_ROWS))
+            .fletcher32()
+            .create(name)?
+    };
+    write_part(&ds, rows, 1, part)?;
+    Ok(ds)
+}
+
+/// As [`write_rows`], for an N×3 f64 dataset of vectors.
+///
+/// # Errors
+/// As [`write_rows`].
+pub fn write_vectors(
+    group: &Group,
+    name: &str,
+    rows: &[[f64; 3]],
+    part: Part,
+) -> hdf5::Result<Dataset> {
+    write_matrix(group, name, rows.as_flattened(), 3, part)
+}
+
+/// As [`write_rows`], for an N×`width` dataset (`values` row-major).
+///
+/// # Errors
+/// As [`write_rows`].
+pub fn write_matrix<T: H5Type>(
+    group: &Group,
+    name: &str,
+    values: &[T],
+    width: usize,
+    part: Part,
+) -> hdf5::Result<Dataset> {
+    let total = part.span.total as usize;
+    let builder = group.new_dataset::<T>().shape((total, width));
+    let ds = if total == 0 || !part.checksummed {
+        builder.create(name)?
+    } else {
+        builder
+            .chunk((total.min(CHUNK_ROWS), width))
+            .fletcher32()
+            .create(name)?
+    };
+    write_part(&ds, values, width, part)?;
+    Ok(ds)
+}
+
+/// Write `values` (`width` per row) at rows `part.span.range()` of `ds`.
+fn write_part<T: H5Type>(ds: &Dataset, values: &[T], width: usize, part: Part) -> hdf5::Result<()> {
+    let rows = part.span.range();
+    if values.len() != rows.len() * width {
+        return Err(format!("{} values for {} rows of {width}", values.len(), rows.len()).into());
+    }
+    match part.transfer {
+        Transfer::Serial if rows.is_empty() => Ok(()),
+        Transfer::Serial if width == 1 => ds.write_slice(values, rows),
+        Transfer::Serial => {
+            let view = ndarray::ArrayView2::from_shape((rows.len(), width), values)?;
+            ds.write_slice(view, ndarray::s![rows, ..])
+        }
+        Transfer::Collective => mpio::write(ds, values, width, rows),
+    }
+}
+
+#[cfg(feature = "mpi")]
+mod mpio {
+    use hdf5::{Dataset, Dataspace, Datatype, H5Type};
+    use hdf5_sys::h5d::H5Dwrite;
+    use hdf5_sys::h5p::{
+        H5FD_mpio_xfer_t, H5Pclose, H5Pcreate, H5Pset_dxpl_mpio, H5P_CLS_DATASET_XFER,
+    };
+    use hdf5_sys::h5s::H5Sselect_none;
+    use std::ops::Range;
+
+    /// One collective `H5Dwrite` of `values` into `rows` (every rank calls
+    /// it, a rank without rows with an empty selection).
+    pub(super) fn write<T: H5Type>(
+        ds: &Dataset,
+        values: &[T],
+        width: usize,
+        rows: Range<usize>,
+    ) -> hdf5::Result<()> {
+        let n = rows.len();
+        let file_space = match (n, width) {
+            (0, _) => {
+                let space = ds.space()?;
+                // SAFETY: `space` is a valid dataspace id owned by `space`.
+                if unsafe { H5Sselect_none(space.id()) } < 0 {
+                    return Err("selecting no rows".into());
+                }
+                space
+            }
+            (_, 1) => ds.space()?.select(rows)?,
+            _ => ds
+                .space()?
+                .select(hdf5::Selection::try_from(ndarray::s![rows, ..])?)?,
+        };
+        let memory = if width == 1 {
+            Dataspace::try_new(n)?
+        } else {
+            Dataspace::try_new((n, width))?
+        };
+        let memory_type = Datatype::from_type::<T>()?;
+        let status = hdf5::sync::sync(|| {
+            // SAFETY: every id is valid for this call (the dataset, the
+            // type and the two dataspaces are owned by live handles; the
+            // transfer list is created and closed here); `values` holds
+            // exactly the `n · width` elements of type `T` that the memory
+            // space describes, and outlives the call.
+            unsafe {
+                let xfer = H5Pcreate(*H5P_CLS_DATASET_XFER);
+                if xfer < 0 {
+                    return -1;
+                }
+                let mut status = H5Pset_dxpl_mpio(xfer, H5FD_mpio_xfer_t::H5FD_MPIO_COLLECTIVE);
+                if status >= 0 {
+                    status = H5Dwrite(
+                        ds.id(),
+                        memory_type.id(),
+                        memory.id(),
+                        file_space.id(),
+                        xfer,
+                        values.as_ptr().cast(),
+                    );
+                }
+                H5Pclose(xfer);
+                status
+            }
+        });
+        if status < 0 {
+            return Err("the collective write failed (see HDF5's message above)".into());
+        }
+        Ok(())
+    }
+}
+
+#[cfg(not(feature = "mpi"))]
+mod mpio {
+    use hdf5::{Dataset, H5Type};
+    use std::ops::Range;
+
+    /// Without MPI there is no collective transfer ([`super::create`] and
+    /// [`super::open_rw`] never ask for one).
+    pub(super) fn write<T: H5Type>(
+        _ds: &Dataset,
+        _values: &[T],
+        _width: usize,
+        _rows: Range<usize>,
+    ) -> hdf5::Result<()> {
+        Err("a collective write needs the MPI build".into())
+    }
+}
+
+/// Read rows `rows` of the 1-D dataset `name` of `group`, checking that it
+/// has `total` rows.
+///
+/// # Errors
+/// If the dataset is missing, of another shape or type, or damaged.
+pub fn read_rows<T: H5Type>(
+    group: &Group,
+    name: &str,
+    total: usize,
+    rows: std::ops::Range<usize>,
+) -> hdf5::Result<Vec<T>> {
+    let ds = group.dataset(name)?;
+    if ds.shape() != [total] {
+        return Err(format!("shape {:?}, expected [{total}]", ds.shape()).into());
+    }
+    if rows.is_empty() {
+        return Ok(Vec::new());
+    }
+    Ok(ds.read_slice_1d::<T, _>(rows)?.into_raw_vec_and_offset().0)
+}
+
+/// Read rows `rows` of the N×3 dataset `name` of `group`, checking that it
+/// has `total` rows.
+///
+/// # Errors
+/// As [`read_rows`].
+pub fn read_vectors(
+    group: &Group,
+    name: &str,
+    total: usize,
+    rows: std::ops::Range<usize>,
+) -> hdf5::Result<Vec<[f64; 3]>> {
+    let flat = read_matrix::<f64>(group, name, total, 3, rows)?;
+    Ok(flat.chunks_exact(3).map(|c| [c[0], c[1], c[2]]).collect())
+}
+
+/// Read rows `rows` of the N×`width` dataset `name` of `group` (row-major),
+/// checking that it has `total` rows.
+///
+/// # Errors
+/// As [`read_rows`].
+pub fn read_matrix<T: H5Type>(
+    group: &Group,
+    name: &str,
+    total: usize,
+    width: usize,
+    rows: std::ops::Range<usize>,
+) -> hdf5::Result<Vec<T>> {
+    let ds = group.dataset(name)?;
+    if ds.shape() != [total, width] {
+        return Err(format!("shape {:?}, expected [{total}, {width}]", ds.shape()).into());
+    }
+    if rows.is_empty() {
+        return Ok(Vec::new());
+    }
+    let part = ds.read_slice_2d::<T, _>(ndarray::s![rows, ..])?;
+    Ok(part.into_raw_vec_and_offset().0)
+}
