@@ -291,6 +291,8 @@ bad_cases! {
     random_block_cannot_place_count => "random_too_many";
     random_count_beyond_memory => "random_count_beyond_memory" + run;
     lattice_beyond_memory => "lattice_beyond_memory" + run;
+    a_lattice_over_an_earlier_random_block_is_refused => "lattice_over_a_random_block" + run;
+    a_lattice_touching_a_list_through_a_periodic_face_is_refused => "lattice_touching_a_list_through_a_periodic_face";
     pour_beyond_memory => "pour_beyond_memory";
     denormal_density_gives_zero_mass => "denormal_density_zero_mass" + run;
     list_position_of_four_values_names_the_entry => "list_position_four_values" + run;

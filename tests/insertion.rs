@@ -98,7 +98,7 @@ fn assert_clear(s: &Setup, x: impl IntoIterator<Item = (DVec3, f64)>, what: &str
 }
 
 fn initial(s: &Setup) -> Vec<(DVec3, f64)> {
-    s.initial.iter().map(|p| (p.x, p.radius)).collect()
+    s.initial.to_vec().iter().map(|p| (p.x, p.radius)).collect()
 }
 
 #[test]
@@ -272,7 +272,7 @@ region = { lo = [0.004, 0.004, 0.004], hi = [0.016, 0.016, 0.016] }
 #[test]
 fn a_dense_random_fill_is_number_uniform() {
     let s = setup(&format!("{DRUM}{DENSE}"));
-    let radii: Vec<f64> = s.initial.iter().map(|p| p.radius).collect();
+    let radii: Vec<f64> = s.initial.to_vec().iter().map(|p| p.radius).collect();
     assert_eq!(radii.len(), 700);
     let (p, bins) = uniformity_p(&radii, 0.0004, 0.0008);
     eprintln!("dense random fill: bins {bins:?}, p = {p:.3e}");
@@ -343,7 +343,7 @@ fn a_pour_that_waits_for_room_is_number_uniform() {
 /// The packing fraction of `s`'s particles in a region of volume `v`, and
 /// the largest overlap of two of them as a fraction of the smaller radius.
 fn fraction_and_overlap(s: &Setup, v: f64) -> (f64, f64) {
-    let p = &s.initial;
+    let p = &s.initial.to_vec();
     let solid: f64 = p
         .iter()
         .map(|q| 4.0 / 3.0 * std::f64::consts::PI * q.radius.powi(3))
@@ -537,7 +537,12 @@ region = { lo = [0.0, 0.0, 0.015], hi = [0.02, 0.02, 0.02] }
     let path = write_file(dir.path(), "sizes.toml", &text);
     let s = Setup::from_str(&path, &text).unwrap();
     // By mass, equal masses: 8 small for each large one (80 and 10 of 90).
-    let small = s.initial.iter().filter(|p| p.radius == 0.0004).count();
+    let small = s
+        .initial
+        .to_vec()
+        .iter()
+        .filter(|p| p.radius == 0.0004)
+        .count();
     assert!(
         (small as f64 - 80.0).abs() < 3.0 * (90.0f64 * 8.0 / 81.0).sqrt(),
         "{small}"
@@ -572,6 +577,6 @@ fn a_fill_is_drawn_from_the_seed_alone() {
     );
     let (a, b) = (setup(&block), setup(&block));
     assert!(a.initial.len() > 500);
-    assert_eq!(a.initial, b.initial);
+    assert_eq!(a.initial.to_vec(), b.initial.to_vec());
     assert_clear(&a, initial(&a), "fill in a sphere poking out of the drum");
 }

@@ -441,6 +441,78 @@ fn checkpoint_on_3_ranks_restarts_on_2_bit_for_bit() {
     );
 }
 
+/// The particles of step 0 are the same bits on 1 to 4 ranks, and those
+/// the serial set-up lists: a file's records, a lattice in a cylinder (each
+/// rank generates its own sites: no rank holds the lattice), a random block
+/// that places its spheres around the lattice without storing it, and a
+/// list, in a box periodic along x.
+#[test]
+fn initial_particles_are_the_same_bits_on_1_to_4_ranks() {
+    use gravel::io::read::read_frame;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("top.csv"),
+        "id,frozen,x,y,z,radius,density,vx,vy,vz,wx,wy,wz\n\
+         900,0,0.005,0.01,0.035,0.001,2500,0,0,-0.1,0,0,0\n\
+         901,1,0.035,0.01,0.035,0.001,2500,0,0,0,0,0,0\n",
+    )
+    .unwrap();
+    let cylinder = Table::new()
+        .with("kind", "cylinder")
+        .with("center", [0.02, 0.01, 0.012])
+        .with("axis", [1.0, 0.0, 0.0])
+        .with("radius", 0.009)
+        .with("length", 0.038);
+    let text = Config::new("bed")
+        .run("dt", 1.5e-5)
+        .run("steps", 10)
+        .run("seed", 11)
+        .run("gravity", [0.0, 0.0, -9.81])
+        .domain([0.0; 3], [0.04, 0.02, 0.04])
+        .periodic([true, false, false])
+        .material(glass())
+        .contact("normal", hertz(0.5))
+        .contact("tangential", mindlin(0.5))
+        .wall(plane([0.0, 0.0, 0.0], [0.0, 0.0, 1.0], "glass"))
+        .output("every", 10)
+        .output("fields", ["velocity"])
+        .particles(file("glass", "top.csv"))
+        .particles(lattice("glass", 0.001, 0.0021, cylinder).with("count", 700))
+        .particles(random(
+            "glass",
+            radius_range(0.0006, 0.0009),
+            200,
+            region([0.0, 0.0, 0.001], [0.04, 0.02, 0.025]),
+        ))
+        .particles(list("glass", 0.001, vec![[0.02, 0.01, 0.03]]))
+        .text();
+    let config = write_file(dir.path(), "bed.toml", &text);
+    let want = gravel::config::Setup::from_file(&config).unwrap();
+    let want = want.initial.to_vec();
+    assert_eq!(want.len(), 2 + 700 + 200 + 1);
+    let frame0 = |np: usize| {
+        run_dump(dir.path(), &config, np, 1, &[]);
+        let mut f = read_frame(&dir.path().join(format!("out-{np}x1/bed.h5")), 0).unwrap();
+        f.sort_by_id();
+        f
+    };
+    let one = frame0(1);
+    let ids: Vec<u64> = want.iter().map(|p| p.id).collect();
+    let bits = |x: [f64; 3]| x.map(f64::to_bits);
+    assert_eq!(one.id, ids);
+    for (k, p) in want.iter().enumerate() {
+        assert_eq!(bits(one.position[k]), bits(p.x.to_array()), "id {}", p.id);
+        assert_eq!(one.radius[k].to_bits(), p.radius.to_bits(), "id {}", p.id);
+    }
+    for np in [2, 3, 4] {
+        assert_eq!(
+            format!("{:?}", frame0(np)),
+            format!("{one:?}"),
+            "{np} ranks"
+        );
+    }
+}
+
 /// Frames and checkpoints are written by every rank at once (parallel
 /// HDF5, each rank's rows at its offset): the frames of a 3-rank run hold
 /// the rows of the 1-rank run, bit for bit, once sorted by id, and the

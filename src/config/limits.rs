@@ -38,22 +38,12 @@ pub fn bytes_per_particle(
         + frame_fields.map_or(0.0, |f| 90.0 + 48.0 * f as f64)
 }
 
-/// The bytes one particle holds while the config is read and checked
-/// (the list of every initial particle and what its checks build), on
-/// every rank: measured 472 B (a 250,047-sphere lattice) and 492 B (the
-/// dense pack read from CSV) by `gravel check`'s peak resident memory.
+/// The bytes one particle held as a record (a `random`, `list` or `file`
+/// block's; a lattice is generated, not held) costs while the config is
+/// read and checked (the list and what its checks build), on every rank:
+/// measured 492 B (the dense pack read from CSV) by `gravel check`'s peak
+/// resident memory.
 pub const SETUP_BYTES_PER_PARTICLE: f64 = 500.0;
-
-/// The bytes per particle rank 0 adds on several ranks, where it gathers
-/// every rank's particles and their contact history to write a checkpoint
-/// (and frames), for `h` history values per contact: `344 + 262 (h − 3)`,
-/// through two measurements on 4 ranks: 344 B for 250,047 spheres with
-/// `h = 3` (rank 0 at 224 MiB against 142 MiB on the others) and 1,390 B
-/// for the dense pack with `h = 7` (156 against 70 MiB), whose 4.5
-/// history records per particle are gathered too.
-pub fn gather_bytes_per_particle(history_len: usize) -> f64 {
-    344.0 + 262.0 * (history_len as f64 - 3.0).max(0.0)
-}
 
 /// The resident memory of the program before any particle: the binary and
 /// its libraries, measured at 18 MB (serial build) and 30 MB (MPI build)
@@ -210,7 +200,6 @@ mod tests {
         assert_eq!(bytes_per_particle(7, 1, None), 1570.0 + 104.0);
         // Frames with three vector fields.
         assert_eq!(bytes_per_particle(3, 0, Some(3)), 1210.0 + 234.0);
-        assert_eq!(gather_bytes_per_particle(7), 344.0 + 4.0 * 262.0);
         // The HDF5 share saturates.
         assert_eq!(output_bytes(10), 2.0 * 1024.0 * 1024.0);
         assert_eq!(output_bytes(10_000), 21.0 * 1024.0 * 1024.0);

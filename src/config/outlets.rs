@@ -7,7 +7,7 @@ use super::schema::OutletConfig;
 use crate::error::Result;
 use crate::geometry::domain::Domain;
 use crate::geometry::outlet::Outlet;
-use crate::state::particles::ParticleRecord;
+use crate::insert::initial::Initial;
 
 /// The outlets of `[[outlet]]`, in config order: each region of any kind
 /// (`shaped_region`: inside the domain), each name as given or
@@ -42,23 +42,23 @@ pub(super) fn outlets(cx: &Ctx, cfg: &[OutletConfig], domain: &Domain) -> Result
 pub(super) fn check_initial(
     cx: &Ctx,
     outlets: &[Outlet],
-    initial: &[ParticleRecord],
+    initial: &Initial,
     domain: &Domain,
 ) -> Result<()> {
     if outlets.is_empty() {
         return Ok(());
     }
-    for r in initial {
+    initial.try_for_each(|_, r| {
         let at = domain.wrap(r.x);
-        if let Some(k) = outlets.iter().position(|o| o.contains(at)) {
-            return Err(cx.err(format!(
+        match outlets.iter().position(|o| o.contains(at)) {
+            Some(k) => Err(cx.err(format!(
                 "outlet[{k}] (`{}`): particle id {} at {:?} starts inside this {} region; particles present at step 0 may not lie in an outlet (the first step would delete them): move the outlet or the particles",
                 outlets[k].name,
                 r.id,
                 r.x.to_array(),
                 outlets[k].region.kind()
-            )));
+            ))),
+            None => Ok(()),
         }
-    }
-    Ok(())
+    })
 }

@@ -10,6 +10,7 @@ use crate::error::Result;
 use crate::geometry::domain::Domain;
 use crate::geometry::region::Region;
 use crate::geometry::walls::Wall;
+use crate::insert::initial::{Initial, InitialBlock, Lattice};
 use crate::insert::relax::{relaxed_fill, FillError, FILL_MAX_SWEEPS, FILL_OVERLAP_TOLERANCE};
 use crate::insert::{self, Placer, PourSource, RadiusDist, SizeStats};
 use crate::state::particles::ParticleRecord;
@@ -177,7 +178,7 @@ pub struct BlockSizes {
 /// How many of a pour's radii its set-up summary describes.
 pub const POUR_PREVIEW: u64 = 100_000;
 
-type Inserted = (Vec<ParticleRecord>, Vec<PourSource>, u64, Vec<BlockSizes>);
+type Inserted = (Initial, Vec<PourSource>, u64, Vec<BlockSizes>);
 
 /// The overlap with a wall an initial particle may have, as a fraction of
 /// its radius. A bed settled by an earlier run and read back from a file
@@ -197,10 +198,8 @@ pub(super) fn particles(
     budget: &mut MemoryBudget,
 ) -> Result<Inserted> {
     // Ids: those of files are kept; generated ids follow the largest id of any file.
-    let mut records: Vec<ParticleRecord> = Vec::new();
-    let mut pending: Vec<(usize, Vec<ParticleRecord>)> = Vec::new();
-    // The block of each file record, in `records`' order.
-    let mut file_blocks: Vec<usize> = Vec::new();
+    let mut files = Initial::default();
+    let mut pending: Vec<(usize, InitialBlock)> = Vec::new();
     let mut pours = Vec::new();
     let mut sizes = Vec::new();
     let max_r_all = max_block_radius(blocks);
@@ -219,7 +218,7 @@ pub(super) fn particles(
             material: m,
             frozen,
         };
-        let block: Vec<ParticleRecord> = match b {
+        let block: InitialBlock = match b {
             ParticleBlock::Lattice {
                 material,
                 radius,
@@ -246,20 +245,22 @@ pub(super) fn particles(
                         hi.to_array()
                     )
                 })?;
-                let pts = insert::lattice_positions(lo, hi, r, spacing, *count, |x| {
-                    shape.holds_sphere(x, r)
-                });
-                if pts.is_empty() {
+                let template = rec(
+                    DVec3::ZERO,
+                    DVec3::from_array(velocity.0),
+                    DVec3::ZERO,
+                    r,
+                    m,
+                    *frozen,
+                );
+                let lattice = Lattice::new(shape, spacing, *count, template);
+                if lattice.count() == 0 {
                     return Err(cx.err(format!(
                         "{key}.region: too small to hold one sphere of radius {r}"
                     )));
                 }
-                pts.into_iter()
-                    .map(|x| {
-                        placer.add(x, r);
-                        rec(x, DVec3::from_array(velocity.0), DVec3::ZERO, r, m, *frozen)
-                    })
-                    .collect()
+                placer.add_lattice(&lattice);
+                InitialBlock::Lattice(Box::new(lattice))
             }
             ParticleBlock::Random {
                 material,
@@ -317,10 +318,14 @@ pub(super) fn particles(
                     kind: "random",
                     stats: SizeStats::of(placed.iter().map(|p| p.1)),
                 });
-                placed
-                    .into_iter()
-                    .map(|(x, r)| rec(x, DVec3::from_array(velocity.0), DVec3::ZERO, r, m, *frozen))
-                    .collect()
+                InitialBlock::Records(
+                    placed
+                        .into_iter()
+                        .map(|(x, r)| {
+                            rec(x, DVec3::from_array(velocity.0), DVec3::ZERO, r, m, *frozen)
+                        })
+                        .collect(),
+                )
             }
             ParticleBlock::Pour {
                 material,
@@ -376,7 +381,7 @@ pub(super) fn particles(
                     ),
                 });
                 pours.push(src);
-                Vec::new()
+                continue;
             }
             ParticleBlock::List {
                 material,
@@ -425,7 +430,7 @@ pub(super) fn particles(
                         *frozen,
                     ));
                 }
-                out
+                InitialBlock::Records(out)
             }
             ParticleBlock::File { path, material } => {
                 let m = cx.material(&format!("{key}.material"), material, mats)?;
@@ -446,46 +451,59 @@ pub(super) fn particles(
                     })?;
                     placer.add(r.x, r.radius);
                 }
-                file_blocks.extend(std::iter::repeat_n(k, recs.len()));
-                records.extend(recs);
+                files.push(k, InitialBlock::Records(recs));
                 continue;
             }
         };
-        for p in &block {
+        let body = |p: &ParticleRecord| {
             check_body(cx, p.radius, p.mass, || {
                 let mat = &mats[p.material as usize];
                 format!(
                     "material[{}].density = {:e} (`{}`, used by {key})",
                     p.material, mat.density, mat.name
                 )
-            })?;
+            })
+        };
+        match &block {
+            InitialBlock::Records(records) => records.iter().try_for_each(body)?,
+            InitialBlock::Lattice(lattice) => body(lattice.template())?,
         }
         pending.push((k, block));
     }
-    let mut seen = std::collections::HashSet::with_capacity(records.len());
-    for r in &records {
-        if !seen.insert(r.id) {
-            return Err(cx.err(format!(
+    let mut seen = std::collections::HashSet::with_capacity(files.len());
+    let mut next_id = 0;
+    files.try_for_each(|_, r| {
+        next_id = next_id.max(r.id + 1);
+        if seen.insert(r.id) {
+            Ok(())
+        } else {
+            Err(cx.err(format!(
                 "particles: id {} appears twice in the particle files",
                 r.id
-            )));
+            )))
         }
-    }
-    let mut next_id = records.iter().map(|r| r.id + 1).max().unwrap_or(0);
-    let mut all = records;
-    let mut origin = file_blocks;
-    for (k, block) in pending {
-        for mut r in block {
-            r.id = next_id;
-            next_id += 1;
-            all.push(r);
-            origin.push(k);
+    })?;
+    drop(seen);
+    let mut all = files;
+    for (k, mut block) in pending {
+        match &mut block {
+            InitialBlock::Records(records) => {
+                for r in records {
+                    r.id = next_id;
+                    next_id += 1;
+                }
+            }
+            InitialBlock::Lattice(lattice) => {
+                lattice.set_first_id(next_id);
+                next_id += lattice.count() as u64;
+            }
         }
+        all.push(k, block);
     }
-    for (r, &k) in all.iter().zip(&origin) {
+    all.try_for_each(|k, r| {
         check_inside(cx, r, domain)?;
-        check_walls(cx, k, r, walls)?;
-    }
+        check_walls(cx, k, r, walls)
+    })?;
     Ok((all, pours, next_id, sizes))
 }
 
@@ -743,21 +761,78 @@ pub(super) fn check_walls(cx: &Ctx, k: usize, r: &ParticleRecord, walls: &[Wall]
     Ok(())
 }
 
-/// Refuse overlapping initial particles when a `list` block is present
-/// (generated blocks never overlap), periodic images included: two spheres
-/// near opposite faces of a periodic axis touch through the boundary.
+/// Refuse overlapping initial particles, periodic images included (two
+/// spheres near opposite faces of a periodic axis touch through the
+/// boundary): between the held records when a `list` block is present
+/// (`random` blocks avoid whatever was placed before them, and a file is a
+/// bed the user vouches for), and between every lattice and every other
+/// block (a lattice does not look where it goes).
 pub(super) fn check_overlaps(
     cx: &Ctx,
     blocks: &[ParticleBlock],
-    all: &[ParticleRecord],
+    initial: &Initial,
     domain: &Domain,
 ) -> Result<()> {
-    if !blocks
+    if blocks
         .iter()
         .any(|b| matches!(b, ParticleBlock::List { .. }))
     {
+        let mut held: Vec<&ParticleRecord> = Vec::new();
+        for (_, b) in initial.blocks() {
+            if let InitialBlock::Records(r) = b {
+                held.extend(r);
+            }
+        }
+        check_record_overlaps(cx, &held, domain)?;
+    }
+    check_lattice_overlaps(cx, initial, domain)
+}
+
+/// Each lattice's sites against the held records and the lattices before
+/// it, asked of a [`Placer`] (the lattices by index arithmetic).
+fn check_lattice_overlaps(cx: &Ctx, initial: &Initial, domain: &Domain) -> Result<()> {
+    let lattices = (initial.blocks())
+        .filter(|(_, b)| matches!(b, InitialBlock::Lattice(_)))
+        .count();
+    if lattices == 0 || initial.blocks().count() < 2 {
         return Ok(());
     }
+    let mut max_r = 0.0f64;
+    initial.for_each(|_, p| max_r = max_r.max(p.radius));
+    let mut placer = Placer::new(max_r).periodic_in(domain);
+    for (_, b) in initial.blocks() {
+        if let InitialBlock::Records(records) = b {
+            records.iter().for_each(|r| placer.add(r.x, r.radius));
+        }
+    }
+    for (k, b) in initial.blocks() {
+        let InitialBlock::Lattice(lattice) = b else {
+            continue;
+        };
+        lattice.try_for_each(|p| {
+            let mut hit = None;
+            placer.each_overlapping(p.x, p.radius, |y, s| {
+                hit.get_or_insert((y, s));
+            });
+            match hit {
+                None => Ok(()),
+                Some((y, s)) => Err(cx.err(format!(
+                    "particles[{k}]: lattice particle id {} at {:?} overlaps a sphere of radius {s:e} m at {:?} of another block (distance {:e} < sum of radii {:e}, periodic images included); initial particles must not overlap: move or shrink one of the regions",
+                    p.id,
+                    p.x.to_array(),
+                    y.to_array(),
+                    (y - p.x).length(),
+                    s + p.radius
+                ))),
+            }
+        })?;
+        placer.add_lattice(lattice);
+    }
+    Ok(())
+}
+
+/// The records of `all` pairwise (a hash grid), periodic images included.
+fn check_record_overlaps(cx: &Ctx, all: &[&ParticleRecord], domain: &Domain) -> Result<()> {
     let max_r = all.iter().map(|p| p.radius).fold(0.0, f64::max);
     let mut grid: std::collections::HashMap<[i64; 3], Vec<usize>> =
         std::collections::HashMap::new();
@@ -799,7 +874,7 @@ pub(super) fn check_overlaps(
                             .into_iter()
                             .flatten()
                         {
-                            let o = &all[q];
+                            let o = all[q];
                             let later = if si == 0 { q > k } else { q != k };
                             let d = (o.x - y).length();
                             if later && d < o.radius + p.radius {
@@ -868,6 +943,56 @@ normal = {{ model = "hooke", stiffness = 1e3, restitution = 0.5 }}
         Setup::from_str(&dir.join("blocks.toml"), &text).unwrap_or_else(|e| panic!("{e}\n{text}"))
     }
 
+    /// A lattice is held as a rule, not a list, and a random block after it
+    /// places its spheres clear of every site (the placer asks the lattice
+    /// by index arithmetic), periodic images across x included.
+    #[test]
+    fn a_random_block_after_a_lattice_avoids_it_and_only_its_records_are_held() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = setup_in(
+            dir.path(),
+            r#"
+[[particles]]
+kind = "lattice"
+material = "light"
+radius = 0.0005
+spacing = 0.0015
+region = { lo = [0.0, 0.0, 0.0], hi = [0.01, 0.01, 0.004] }
+
+[[particles]]
+kind = "random"
+material = "heavy"
+radius = { min = 0.0003, max = 0.0006 }
+count = 60
+region = { lo = [0.0, 0.0, 0.0], hi = [0.01, 0.01, 0.01] }
+"#,
+        );
+        let all = s.initial.to_vec();
+        let lattice = all.len() - 60;
+        assert!(lattice >= 100, "{lattice} sites");
+        assert_eq!(s.initial.held(), 60);
+        assert!(all[..lattice].iter().all(|p| p.material == 0));
+        let length = s.domain.length().x;
+        let mut near = 0;
+        for p in &all[lattice..] {
+            for q in &all[..lattice] {
+                let mut d = (p.x - q.x).abs();
+                d.x = d.x.min(length - d.x);
+                let gap = d.length() - p.radius - q.radius;
+                assert!(
+                    gap >= 0.0,
+                    "ids {} and {} overlap by {:e}",
+                    p.id,
+                    q.id,
+                    -gap
+                );
+                near += usize::from(gap < 0.0005);
+            }
+        }
+        // The random spheres do reach into the lattice's layer.
+        assert!(near > 0);
+    }
+
     #[test]
     fn file_ids_are_kept_and_generated_ids_follow_them_in_block_order() {
         let dir = tempfile::tempdir().unwrap();
@@ -901,23 +1026,28 @@ region = { lo = [0.0, 0.006, 0.0], hi = [0.004, 0.01, 0.002] }
 count = 3
 "#,
         );
-        let ids: Vec<(u64, u32)> = s.initial.iter().map(|p| (p.id, p.material)).collect();
+        let ids: Vec<(u64, u32)> = s
+            .initial
+            .to_vec()
+            .iter()
+            .map(|p| (p.id, p.material))
+            .collect();
         // The file's records first (ids as given), then the other blocks in
         // order, numbered from the largest file id up.
         assert_eq!(ids, [(41, 0), (7, 0), (42, 1), (43, 0), (44, 0), (45, 0)]);
         assert_eq!(s.next_id, 46);
-        let file = &s.initial[1];
-        assert!(s.initial[0].frozen && !file.frozen);
+        let file = &s.initial.to_vec()[1];
+        assert!(s.initial.to_vec()[0].frozen && !file.frozen);
         assert_eq!(file.v, DVec3::new(1.0, 2.0, 3.0));
         assert_eq!(file.omega, DVec3::new(4.0, 5.0, 6.0));
         // A file's masses use its own density column; blocks their material's.
         assert_eq!(file.mass, ParticleRecord::sphere_mass(0.0005, 3000.0));
         assert_eq!(
-            s.initial[2].mass,
+            s.initial.to_vec()[2].mass,
             ParticleRecord::sphere_mass(0.0005, 8000.0)
         );
         // The lattice: x-fastest from the region's corner, `count` of them.
-        let lattice: Vec<DVec3> = s.initial[3..].iter().map(|p| p.x).collect();
+        let lattice: Vec<DVec3> = s.initial.to_vec()[3..].iter().map(|p| p.x).collect();
         let site = |i: f64, j: f64| {
             DVec3::new(0.0, 0.006, 0.0) + DVec3::splat(0.0005) + 0.002 * DVec3::new(i, j, 0.0)
         };
@@ -978,7 +1108,7 @@ omega = [[0.0, 0.0, 1.0], [0.0, 2.0, 0.0]]
 frozen = true
 "#,
         );
-        let p = &s.initial;
+        let p = &s.initial.to_vec();
         assert_eq!((p[0].radius, p[1].radius), (0.001, 0.0015));
         assert_eq!((p[0].v, p[1].v), (DVec3::ZERO, DVec3::ZERO));
         assert_eq!(p[1].omega, DVec3::new(0.0, 2.0, 0.0));
@@ -1048,7 +1178,7 @@ region = { lo = [0.0, 0.0, 0.0], hi = [0.01, 0.01, 0.01] }
 "#;
         let one = setup_in(dir.path(), block);
         let again = setup_in(dir.path(), block);
-        assert_eq!(one.initial, again.initial);
+        assert_eq!(one.initial.to_vec(), again.initial.to_vec());
         assert_eq!(one.initial.len(), 10);
         // The same block in second place draws from another stream.
         let second = setup_in(
@@ -1057,7 +1187,7 @@ region = { lo = [0.0, 0.0, 0.0], hi = [0.01, 0.01, 0.01] }
                 "[[particles]]\nkind = \"list\"\nmaterial = \"light\"\nradius = 0.0001\nposition = [[0.0099, 0.0099, 0.0099]]\n{block}"
             ),
         );
-        assert_ne!(one.initial[0].x, second.initial[1].x);
+        assert_ne!(one.initial.to_vec()[0].x, second.initial.to_vec()[1].x);
     }
 
     #[test]

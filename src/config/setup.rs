@@ -17,6 +17,7 @@ use crate::geometry::domain::Domain;
 use crate::geometry::motion::{place_walls, MovingWall};
 use crate::geometry::outlet::{Lost, Outlet};
 use crate::geometry::walls::Wall;
+use crate::insert::initial::Initial;
 use crate::insert::PourSource;
 use crate::integrate::timestep::TimeScales;
 use crate::key::Key;
@@ -120,9 +121,9 @@ pub struct Setup {
     pub outlets: Vec<Outlet>,
     /// What becomes of a particle out through an open face.
     pub lost: Lost,
-    /// Particles present at step 0 (emptied by the simulation once it has
-    /// taken its own: see [`Self::initial_count`]).
-    pub initial: Vec<ParticleRecord>,
+    /// Particles present at step 0 (the records held are dropped by the
+    /// simulation once it has taken its own: see [`Self::initial_count`]).
+    pub initial: Initial,
     /// How many particles are present at step 0.
     pub initial_count: usize,
     /// The hash of the particles present at step 0, for [`Self::compat`].
@@ -249,24 +250,30 @@ pub(super) fn build(path: &Path, text: &str, cfg: Config) -> Result<Setup> {
         cfg.run.seed,
         &mut budget,
     )?;
+    // One walk over the initial particles: the materials they use and the
+    // extremes of their radii.
+    let mut in_use = vec![false; materials.len()];
+    let (mut min_radius, mut max_radius) = (f64::INFINITY, 0.0f64);
+    initial.for_each(|_, p| {
+        in_use[p.material as usize] = true;
+        min_radius = min_radius.min(p.radius);
+        max_radius = max_radius.max(p.radius);
+    });
+    for s in &pours {
+        in_use[s.material as usize] = true;
+        min_radius = min_radius.min(s.radius.min());
+        max_radius = max_radius.max(s.radius.max());
+    }
     // Stochastic friction is for particle–particle contacts: refuse it
     // between a wall and any material that particles use.
     for (k, w) in walls.iter().enumerate() {
-        let used = initial
-            .iter()
-            .map(|p| p.material)
-            .chain(pours.iter().map(|s| s.material));
+        let used = (0..materials.len() as u32).filter(|&a| in_use[a as usize]);
         for a in used {
             if laws.get(a, w.material).stochastic.is_some() {
                 return Err(cx.err(format!("{}: stochastic friction acts on particle–particle contacts only, but the law between `{}` and the wall material `{}` has it; give the wall its own material with a [[contact.pair]] that sets stochastic = {{ model = \"none\" }}", wall_set.key(k), materials[a as usize].name, materials[w.material as usize].name)));
             }
         }
     }
-    let max_radius = initial
-        .iter()
-        .map(|p| p.radius)
-        .chain(pours.iter().map(|s| s.radius.max()))
-        .fold(0.0, f64::max);
     if max_radius == 0.0 {
         return Err(cx.err("particles: no particles are defined (add a [[particles]] block)"));
     }
@@ -274,11 +281,6 @@ pub(super) fn build(path: &Path, text: &str, cfg: Config) -> Result<Setup> {
         Some(s) => cx.positive("domain.skin", s)?,
         None => 0.1 * 2.0 * max_radius,
     };
-    let min_radius = initial
-        .iter()
-        .map(|p| p.radius)
-        .chain(pours.iter().map(|s| s.radius.min()))
-        .fold(f64::INFINITY, f64::min);
     let range_pad = laws
         .laws
         .iter()
@@ -420,9 +422,9 @@ impl Default for Balance {
 
 /// The hash of the initial particles that begins the `blocks` entry of
 /// [`Setup::compat`].
-fn fingerprint(initial: &[ParticleRecord]) -> Fnv {
+fn fingerprint(initial: &Initial) -> Fnv {
     let mut blocks = Fnv::default();
-    for r in initial {
+    initial.for_each(|_, r| {
         blocks.u64(r.id);
         for v in [r.x, r.v, r.omega] {
             v.to_array().iter().for_each(|&c| blocks.f64(c));
@@ -431,7 +433,7 @@ fn fingerprint(initial: &[ParticleRecord]) -> Fnv {
         blocks.f64(r.mass);
         blocks.u64(u64::from(r.material));
         blocks.u64(u64::from(r.frozen));
-    }
+    });
     blocks
 }
 
@@ -540,18 +542,18 @@ pub(super) fn time_scales(
     cx: &Ctx,
     laws: &LawTable,
     mats: &[Material],
-    initial: &[ParticleRecord],
+    initial: &Initial,
     pours: &[PourSource],
 ) -> Result<TimeScales> {
     // The smallest particle of each material sets the stiffest time scale.
     let n = mats.len();
     let mut smallest = vec![(f64::INFINITY, f64::INFINITY); n];
-    for p in initial {
+    initial.for_each(|_, p| {
         let s = &mut smallest[p.material as usize];
         if p.radius < s.0 {
             *s = (p.radius, p.mass);
         }
-    }
+    });
     for s in pours {
         let e = &mut smallest[s.material as usize];
         if s.radius.min() < e.0 {
@@ -717,17 +719,17 @@ position = [[0.008, 0.008, 0.008]]
         assert_eq!(s.seed, 1, "the default seed");
         assert_eq!(s.gravity, DVec3::new(0.0, 0.0, -9.81));
         // Ids in block order, masses from each material's density.
-        let ids: Vec<u64> = s.initial.iter().map(|p| p.id).collect();
+        let ids: Vec<u64> = s.initial.to_vec().iter().map(|p| p.id).collect();
         assert_eq!(ids, [0, 1, 2]);
         assert_eq!(s.next_id, 3);
         let expect = [(0.001, 7800.0, 1), (0.0005, 7800.0, 1), (0.0004, 2500.0, 0)];
-        for (p, (r, rho, m)) in s.initial.iter().zip(expect) {
+        for (p, (r, rho, m)) in s.initial.to_vec().iter().zip(expect) {
             assert_eq!((p.radius, p.material), (r, m));
             assert_eq!(p.mass, rho * 4.0 / 3.0 * std::f64::consts::PI * r * r * r);
             assert!(!p.frozen);
         }
-        assert_eq!(s.initial[0].v, DVec3::X);
-        assert_eq!(s.initial[2].v, DVec3::ZERO);
+        assert_eq!(s.initial.to_vec()[0].v, DVec3::X);
+        assert_eq!(s.initial.to_vec()[2].v, DVec3::ZERO);
         assert_eq!(s.max_radius, 0.001);
         // Default skin: a tenth of the largest diameter.
         assert_eq!(s.skin, 0.1 * 2.0 * 0.001);
@@ -767,7 +769,7 @@ position = [[0.008, 0.008, 0.008]]
             .replace("time = 1e-3", "steps = 7");
         let s = setup(&text);
         // The lightest pair: two of the 0.4 mm glass spheres, m* = m/2.
-        let m = s.initial[2].mass;
+        let m = s.initial.to_vec()[2].mass;
         let m_eff = 0.5 * m;
         let beta = crate::contact::normal::damping_ratio_from_restitution(0.5);
         let expect = TimeScales::hooke(1e4, 2.0 * beta * (1e4 * m_eff).sqrt(), m_eff);
@@ -806,7 +808,7 @@ position = [[2.0, 2.0, 2.0]]
         // The WCA cut-off 2^(1/6) σ reaches beyond the diameter 2R = σ.
         let cutoff = crate::contact::normal::WCA_CUTOFF_FACTOR * 1.0;
         assert_eq!(s.range_pad, cutoff - 1.0);
-        let m = s.initial[0].mass;
+        let m = s.initial.to_vec()[0].mass;
         assert_eq!(s.dt, 0.002 * (m / 2.0f64).sqrt());
     }
 

@@ -13,6 +13,7 @@
 //! and a pour places its particles in index order, a particle that finds no
 //! room waiting, with its radius, for the next interval.
 
+pub mod initial;
 pub mod radius;
 pub mod relax;
 pub mod sample;
@@ -59,6 +60,9 @@ pub struct Placer {
     cell: f64,
     max_stored: f64,
     grid: HashMap<[i64; 3], Vec<(DVec3, f64)>>,
+    /// Lattices, asked by index arithmetic rather than stored sphere by
+    /// sphere (see [`initial::Lattice`]).
+    lattices: Vec<initial::Lattice>,
     /// The largest radius a candidate may have.
     max_candidate: f64,
     /// The box across whose periodic axes images are recorded.
@@ -72,6 +76,7 @@ impl Placer {
             cell: 2.0 * max_radius.max(f64::MIN_POSITIVE),
             max_stored: 0.0,
             grid: HashMap::new(),
+            lattices: Vec::new(),
             max_candidate: max_radius,
             domain: None,
         }
@@ -100,6 +105,28 @@ impl Placer {
         }
     }
 
+    /// Record every sphere of `lattice` (it keeps no copy of them).
+    pub fn add_lattice(&mut self, lattice: &initial::Lattice) {
+        self.lattices.push(lattice.clone());
+    }
+
+    /// Call `f(y, s)` for every lattice sphere that a sphere of radius `r`
+    /// at `x` overlaps (periodic images included).
+    fn each_lattice_overlapping(&self, x: DVec3, r: f64, mut f: impl FnMut(DVec3, f64)) {
+        for l in &self.lattices {
+            let reach = r + l.radius();
+            let images = match &self.domain {
+                Some(d) => d.images_within(x, reach),
+                None => vec![x],
+            };
+            for y in images {
+                // A site near the image `y` is as near the candidate `x`
+                // through the periodic face: report it where `x` sees it.
+                l.each_site_near(y, reach, |s| f(s + (x - y), l.radius()));
+            }
+        }
+    }
+
     fn key(&self, x: DVec3) -> [i64; 3] {
         let c = (x / self.cell).floor();
         [c.x as i64, c.y as i64, c.z as i64]
@@ -122,6 +149,7 @@ impl Placer {
     /// Call `f(y, s)` for every recorded sphere (centre `y`, radius `s`)
     /// that a sphere of radius `r` at `x` overlaps.
     pub fn each_overlapping(&self, x: DVec3, r: f64, mut f: impl FnMut(DVec3, f64)) {
+        self.each_lattice_overlapping(x, r, &mut f);
         let k = self.key(x);
         let n = ((r + self.max_stored) / self.cell).ceil().max(1.0) as i64;
         for dz in -n..=n {
@@ -144,11 +172,16 @@ impl Placer {
 
     /// Whether no sphere is recorded.
     pub fn is_empty(&self) -> bool {
-        self.grid.is_empty()
+        self.grid.is_empty() && self.lattices.iter().all(|l| l.count() == 0)
     }
 
     /// Whether a sphere at `x` with radius `r` would overlap a recorded one.
     pub fn overlaps(&self, x: DVec3, r: f64) -> bool {
+        let mut hit = false;
+        self.each_lattice_overlapping(x, r, |_, _| hit = true);
+        if hit {
+            return true;
+        }
         let k = self.key(x);
         let n = ((r + self.max_stored) / self.cell).ceil().max(1.0) as i64;
         for dz in -n..=n {

@@ -11,6 +11,7 @@
 //!   penalised (a settled bed is thin along gravity: slicing it there puts
 //!   most particles on the bottom ranks);
 //! - interior cuts: at the quantiles of the initial particles' coordinates
+//!   (from a histogram of them, as [`crate::parallel::balance`] does)
 //!   along that axis, so each slab holds the same number of them; uniform
 //!   over the particles' extent when there are too few; uniform over the box
 //!   as the last resort.
@@ -26,6 +27,7 @@
 //! The decomposition never changes the trajectory: forces are summed in
 //! partner-id order whichever rank computes them.
 
+use super::balance::AxisHistogram;
 use crate::config::Setup;
 use crate::error::{GravelError, Result};
 use crate::geometry::domain::Domain;
@@ -250,10 +252,10 @@ fn particle_extent(setup: &Setup) -> (DVec3, DVec3) {
     let d = &setup.domain;
     let mut lo = DVec3::splat(f64::INFINITY);
     let mut hi = DVec3::splat(f64::NEG_INFINITY);
-    for p in &setup.initial {
+    setup.initial.for_each(|_, p| {
         lo = lo.min(p.x - p.radius);
         hi = hi.max(p.x + p.radius);
-    }
+    });
     for s in &setup.pours {
         let (a, b) = s.region.bounds();
         lo = lo.min(a);
@@ -370,14 +372,14 @@ fn axis_cuts(
         return Some(vec![lo, hi]);
     }
     let mut candidates = Vec::new();
-    let n = setup.initial.len();
-    if n >= 4 * p {
-        let mut xs: Vec<f64> = setup.initial.iter().map(|r| r.x[a]).collect();
-        xs.sort_by(f64::total_cmp);
-        let mut c = vec![lo];
-        c.extend((1..p).map(|k| xs[k * n / p]));
-        c.push(hi);
-        candidates.push(c);
+    if setup.initial.len() >= 4 * p {
+        // The quantiles of the initial particles' coordinates, from a
+        // histogram (no copy of the coordinates: see `insert::initial`).
+        let mut histogram = AxisHistogram::new(lo, hi);
+        setup.initial.for_each(|_, r| histogram.add(r.x[a], 1));
+        if let Some((c, _)) = histogram.cuts(p, width) {
+            candidates.push(c);
+        }
     }
     candidates.push(uniform(ext_lo, ext_hi));
     candidates.push(uniform(lo, hi));
@@ -427,7 +429,7 @@ region = { lo = [0.0, 0.0, 0.0], hi = [0.04, 0.04, 0.1] }
     fn shares(s: &Setup, ranks: usize) -> Vec<usize> {
         let d = Decomposition::choose(s, ranks, 0).unwrap();
         let mut n = vec![0; ranks];
-        for p in &s.initial {
+        for p in &s.initial.to_vec() {
             n[d.owner(s.domain.wrap(p.x))] += 1;
         }
         n

@@ -13,7 +13,15 @@ pub fn check_report(s: &Setup, decomp: &Decomposition) -> String {
     let g = |x: f64| sig(x, 4);
     let mut o = String::new();
     let n = s.initial.len();
-    let frozen = s.initial.iter().filter(|p| p.frozen).count();
+    // One walk over the initial particles (a lattice is generated, not held).
+    let mut frozen = 0;
+    let (mut rmin, mut rmax) = (f64::INFINITY, 0.0f64);
+    let (mut mmin, mut mmax) = (f64::INFINITY, 0.0f64);
+    s.initial.for_each(|_, p| {
+        frozen += usize::from(p.frozen);
+        (rmin, rmax) = (rmin.min(p.radius), rmax.max(p.radius));
+        (mmin, mmax) = (mmin.min(p.mass), mmax.max(p.mass));
+    });
     let _ = writeln!(o, "config: {}", s.config_path.display());
     let _ = writeln!(
         o,
@@ -33,14 +41,8 @@ pub fn check_report(s: &Setup, decomp: &Decomposition) -> String {
     for line in size_lines(s) {
         let _ = writeln!(o, "{line}");
     }
-    let (rmin, rmax) = s.initial.iter().fold((f64::INFINITY, 0.0f64), |(a, b), p| {
-        (a.min(p.radius), b.max(p.radius))
-    });
     if n > 0 {
         let _ = writeln!(o, "radius: {} .. {}", g(rmin), g(rmax));
-        let (mmin, mmax) = s.initial.iter().fold((f64::INFINITY, 0.0f64), |(a, b), p| {
-            (a.min(p.mass), b.max(p.mass))
-        });
         let _ = writeln!(o, "mass: {} .. {}", g(mmin), g(mmax));
     }
     for m in &s.materials {
@@ -149,10 +151,12 @@ pub fn check_report(s: &Setup, decomp: &Decomposition) -> String {
 /// The estimated peak resident memory of a run's busiest rank
 /// ([`limits::bytes_per_particle`] and the constants beside it): the
 /// program, the HDF5 library's share for the frames written, the mesh
-/// walls (whole on every rank), the larger of the set-up (every rank
-/// reads the whole particle list) and the run (`max_n / ranks` particles,
-/// with a ghost shell of 10 % when the run has several ranks), and on
-/// several ranks what rank 0 gathers to write checkpoints and frames.
+/// walls (whole on every rank), and the larger of the set-up (every rank
+/// holds the records of the `random`, `list` and `file` blocks; a lattice
+/// is generated, not held: [`crate::insert::initial`]) and the run
+/// (`max_n / ranks` particles, with a ghost shell of 10 % when the run has
+/// several ranks). No rank gathers the others' particles: frames and
+/// checkpoints are written by every rank ([`crate::io::collective`]).
 fn memory_line(s: &Setup, decomp: &Decomposition, max_n: u64) -> String {
     let ranks = decomp.size() as f64;
     let frames = s.steps.checked_div(s.output.every).map_or(1, |k| k + 1);
@@ -168,13 +172,9 @@ fn memory_line(s: &Setup, decomp: &Decomposition, max_n: u64) -> String {
     let n = max_n as f64;
     let shell = if ranks > 1.0 { 1.1 } else { 1.0 };
     let run = n / ranks * shell * per;
-    let setup = n * limits::SETUP_BYTES_PER_PARTICLE;
+    let held = s.initial.held() as f64;
+    let setup = held * limits::SETUP_BYTES_PER_PARTICLE;
     let fixed = limits::base_bytes() + limits::output_bytes(frames) + mesh_bytes as f64;
-    let gather = if ranks > 1.0 {
-        n * limits::gather_bytes_per_particle(s.laws.history_len)
-    } else {
-        0.0
-    };
     let size = limits::describe_bytes;
     let meshes = if triangles > 0 {
         format!(
@@ -186,12 +186,11 @@ fn memory_line(s: &Setup, decomp: &Decomposition, max_n: u64) -> String {
     };
     let what = if ranks > 1.0 {
         format!(
-            "per rank: {} for up to {} of {max_n} particles ({:.0} B each), or {} while every rank reads them all; rank 0 gathers them all for checkpoints and frames, {} more",
+            "per rank: {} for up to {} of {max_n} particles ({:.0} B each), or {} while every rank holds the {held} drawn or read at step 0",
             size(run),
             (n / ranks).ceil(),
             per,
             size(setup),
-            size(gather)
         )
     } else {
         format!(
@@ -202,8 +201,8 @@ fn memory_line(s: &Setup, decomp: &Decomposition, max_n: u64) -> String {
     };
     format!(
         "memory estimate: {} at the peak{}; {what}, {} of program and libraries, {} of HDF5 for {frames} frame(s){meshes}",
-        size(fixed + run.max(setup) + gather),
-        if ranks > 1.0 { " of rank 0" } else { "" },
+        size(fixed + run.max(setup)),
+        if ranks > 1.0 { " of the busiest rank" } else { "" },
         size(limits::base_bytes()),
         size(limits::output_bytes(frames)),
     )
@@ -244,16 +243,22 @@ pub fn size_lines(s: &Setup) -> Vec<String> {
 fn step_bound_warnings(s: &Setup, o: &mut String) {
     let f = MAX_STEP_FRACTION;
     let fast = |v: DVec3, r: f64| v.length() * s.dt > f * r;
-    let too_fast: Vec<_> = s
-        .initial
-        .iter()
-        .filter(|p| !p.frozen && fast(p.v, p.radius))
-        .collect();
-    if let Some(p) = too_fast.iter().min_by_key(|p| p.id) {
+    // The count, and the first in id order.
+    let mut too_fast = 0usize;
+    let mut first: Option<crate::state::particles::ParticleRecord> = None;
+    s.initial.for_each(|_, p| {
+        if !p.frozen && fast(p.v, p.radius) {
+            too_fast += 1;
+            if first.as_ref().is_none_or(|q| p.id < q.id) {
+                first = Some(p.clone());
+            }
+        }
+    });
+    if let Some(p) = first {
         let _ = writeln!(
             o,
             "warning: {} initial particle(s) move more than {f} of their radius per step at dt = {:e} s, e.g. particle id {} at {:e} m/s ({:e} m per step, radius {:e} m); the run will stop on its first step",
-            too_fast.len(),
+            too_fast,
             s.dt,
             p.id,
             p.v.length(),

@@ -90,17 +90,24 @@ impl Simulation {
     /// step 0) and compute the forces of step 0. Collective.
     pub fn new(mut setup: Setup, comm: Box<dyn Comm>) -> Result<Self> {
         let decomp = Decomposition::for_ranks(&setup, comm.size(), comm.rank())?;
-        let mine: Vec<&_> = (setup.initial.iter())
-            .filter(|r| decomp.owner(setup.domain.wrap(r.x)) == decomp.rank)
-            .collect();
+        // This rank's particles: a walk over the initial blocks (a lattice
+        // is generated, not held), counting first for an exact reservation.
+        let mut mine = 0;
+        let me = decomp.rank;
+        let owns = |r: &crate::state::particles::ParticleRecord| {
+            decomp.owner(setup.domain.wrap(r.x)) == me
+        };
+        setup.initial.for_each(|_, r| mine += usize::from(owns(r)));
         let mut particles = Particles::default();
-        particles.room_for(mine.len(), mine.len());
-        for r in mine {
-            particles.push_owned(r);
-        }
-        // The initial particles are in place: the list of all of them is
+        particles.room_for(mine, mine);
+        setup.initial.for_each(|_, r| {
+            if owns(r) {
+                particles.push_owned(r);
+            }
+        });
+        // The initial particles are in place: the records held of them are
         // not needed again.
-        setup.initial = Vec::new();
+        setup.initial.release();
         let h = setup.laws.history_len;
         let balancer = Balancer::new(setup.balance, comm.size());
         let mut sim = Simulation {

@@ -1,0 +1,380 @@
+//! The particles present at step 0, as blocks that are walked, not held.
+//!
+//! A `lattice` block is a rule, not a list: [`Lattice`] gives its sites one
+//! at a time, in the order and with the ids the block assigns, and answers
+//! "which sites lie near this point" by index arithmetic. So no rank ever
+//! holds a lattice's particles: the validation walks them (bounded memory),
+//! the decomposition histograms them, and each rank keeps only those in
+//! its subdomain ([`Initial::for_each`]). Blocks whose particles are drawn
+//! or read (`random`, `list`, `file`) are held as records
+//! ([`InitialBlock::Records`]) on every rank.
+
+use glam::DVec3;
+
+use crate::geometry::region::Region;
+use crate::state::particles::ParticleRecord;
+
+/// The particles present at step 0, block by block, in id order.
+#[derive(Debug, Clone, Default)]
+pub struct Initial {
+    /// `(config block index, block)`, in the order their ids were given.
+    blocks: Vec<(usize, InitialBlock)>,
+}
+
+/// One block's particles.
+#[derive(Debug, Clone)]
+pub enum InitialBlock {
+    /// Records held whole.
+    Records(Vec<ParticleRecord>),
+    /// A lattice, generated whenever it is walked.
+    Lattice(Box<Lattice>),
+}
+
+impl Initial {
+    /// Append the block of `[[particles]]` entry `block`.
+    pub fn push(&mut self, block: usize, particles: InitialBlock) {
+        self.blocks.push((block, particles));
+    }
+
+    /// The blocks, with their config block index.
+    pub fn blocks(&self) -> impl Iterator<Item = (usize, &InitialBlock)> {
+        self.blocks.iter().map(|(k, b)| (*k, b))
+    }
+
+    /// The number of particles.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.blocks.iter().map(|(_, b)| b.len()).sum()
+    }
+
+    /// Whether there are none.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The particles held as records, rather than generated: what every
+    /// rank holds of the set-up (see the module documentation).
+    #[must_use]
+    pub fn held(&self) -> usize {
+        (self.blocks.iter())
+            .map(|(_, b)| match b {
+                InitialBlock::Records(r) => r.len(),
+                InitialBlock::Lattice(_) => 0,
+            })
+            .sum()
+    }
+
+    /// Call `f(block, record)` for every particle, in id order.
+    pub fn for_each(&self, mut f: impl FnMut(usize, &ParticleRecord)) {
+        let _ = self.try_for_each(|k, r| {
+            f(k, r);
+            Ok::<(), ()>(())
+        });
+    }
+
+    /// [`Self::for_each`], stopping at the first error.
+    ///
+    /// # Errors
+    /// The first error `f` returns.
+    pub fn try_for_each<E>(
+        &self,
+        mut f: impl FnMut(usize, &ParticleRecord) -> Result<(), E>,
+    ) -> Result<(), E> {
+        for (k, b) in &self.blocks {
+            match b {
+                InitialBlock::Records(records) => {
+                    for r in records {
+                        f(*k, r)?;
+                    }
+                }
+                InitialBlock::Lattice(lattice) => lattice.try_for_each(|r| f(*k, r))?,
+            }
+        }
+        Ok(())
+    }
+
+    /// Every particle, in id order (for tests and small runs: this holds
+    /// them all).
+    #[must_use]
+    pub fn to_vec(&self) -> Vec<ParticleRecord> {
+        let mut out = Vec::with_capacity(self.len());
+        self.for_each(|_, r| out.push(r.clone()));
+        out
+    }
+
+    /// Drop the records held (once every rank has taken its own); the
+    /// lattices, which hold nothing, stay.
+    pub fn release(&mut self) {
+        for (_, b) in &mut self.blocks {
+            if let InitialBlock::Records(r) = b {
+                *r = Vec::new();
+            }
+        }
+    }
+}
+
+impl InitialBlock {
+    /// The number of particles.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        match self {
+            InitialBlock::Records(r) => r.len(),
+            InitialBlock::Lattice(l) => l.count,
+        }
+    }
+
+    /// Whether there are none.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// A simple cubic lattice of equal spheres: the sites
+/// `lo + R + spacing · (i, j, k)` inside `[lo, hi]` (whole spheres), in
+/// x-fastest order, those whose sphere the block's region holds, at most
+/// `limit` of them; the `n`-th kept site is particle `first_id + n`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Lattice {
+    lo: DVec3,
+    /// Sites along x, y, z.
+    shape: [usize; 3],
+    spacing: f64,
+    region: Region,
+    /// One past the x-fastest index of the last kept site.
+    end: usize,
+    /// Kept sites.
+    count: usize,
+    /// The record of every site but its id and position.
+    template: ParticleRecord,
+}
+
+impl Lattice {
+    /// The lattice of `region`'s bounds with sites `spacing` apart, keeping
+    /// the sites whose sphere of radius `template.radius` `region` holds,
+    /// at most `limit`. Walks the sites once to count them (no memory).
+    #[must_use]
+    pub fn new(region: Region, spacing: f64, limit: Option<u64>, template: ParticleRecord) -> Self {
+        let (lo, hi) = region.bounds();
+        let shape = super::lattice_shape(lo, hi, template.radius, spacing).map(|n| n as usize);
+        let mut lattice = Lattice {
+            lo,
+            shape,
+            spacing,
+            region,
+            end: 0,
+            count: 0,
+            template: ParticleRecord { id: 0, ..template },
+        };
+        let limit = limit.map_or(usize::MAX, |l| usize::try_from(l).unwrap_or(usize::MAX));
+        let mut index = 0;
+        let (mut count, mut end) = (0, 0);
+        lattice.walk_sites(|x| {
+            if count < limit && lattice.keeps(x) {
+                count += 1;
+                end = index + 1;
+            }
+            index += 1;
+            count < limit
+        });
+        lattice.count = count;
+        lattice.end = end;
+        lattice
+    }
+
+    /// The particle radius.
+    #[must_use]
+    pub fn radius(&self) -> f64 {
+        self.template.radius
+    }
+
+    /// The number of particles.
+    #[must_use]
+    pub fn count(&self) -> usize {
+        self.count
+    }
+
+    /// The record every site's particle shares, but its id and position.
+    #[must_use]
+    pub fn template(&self) -> &ParticleRecord {
+        &self.template
+    }
+
+    /// The id of the first site's particle.
+    pub fn set_first_id(&mut self, id: u64) {
+        self.template.id = id;
+    }
+
+    /// The site `(i, j, k)` (the bits `insert::lattice_positions` gives).
+    fn site(&self, i: usize, j: usize, k: usize) -> DVec3 {
+        self.lo
+            + DVec3::splat(self.template.radius)
+            + self.spacing * DVec3::new(i as f64, j as f64, k as f64)
+    }
+
+    /// Whether the region holds the sphere at `x`.
+    fn keeps(&self, x: DVec3) -> bool {
+        self.region.holds_sphere(x, self.template.radius)
+    }
+
+    /// Call `f(site)` for every site in x-fastest order while it returns
+    /// true.
+    fn walk_sites(&self, mut f: impl FnMut(DVec3) -> bool) {
+        let [nx, ny, nz] = self.shape;
+        for k in 0..nz {
+            for j in 0..ny {
+                for i in 0..nx {
+                    if !f(self.site(i, j, k)) {
+                        return;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Call `f(record)` for every particle, in id order.
+    ///
+    /// # Errors
+    /// The first error `f` returns.
+    pub fn try_for_each<E>(
+        &self,
+        mut f: impl FnMut(&ParticleRecord) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let mut record = self.template.clone();
+        let mut index = 0;
+        let mut result = Ok(());
+        self.walk_sites(|x| {
+            if index >= self.end {
+                return false;
+            }
+            index += 1;
+            if self.keeps(x) {
+                record.x = x;
+                result = f(&record);
+                record.id += 1;
+            }
+            result.is_ok()
+        });
+        result
+    }
+
+    /// Call `f(site)` for every particle's centre closer to `x` than
+    /// `reach` (index arithmetic: no walk).
+    pub fn each_site_near(&self, x: DVec3, reach: f64, mut f: impl FnMut(DVec3)) {
+        let first = self.lo + DVec3::splat(self.template.radius);
+        let range = |a: usize| -> Option<(usize, usize)> {
+            let n = self.shape[a];
+            let from = ((x[a] - reach - first[a]) / self.spacing).ceil().max(0.0);
+            let to = ((x[a] + reach - first[a]) / self.spacing).floor();
+            let nan = from.is_nan() || to.is_nan();
+            if n == 0 || nan || from > to || to < 0.0 || from >= n as f64 {
+                return None;
+            }
+            Some((from as usize, (to as usize).min(n - 1)))
+        };
+        let (Some(ri), Some(rj), Some(rk)) = (range(0), range(1), range(2)) else {
+            return;
+        };
+        let [nx, ny, _] = self.shape;
+        for k in rk.0..=rk.1 {
+            for j in rj.0..=rj.1 {
+                for i in ri.0..=ri.1 {
+                    if i + nx * (j + ny * k) >= self.end {
+                        continue;
+                    }
+                    let y = self.site(i, j, k);
+                    if (y - x).length_squared() < reach * reach && self.keeps(y) {
+                        f(y);
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn template(r: f64) -> ParticleRecord {
+        ParticleRecord {
+            id: 0,
+            x: DVec3::ZERO,
+            v: DVec3::X,
+            omega: DVec3::ZERO,
+            radius: r,
+            mass: 1.0,
+            material: 0,
+            frozen: false,
+        }
+    }
+
+    fn sites(l: &Lattice) -> Vec<(u64, DVec3)> {
+        let mut out = Vec::new();
+        let _ = l.try_for_each(|r| {
+            out.push((r.id, r.x));
+            Ok::<(), ()>(())
+        });
+        out
+    }
+
+    #[test]
+    fn a_lattice_walks_the_sites_lattice_positions_gives_with_ids_in_order() {
+        let sphere = Region::Sphere {
+            center: DVec3::splat(0.5),
+            radius: 0.45,
+        };
+        let cube = Region::Box {
+            lo: DVec3::ZERO,
+            hi: DVec3::ONE,
+        };
+        for (region, limit) in [
+            (cube, None),
+            (cube, Some(100)),
+            (sphere, None),
+            (sphere, Some(50)),
+        ] {
+            let (lo, hi) = region.bounds();
+            let want = crate::insert::lattice_positions(lo, hi, 0.05, 0.11, limit, |x| {
+                region.holds_sphere(x, 0.05)
+            });
+            let mut l = Lattice::new(region, 0.11, limit, template(0.05));
+            l.set_first_id(7);
+            let got = sites(&l);
+            assert_eq!(l.count(), want.len());
+            assert_eq!(got.len(), want.len());
+            for (n, ((id, x), y)) in got.iter().zip(&want).enumerate() {
+                assert_eq!(*id, 7 + n as u64);
+                assert_eq!(
+                    x.to_array().map(f64::to_bits),
+                    y.to_array().map(f64::to_bits)
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn the_sites_near_a_point_are_those_a_walk_finds_there() {
+        let region = Region::Sphere {
+            center: DVec3::splat(0.5),
+            radius: 0.45,
+        };
+        let l = Lattice::new(region, 0.11, Some(200), template(0.05));
+        let all = sites(&l);
+        for (x, reach) in [
+            (DVec3::splat(0.5), 0.2),
+            (DVec3::new(0.1, 0.3, 0.9), 0.15),
+            (DVec3::splat(-0.3), 0.5),
+            (DVec3::new(0.5, 0.5, 0.2), 0.111),
+        ] {
+            let mut near = Vec::new();
+            l.each_site_near(x, reach, |y| near.push(y));
+            let want: Vec<DVec3> = (all.iter())
+                .map(|s| s.1)
+                .filter(|y| (*y - x).length_squared() < reach * reach)
+                .collect();
+            assert_eq!(near, want, "near {x} within {reach}");
+        }
+    }
+}
