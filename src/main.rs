@@ -91,6 +91,7 @@ fn main() -> ExitCode {
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
+    gravel::run::tune_allocator();
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {

@@ -45,6 +45,7 @@ use super::layout::{write_attr, write_str_attr};
 use crate::error::{Context, IoError, IoResult};
 use crate::parallel::comm::{sum_wrapping, Comm, RowSpan, SerialComm};
 use crate::state::particles::ParticleRecord;
+use crate::state::rows::{RowView, StateRows};
 use crate::state::snapshot::{Compat, Fnv, Snapshot};
 
 /// The checkpoint layout version this build writes and reads.
@@ -77,11 +78,7 @@ pub fn temporary_path(path: &Path) -> PathBuf {
 /// [`rows_hash`], modulo 2^64.
 #[must_use]
 pub fn checksum(snap: &Snapshot) -> u64 {
-    let totals = [
-        snap.particles.len() as u64,
-        snap.pair_keys.len() as u64,
-        snap.wall_keys.len() as u64,
-    ];
+    let totals = snap.counts().map(|c| c as u64);
     header_hash(snap, totals).wrapping_add(rows_hash(snap))
 }
 
@@ -116,66 +113,37 @@ pub fn header_hash(snap: &Snapshot, totals: [u64; 3]) -> u64 {
     h.finish()
 }
 
-/// The sum, modulo 2^64, of one FNV-1a hash per particle row: its fields
-/// and its contact-history records (keys and values). A sum does not
-/// depend on the order of the rows, so each rank adds up its own rows and
-/// the ranks' sums add up to the same checksum on any number of ranks;
-/// no rank hashes the whole payload. Records standing apart from their
-/// particle's row (a damaged file) are hashed one by one.
+/// The sum, modulo 2^64, of one FNV-1a hash per particle row (its fields)
+/// and one per history record (its particle's id, its partner's id or wall
+/// index, and its values). A sum does not depend on the order of the rows,
+/// so each rank adds up its own rows and the ranks' sums add up to the
+/// same checksum on any number of ranks; no rank hashes the whole payload.
 #[must_use]
-pub fn rows_hash(snap: &Snapshot) -> u64 {
-    let h = snap.history_len;
-    let ranges = snap.record_ranges();
-    let vec = |f: &mut Fnv, v: DVec3| v.to_array().iter().for_each(|&c| f.f64(c));
-    let pair = |f: &mut Fnv, r: usize| {
-        let (a, b) = snap.pair_keys[r];
-        f.u64(a);
-        f.u64(b);
-        snap.pair_values[r * h..(r + 1) * h]
-            .iter()
-            .for_each(|&v| f.f64(v));
-    };
-    let wall = |f: &mut Fnv, r: usize| {
-        let (a, w) = snap.wall_keys[r];
-        f.u64(a);
-        f.u64(u64::from(w));
-        snap.wall_values[r * h..(r + 1) * h]
-            .iter()
-            .for_each(|&v| f.f64(v));
-    };
+pub fn rows_hash(rows: &dyn StateRows) -> u64 {
     let mut sum = 0u64;
-    for (k, r) in snap.particles.iter().enumerate() {
+    let vec = |f: &mut Fnv, v: DVec3| v.to_array().iter().for_each(|&c| f.f64(c));
+    rows.for_each_particle(&mut |row| {
         let mut f = Fnv::default();
+        let r = &row.particle;
         f.u64(r.id);
-        for v in [
-            r.x,
-            r.v,
-            r.omega,
-            snap.x_ref[k],
-            snap.force[k],
-            snap.torque[k],
-        ] {
+        for v in [r.x, r.v, r.omega, row.x_ref, row.force, row.torque] {
             vec(&mut f, v);
         }
         f.f64(r.radius);
         f.f64(r.mass);
         f.u64(u64::from(r.material));
         f.u64(u64::from(r.frozen));
-        (ranges.pairs[k]..ranges.pairs[k + 1]).for_each(|e| pair(&mut f, e));
-        (ranges.walls[k]..ranges.walls[k + 1]).for_each(|e| wall(&mut f, e));
         sum = sum.wrapping_add(f.finish());
-    }
-    let n = snap.particles.len();
-    for e in ranges.pairs[n]..snap.pair_keys.len() {
+    });
+    let mut record = |a: u64, b: u64, values: &[f64]| {
         let mut f = Fnv::default();
-        pair(&mut f, e);
+        f.u64(a);
+        f.u64(b);
+        values.iter().for_each(|&v| f.f64(v));
         sum = sum.wrapping_add(f.finish());
-    }
-    for e in ranges.walls[n]..snap.wall_keys.len() {
-        let mut f = Fnv::default();
-        wall(&mut f, e);
-        sum = sum.wrapping_add(f.finish());
-    }
+    };
+    rows.for_each_pair(&mut |a, b, values| record(a, b, values));
+    rows.for_each_wall(&mut |a, w, values| record(a, u64::from(w), values));
     sum
 }
 
@@ -185,50 +153,52 @@ pub fn rows_hash(snap: &Snapshot) -> u64 {
 /// # Errors
 /// As [`write_shared`].
 pub fn write(path: &Path, snap: &Snapshot, version: &str) -> IoResult<()> {
-    write_shared(path, snap, version, &SerialComm)
+    write_shared(path, snap, snap, version, &SerialComm)
 }
 
-/// Write the checkpoint whose rows are every rank's `snap` (this rank's
+/// Write the checkpoint of `header` (the run's scalars and texts; its rows
+/// are not read) whose rows are every rank's `rows` (this rank's
 /// particles, sorted by id, each followed by its records), atomically (see
 /// the module documentation): every rank writes its rows into
-/// `<path>.tmp` at its offset ([`super::collective`]); once all have
-/// closed it, rank 0 syncs it, renames it over `path` and syncs the
-/// directory. `version` is gravel's version, stored as the root attribute
-/// `version`. Collective.
+/// `<path>.tmp` at its offset ([`super::collective`]), one column at a
+/// time; once all have closed it, rank 0 syncs it, renames it over `path`
+/// and syncs the directory. `version` is gravel's version, stored as the
+/// root attribute `version`. Collective.
 ///
 /// # Errors
 /// If the temporary file cannot be written, synced or renamed; `path` is then untouched.
-pub fn write_shared(path: &Path, snap: &Snapshot, version: &str, comm: &dyn Comm) -> IoResult<()> {
+pub fn write_shared(
+    path: &Path,
+    header: &Snapshot,
+    rows: &dyn StateRows,
+    version: &str,
+    comm: &dyn Comm,
+) -> IoResult<()> {
     let tmp = temporary_path(path);
     let abort_at = std::env::var(ABORT_HOOK)
         .ok()
         .and_then(|v| v.trim().parse::<u64>().ok());
-    let local = [
-        snap.particles.len() as u64,
-        snap.pair_keys.len() as u64,
-        snap.wall_keys.len() as u64,
-    ];
+    let local = rows.counts().map(|c| c as u64);
     let spans = RowSpan::of(comm, &local);
     let totals = [spans[0].total, spans[1].total, spans[2].total];
-    let sum = header_hash(snap, totals).wrapping_add(sum_wrapping(comm, rows_hash(snap)));
+    let sum = header_hash(header, totals).wrapping_add(sum_wrapping(comm, rows_hash(rows)));
     let (file, transfer) = collective::create(&tmp, comm).at(&tmp, "creating the checkpoint")?;
     let part = |span| Part {
         span,
         transfer,
         checksummed: false,
     };
-    let parts = [part(spans[0]), part(spans[1]), part(spans[2])];
-    let lead = comm.rank() == 0;
-    write_contents(
-        &file,
-        snap,
-        version,
-        parts,
-        lead,
-        sum,
-        abort_at == Some(snap.step),
-    )
-    .at(&tmp, "writing the checkpoint")?;
+    let contents = Contents {
+        header,
+        rows,
+        parts: [part(spans[0]), part(spans[1]), part(spans[2])],
+        lead: comm.rank() == 0,
+        checksum: sum,
+        abort: abort_at == Some(header.step),
+    };
+    contents
+        .write(&file, version)
+        .at(&tmp, "writing the checkpoint")?;
     file.close().at(&tmp, "closing the checkpoint")?;
     comm.barrier();
     if comm.rank() == 0 {
@@ -247,110 +217,123 @@ pub fn write_shared(path: &Path, snap: &Snapshot, version: &str, comm: &dyn Comm
     Ok(())
 }
 
-/// Every rank's part of the checkpoint: `parts` are this rank's particle
-/// rows, pair records and wall records; the `lead` rank (0) writes the
-/// run-wide rows. Collective.
-fn write_contents(
-    file: &File,
-    snap: &Snapshot,
-    version: &str,
+/// One rank's part of a checkpoint: `parts` are this rank's particle rows,
+/// pair records and wall records; the `lead` rank (0) writes the run-wide
+/// rows.
+struct Contents<'a> {
+    header: &'a Snapshot,
+    rows: &'a dyn StateRows,
     parts: [Part; 3],
     lead: bool,
     checksum: u64,
+    /// The test hook ([`ABORT_HOOK`]): die half way.
     abort: bool,
-) -> hdf5::Result<()> {
-    let [rows, pairs, walls] = parts;
-    write_str_attr(file, "version", version)?;
-    write_str_attr(file, "config", &snap.config_text)?;
-    write_str_attr(file, "format", FORMAT)?;
-    write_attr(file, "format_version", &FORMAT_VERSION)?;
-    let g = file.create_group(GROUP)?;
-    for (name, v) in [
-        ("step", snap.step),
-        ("next_id", snap.next_id),
-        ("seed", snap.seed),
-        ("history_len", snap.history_len as u64),
-        ("walls", snap.walls as u64),
-        ("particles", rows.span.total),
-        ("pair_records", pairs.span.total),
-        ("wall_records", walls.span.total),
-        ("deleted", snap.deleted),
-    ] {
-        write_attr(&g, name, &v)?;
+}
+
+impl Contents<'_> {
+    /// A column of the particle rows.
+    fn column<T>(&self, get: impl Fn(&RowView) -> T) -> Vec<T> {
+        let mut out = Vec::with_capacity(self.rows.counts()[0]);
+        self.rows.for_each_particle(&mut |row| out.push(get(row)));
+        out
     }
-    write_attr(&g, "time", &snap.time)?;
-    write_attr(&g, "dt", &snap.dt)?;
-    write_attr(&g, "deleted_mass", &snap.deleted_mass)?;
-    let p = &snap.particles;
-    let column = |f: fn(&ParticleRecord) -> DVec3| -> Vec<[f64; 3]> {
-        p.iter().map(|r| f(r).to_array()).collect()
-    };
-    let vectors = |v: &[DVec3]| -> Vec<[f64; 3]> { v.iter().map(|v| v.to_array()).collect() };
-    write_rows(&g, "id", &p.iter().map(|r| r.id).collect::<Vec<_>>(), rows)?;
-    write_vectors(&g, "position", &column(|r| r.x), rows)?;
-    write_vectors(&g, "velocity", &column(|r| r.v), rows)?;
-    write_vectors(&g, "omega", &column(|r| r.omega), rows)?;
-    if abort {
-        // The test hook: leave a partly written temporary file behind, as a crash would.
-        file.flush()?;
-        kill_self();
+
+    /// Write everything, one column at a time. Collective.
+    fn write(&self, file: &File, version: &str) -> hdf5::Result<()> {
+        let snap = self.header;
+        let [rows, pairs, walls] = self.parts;
+        write_str_attr(file, "version", version)?;
+        write_str_attr(file, "config", &snap.config_text)?;
+        write_str_attr(file, "format", FORMAT)?;
+        write_attr(file, "format_version", &FORMAT_VERSION)?;
+        let g = file.create_group(GROUP)?;
+        for (name, v) in [
+            ("step", snap.step),
+            ("next_id", snap.next_id),
+            ("seed", snap.seed),
+            ("history_len", snap.history_len as u64),
+            ("walls", snap.walls as u64),
+            ("particles", rows.span.total),
+            ("pair_records", pairs.span.total),
+            ("wall_records", walls.span.total),
+            ("deleted", snap.deleted),
+        ] {
+            write_attr(&g, name, &v)?;
+        }
+        write_attr(&g, "time", &snap.time)?;
+        write_attr(&g, "dt", &snap.dt)?;
+        write_attr(&g, "deleted_mass", &snap.deleted_mass)?;
+        let vectors = |name: &str, get: fn(&RowView) -> DVec3| {
+            write_vectors(&g, name, &self.column(|r| get(r).to_array()), rows)
+        };
+        write_rows(&g, "id", &self.column(|r| r.particle.id), rows)?;
+        vectors("position", |r| r.particle.x)?;
+        vectors("velocity", |r| r.particle.v)?;
+        vectors("omega", |r| r.particle.omega)?;
+        if self.abort {
+            // The test hook: leave a partly written temporary file behind, as a crash would.
+            file.flush()?;
+            kill_self();
+        }
+        vectors("x_ref", |r| r.x_ref)?;
+        vectors("force", |r| r.force)?;
+        vectors("torque", |r| r.torque)?;
+        write_rows(&g, "radius", &self.column(|r| r.particle.radius), rows)?;
+        write_rows(&g, "mass", &self.column(|r| r.particle.mass), rows)?;
+        write_rows(&g, "material", &self.column(|r| r.particle.material), rows)?;
+        let frozen = self.column(|r| u8::from(r.particle.frozen));
+        write_rows(&g, "frozen", &frozen, rows)?;
+        drop(frozen);
+        // Where each row's records start, in the whole file.
+        let starts = |pair: bool| -> Vec<u64> {
+            let span = if pair { pairs.span } else { walls.span };
+            let mut at = span.offset;
+            let mut out = Vec::with_capacity(self.rows.counts()[0]);
+            self.rows.for_each_record_count(&mut |p, w| {
+                out.push(at);
+                at += (if pair { p } else { w }) as u64;
+            });
+            out
+        };
+        write_rows(&g, "pair_start", &starts(true), rows)?;
+        write_rows(&g, "wall_start", &starts(false), rows)?;
+        let h = snap.history_len;
+        let [_, m, k] = self.rows.counts();
+        let mut ids = Vec::with_capacity(2 * m);
+        self.rows.for_each_pair(&mut |a, b, _| ids.extend([a, b]));
+        collective::write_matrix(&g, "pair_ids", &ids, 2, pairs)?;
+        drop(ids);
+        let mut values = Vec::with_capacity(m * h);
+        self.rows
+            .for_each_pair(&mut |_, _, v| values.extend_from_slice(v));
+        write_rows(&g, "pair_history", &values, pairs.times(h))?;
+        drop(values);
+        let mut ids = Vec::with_capacity(k);
+        let mut index = Vec::with_capacity(k);
+        let mut values = Vec::with_capacity(k * h);
+        self.rows.for_each_wall(&mut |a, w, v| {
+            ids.push(a);
+            index.push(w);
+            values.extend_from_slice(v);
+        });
+        write_rows(&g, "wall_ids", &ids, walls)?;
+        write_rows(&g, "wall_index", &index, walls)?;
+        write_rows(&g, "wall_history", &values, walls.times(h))?;
+        // Run-wide values: rank 0's rows.
+        let pours: &[u64] = if self.lead { &snap.pour_inserted } else { &[] };
+        let span = RowSpan {
+            offset: 0,
+            local: pours.len() as u64,
+            total: snap.pour_inserted.len() as u64,
+        };
+        write_rows(&g, "pour_inserted", pours, Part { span, ..rows })?;
+        let compat = g.create_group("compat")?;
+        for (k, v) in &snap.compat.entries {
+            write_attr(&compat, k, v)?;
+        }
+        write_attr(&g, "checksum", &self.checksum)?;
+        Ok(())
     }
-    write_vectors(&g, "x_ref", &vectors(&snap.x_ref), rows)?;
-    write_vectors(&g, "force", &vectors(&snap.force), rows)?;
-    write_vectors(&g, "torque", &vectors(&snap.torque), rows)?;
-    write_rows(
-        &g,
-        "radius",
-        &p.iter().map(|r| r.radius).collect::<Vec<_>>(),
-        rows,
-    )?;
-    write_rows(
-        &g,
-        "mass",
-        &p.iter().map(|r| r.mass).collect::<Vec<_>>(),
-        rows,
-    )?;
-    write_rows(
-        &g,
-        "material",
-        &p.iter().map(|r| r.material).collect::<Vec<_>>(),
-        rows,
-    )?;
-    let frozen: Vec<u8> = p.iter().map(|r| u8::from(r.frozen)).collect();
-    write_rows(&g, "frozen", &frozen, rows)?;
-    // Where each row's records start, in the whole file.
-    let ranges = snap.record_ranges();
-    let starts = |first: &[usize], span: RowSpan| -> Vec<u64> {
-        first[..p.len()]
-            .iter()
-            .map(|&e| span.offset + e as u64)
-            .collect()
-    };
-    write_rows(&g, "pair_start", &starts(&ranges.pairs, pairs.span), rows)?;
-    write_rows(&g, "wall_start", &starts(&ranges.walls, walls.span), rows)?;
-    let pair_ids: Vec<u64> = snap.pair_keys.iter().flat_map(|&(a, b)| [a, b]).collect();
-    collective::write_matrix(&g, "pair_ids", &pair_ids, 2, pairs)?;
-    let h = snap.history_len;
-    write_rows(&g, "pair_history", &snap.pair_values, pairs.times(h))?;
-    let wall_ids: Vec<u64> = snap.wall_keys.iter().map(|k| k.0).collect();
-    write_rows(&g, "wall_ids", &wall_ids, walls)?;
-    let wall_index: Vec<u32> = snap.wall_keys.iter().map(|k| k.1).collect();
-    write_rows(&g, "wall_index", &wall_index, walls)?;
-    write_rows(&g, "wall_history", &snap.wall_values, walls.times(h))?;
-    // Run-wide values: rank 0's rows.
-    let pours: &[u64] = if lead { &snap.pour_inserted } else { &[] };
-    let span = RowSpan {
-        offset: 0,
-        local: pours.len() as u64,
-        total: snap.pour_inserted.len() as u64,
-    };
-    write_rows(&g, "pour_inserted", pours, Part { span, ..rows })?;
-    let compat = g.create_group("compat")?;
-    for (k, v) in &snap.compat.entries {
-        write_attr(&compat, k, v)?;
-    }
-    write_attr(&g, "checksum", &checksum)?;
-    Ok(())
 }
 
 /// Sends SIGKILL to this process (the test hook); aborts if that fails.

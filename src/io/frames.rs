@@ -3,6 +3,7 @@
 //! ([`super::xdmf`]) after every frame. The layout is described in
 //! [`super::layout`].
 
+use std::borrow::Cow;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
@@ -48,10 +49,73 @@ pub struct Frame<'a> {
     pub fields: Vec<(&'a str, &'a [[f64; 3]])>,
 }
 
+/// A frame's columns, asked for one at a time, so that a writer holds one
+/// column rather than the whole frame ([`Frame`] lends borrowed columns;
+/// the run builds each from the particle arrays when it is asked).
+pub trait FrameSource {
+    /// Time step number.
+    fn step(&self) -> u64;
+    /// Simulated time (s).
+    fn time(&self) -> f64;
+    /// The number of rows, after checking that every column has that many
+    /// and that the field names are usable and distinct.
+    ///
+    /// # Errors
+    /// If a column has another length or a name is unusable.
+    fn check(&self, path: &Path) -> IoResult<usize>;
+    /// The names of the vector fields, in order.
+    fn field_names(&self) -> Vec<&str>;
+    /// Particle ids.
+    fn id(&self) -> Cow<'_, [u64]>;
+    /// Positions (m).
+    fn position(&self) -> Cow<'_, [[f64; 3]]>;
+    /// Radii (m).
+    fn radius(&self) -> Cow<'_, [f64]>;
+    /// Material indices.
+    fn material(&self) -> Cow<'_, [u32]>;
+    /// 1 for a frozen particle, 0 otherwise.
+    fn frozen(&self) -> Cow<'_, [u8]>;
+    /// Vector field `k` (in the order of [`Self::field_names`]).
+    fn field(&self, k: usize) -> Cow<'_, [[f64; 3]]>;
+}
+
+impl FrameSource for Frame<'_> {
+    fn step(&self) -> u64 {
+        self.step
+    }
+    fn time(&self) -> f64 {
+        self.time
+    }
+    fn check(&self, path: &Path) -> IoResult<usize> {
+        self.checked(path)
+    }
+    fn field_names(&self) -> Vec<&str> {
+        self.fields.iter().map(|(name, _)| *name).collect()
+    }
+    fn id(&self) -> Cow<'_, [u64]> {
+        Cow::Borrowed(self.id)
+    }
+    fn position(&self) -> Cow<'_, [[f64; 3]]> {
+        Cow::Borrowed(self.position)
+    }
+    fn radius(&self) -> Cow<'_, [f64]> {
+        Cow::Borrowed(self.radius)
+    }
+    fn material(&self) -> Cow<'_, [u32]> {
+        Cow::Borrowed(self.material)
+    }
+    fn frozen(&self) -> Cow<'_, [u8]> {
+        Cow::Borrowed(self.frozen)
+    }
+    fn field(&self, k: usize) -> Cow<'_, [[f64; 3]]> {
+        Cow::Borrowed(self.fields[k].1)
+    }
+}
+
 impl Frame<'_> {
     /// The particle count, after checking that every array has one row per particle
     /// and that the field names are usable and distinct.
-    fn check(&self, path: &Path) -> IoResult<usize> {
+    fn checked(&self, path: &Path) -> IoResult<usize> {
         let n = self.id.len();
         let lengths = [
             (POSITION, self.position.len()),
@@ -250,21 +314,21 @@ impl OutputFile {
     /// # Errors
     /// If the arrays do not all have one row per particle, a field name is unusable
     /// (empty, with a `/`, repeated, or one of the core dataset names), or writing fails.
-    pub fn write_frame(&mut self, frame: &Frame) -> IoResult<()> {
+    pub fn write_frame(&mut self, frame: &dyn FrameSource) -> IoResult<()> {
         let n = frame.check(&self.path)?;
-        let context = || format!("writing frame {}", frame.step);
+        let step = frame.step();
+        let context = || format!("writing frame {step}");
         // Forget the old frame first: if writing fails half way, it is gone anyway.
-        self.frames.retain(|f| f.0 != frame.step);
+        self.frames.retain(|f| f.0 != step);
         let all = RowSpan::whole(n);
         write_frame_group(&self.file, frame, all, Transfer::Serial).at(&self.path, context())?;
         // The sidecar lists `frozen` with the fields (see `read_layout`).
         let field_names = std::iter::once(FROZEN)
-            .chain(frame.fields.iter().map(|(name, _)| *name))
+            .chain(frame.field_names())
             .map(ToString::to_string)
             .collect();
-        let at = self.frames.partition_point(|f| f.0 < frame.step);
-        self.frames
-            .insert(at, (frame.step, frame.time, n, field_names));
+        let at = self.frames.partition_point(|f| f.0 < step);
+        self.frames.insert(at, (step, frame.time(), n, field_names));
         let largest = self.frames.iter().map(|f| f.2).max().unwrap_or(0);
         set_vertex_index_len(&self.file, largest).at(&self.path, context())?;
         self.flush()?;
@@ -600,10 +664,14 @@ impl Suspended {
 ///
 /// # Errors
 /// If the arrays do not all have one row per particle, or writing fails.
-pub fn write_frame_collective(path: &Path, comm: &dyn Comm, frame: &Frame) -> IoResult<u64> {
+pub fn write_frame_collective(
+    path: &Path,
+    comm: &dyn Comm,
+    frame: &dyn FrameSource,
+) -> IoResult<u64> {
     let n = frame.check(path)?;
     let span = RowSpan::of(comm, &[n as u64])[0];
-    let context = || format!("writing frame {}", frame.step);
+    let context = || format!("writing frame {}", frame.step());
     let (file, transfer) = collective::open_rw(path, comm).at(path, context())?;
     write_frame_group(&file, frame, span, transfer).at(path, context())?;
     file.close().at(path, context())?;
@@ -662,30 +730,31 @@ fn group_or_create(parent: &Group, name: &str) -> hdf5::Result<Group> {
 /// `span` (all of them on one process). Collective.
 fn write_frame_group(
     file: &File,
-    frame: &Frame,
+    frame: &dyn FrameSource,
     span: RowSpan,
     transfer: Transfer,
 ) -> hdf5::Result<()> {
     let frames = group_or_create(file, FRAMES)?;
-    let name = frame_name(frame.step);
+    let name = frame_name(frame.step());
     if frames.link_exists(&name) {
         frames.unlink(&name)?;
     }
     let group = create_ordered_group(&frames, &name)?;
-    write_attr(&group, "step", &frame.step)?;
-    write_attr(&group, "time", &frame.time)?;
+    write_attr(&group, "step", &frame.step())?;
+    write_attr(&group, "time", &frame.time())?;
     let part = Part {
         span,
         transfer,
         checksummed: true,
     };
-    collective::write_rows(&group, ID, frame.id, part)?;
-    collective::write_vectors(&group, POSITION, frame.position, part)?;
-    collective::write_rows(&group, RADIUS, frame.radius, part)?;
-    collective::write_rows(&group, MATERIAL, frame.material, part)?;
-    collective::write_rows(&group, FROZEN, frame.frozen, part)?;
-    for (name, values) in &frame.fields {
-        collective::write_vectors(&group, name, values, part)?;
+    // One column at a time: each is dropped before the next is made.
+    collective::write_rows(&group, ID, &frame.id(), part)?;
+    collective::write_vectors(&group, POSITION, &frame.position(), part)?;
+    collective::write_rows(&group, RADIUS, &frame.radius(), part)?;
+    collective::write_rows(&group, MATERIAL, &frame.material(), part)?;
+    collective::write_rows(&group, FROZEN, &frame.frozen(), part)?;
+    for (k, name) in frame.field_names().into_iter().enumerate() {
+        collective::write_vectors(&group, name, &frame.field(k), part)?;
     }
     for name in group.member_names()? {
         set_units(&group.dataset(&name)?, &name)?;

@@ -1,88 +1,87 @@
-//! A frame's columns: this rank's owned particles, copied once from the
-//! particle arrays and sorted by id, one column at a time. On several
-//! ranks each writes its own rows into the shared file
-//! ([`crate::io::frames::write_frame_collective`]).
+//! A frame straight from the particle arrays: this rank's owned particles
+//! in id order, each column built only when the writer asks for it
+//! ([`FrameSource`]), so a frame costs one column, not a copy of the
+//! particles. On several ranks each writes its own rows into the shared
+//! file ([`crate::io::frames::write_frame_collective`]).
 
-use crate::io::frames::Frame;
+use std::borrow::Cow;
+use std::path::Path;
+
+use crate::error::{IoError, IoResult};
+use crate::io::frames::FrameSource;
 use crate::sim::Simulation;
 
-/// One frame's columns (see [`Frame`]).
-#[derive(Debug, Default)]
-pub(super) struct FrameColumns {
-    id: Vec<u64>,
-    position: Vec<[f64; 3]>,
-    radius: Vec<f64>,
-    material: Vec<u32>,
-    frozen: Vec<u8>,
-    /// One column per requested field, in the order asked.
-    fields: Vec<Vec<[f64; 3]>>,
+/// One frame of a simulation (see the module documentation).
+pub(super) struct SimFrame<'a> {
+    sim: &'a Simulation,
+    /// Local indices of the owned particles, sorted by id.
+    order: Vec<usize>,
+    /// The vector fields asked for (`velocity`, `omega`, `force`, `torque`).
+    fields: &'a [String],
 }
 
-impl FrameColumns {
-    /// This rank's owned particles (positions wrapped into the box), in
-    /// local order, with the vector `fields` named (`velocity`, `omega`,
-    /// `force`, `torque`).
-    pub(super) fn local(sim: &Simulation, fields: &[String]) -> Self {
+impl<'a> SimFrame<'a> {
+    /// The frame of `sim`'s current step with the vector `fields` named.
+    pub(super) fn new(sim: &'a Simulation, fields: &'a [String]) -> Self {
         let p = &sim.particles;
-        let n = p.n_owned;
-        let domain = &sim.setup.domain;
-        Self {
-            id: p.id[..n].to_vec(),
-            position: p.x[..n]
-                .iter()
-                .map(|&x| domain.wrap(x).to_array())
-                .collect(),
-            radius: p.radius[..n].to_vec(),
-            material: p.material[..n].to_vec(),
-            frozen: p.frozen[..n].iter().map(|&f| u8::from(f)).collect(),
-            fields: fields
-                .iter()
-                .map(|f| {
-                    let column = match f.as_str() {
-                        "velocity" => &p.v,
-                        "omega" => &p.omega,
-                        "force" => &p.force,
-                        _ => &p.torque,
-                    };
-                    column[..n].iter().map(|v| v.to_array()).collect()
-                })
-                .collect(),
-        }
+        let mut order: Vec<usize> = (0..p.n_owned).collect();
+        order.sort_unstable_by_key(|&k| p.id[k]);
+        Self { sim, order, fields }
     }
 
-    /// Sort the rows by id, one column at a time.
-    pub(super) fn sort_by_id(&mut self) {
-        let mut order: Vec<usize> = (0..self.id.len()).collect();
-        order.sort_unstable_by_key(|&k| self.id[k]);
-        fn apply<T: Copy>(v: &mut Vec<T>, order: &[usize]) {
-            *v = order.iter().map(|&k| v[k]).collect();
-        }
-        apply(&mut self.id, &order);
-        apply(&mut self.position, &order);
-        apply(&mut self.radius, &order);
-        apply(&mut self.material, &order);
-        apply(&mut self.frozen, &order);
-        for f in &mut self.fields {
-            apply(f, &order);
-        }
-    }
-
-    /// The frame of step `step` at `time`, the fields named `names` (in
-    /// the order of [`Self::local`]'s).
-    pub(super) fn frame<'a>(&'a self, step: u64, time: f64, names: &'a [String]) -> Frame<'a> {
-        Frame {
-            step,
-            time,
-            id: &self.id,
-            position: &self.position,
-            radius: &self.radius,
-            material: &self.material,
-            frozen: &self.frozen,
-            fields: names
-                .iter()
-                .zip(&self.fields)
-                .map(|(k, v)| (k.as_str(), v.as_slice()))
-                .collect(),
-        }
+    /// A column: `get` of each owned particle, in id order.
+    fn column<T: Clone>(&self, get: impl Fn(usize) -> T) -> Cow<'_, [T]> {
+        Cow::Owned(self.order.iter().map(|&k| get(k)).collect())
     }
 }
+
+impl FrameSource for SimFrame<'_> {
+    fn step(&self) -> u64 {
+        self.sim.step
+    }
+    fn time(&self) -> f64 {
+        self.sim.time()
+    }
+    fn check(&self, path: &Path) -> IoResult<usize> {
+        match self
+            .fields
+            .iter()
+            .find(|f| !VECTOR_FIELDS.contains(&f.as_str()))
+        {
+            Some(f) => Err(IoError::invalid(path, format!("no vector field `{f}`"))),
+            None => Ok(self.order.len()),
+        }
+    }
+    fn field_names(&self) -> Vec<&str> {
+        self.fields.iter().map(String::as_str).collect()
+    }
+    fn id(&self) -> Cow<'_, [u64]> {
+        self.column(|k| self.sim.particles.id[k])
+    }
+    fn position(&self) -> Cow<'_, [[f64; 3]]> {
+        let domain = &self.sim.setup.domain;
+        self.column(|k| domain.wrap(self.sim.particles.x[k]).to_array())
+    }
+    fn radius(&self) -> Cow<'_, [f64]> {
+        self.column(|k| self.sim.particles.radius[k])
+    }
+    fn material(&self) -> Cow<'_, [u32]> {
+        self.column(|k| self.sim.particles.material[k])
+    }
+    fn frozen(&self) -> Cow<'_, [u8]> {
+        self.column(|k| u8::from(self.sim.particles.frozen[k]))
+    }
+    fn field(&self, k: usize) -> Cow<'_, [[f64; 3]]> {
+        let p = &self.sim.particles;
+        let values = match self.fields[k].as_str() {
+            "velocity" => &p.v,
+            "omega" => &p.omega,
+            "force" => &p.force,
+            _ => &p.torque,
+        };
+        self.column(|i| values[i].to_array())
+    }
+}
+
+/// The vector fields a frame can hold.
+const VECTOR_FIELDS: [&str; 4] = ["velocity", "omega", "force", "torque"];

@@ -21,7 +21,7 @@ use crate::parallel::comm::{Comm, SerialComm};
 use crate::sim::timers::Lap;
 use crate::sim::{Simulation, Stage, Timers};
 use crate::state::pack::{Pack, Unpack};
-use frame::FrameColumns;
+use frame::SimFrame;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -296,6 +296,29 @@ fn drive(
     })
 }
 
+/// Set glibc's allocator for a run's memory (call first, before any
+/// thread): allocations of 1 MiB and more (a rank's particle columns,
+/// neighbour rows, output columns) are mapped pages of their own, given
+/// back to the system when freed, and the heap is trimmed only when 256 MiB
+/// lie free at its top. By default glibc raises its mapping threshold to
+/// the size of each large block freed (up to 32 MiB), so the transient
+/// blocks of the set-up, a rebuild or a frame stay in the heap, in the
+/// resident memory, for the rest of the run. Measured on a lattice of
+/// 250,047 Hertz–Mindlin spheres: peak resident memory 251,216 KiB by
+/// default, 243,008 KiB with these settings; on the chute the rate is
+/// unchanged (side by side, 6 rounds: 1.053, 0.891–1.086). A 1 MiB
+/// threshold alone (which also fixes the trim threshold at 128 KiB) cost
+/// the chute 4 % (0.959) in page faults.
+pub fn tune_allocator() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: `mallopt` only changes the allocator's thresholds; it is
+    // called before any other thread exists, and both values are in range.
+    unsafe {
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 1 << 20);
+        libc::mallopt(libc::M_TRIM_THRESHOLD, 256 << 20);
+    }
+}
+
 /// Return the freed memory of every allocator arena to the system
 /// (glibc's `malloc_trim`): memory freed in one thread's arena is otherwise
 /// kept for that arena's next allocations, and counts in the run's
@@ -344,8 +367,11 @@ fn write_dump(sim: &Simulation, path: &std::path::Path) -> Result<()> {
 fn write_checkpoint(sim: &Simulation, out: &mut Output, path: &Path) -> Result<()> {
     let start = Instant::now();
     out.flush()?;
-    let snap = sim.snapshot();
-    checkpoint::write_shared(path, &snap, env!("CARGO_PKG_VERSION"), sim.comm())?;
+    // Straight from the arrays, one column at a time: no copy of the state.
+    let header = sim.snapshot_header();
+    let rows = sim.rows();
+    let version = env!("CARGO_PKG_VERSION");
+    checkpoint::write_shared(path, &header, &rows, version, sim.comm())?;
     out.io.checkpoints += 1;
     out.io.checkpoint_seconds += start.elapsed().as_secs_f64();
     Ok(())
@@ -595,7 +621,7 @@ impl Output {
     }
 
     /// Write a frame: every rank's owned rows, sorted by id within each
-    /// rank's part ([`FrameColumns`]). On several ranks rank 0 closes the
+    /// rank's part ([`SimFrame`]). On several ranks rank 0 closes the
     /// file, every rank writes its rows at its offset
     /// ([`frames::write_frame_collective`]), and rank 0 opens it again.
     /// Collective.
@@ -609,9 +635,7 @@ impl Output {
 
     /// [`Self::frame`]'s work.
     fn write_frame(&mut self, sim: &Simulation) -> Result<()> {
-        let mut columns = FrameColumns::local(sim, &self.fields);
-        columns.sort_by_id();
-        let frame = columns.frame(sim.step, sim.time(), &self.fields);
+        let frame = SimFrame::new(sim, &self.fields);
         if sim.comm().size() == 1 {
             if let Some(file) = &mut self.file {
                 file.write_frame(&frame)?;

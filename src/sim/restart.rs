@@ -12,6 +12,7 @@ use crate::parallel::grid::{halo_width, Decomposition};
 use crate::parallel::halo::Halo;
 use crate::state::history::WallHistory;
 use crate::state::particles::{ParticleRecord, Particles};
+use crate::state::rows::{RowView, StateRows};
 use crate::state::snapshot::Snapshot;
 
 impl Simulation {
@@ -19,42 +20,15 @@ impl Simulation {
     /// id with their reference positions `x_ref`, force and torque, each
     /// followed by its contact-history records with a non-zero bit, keyed by
     /// global ids, and the run's scalars. On one rank, the whole state; on
-    /// several, the ranks' parts together are the state (each rank writes its
-    /// own into the checkpoint, see [`crate::io::checkpoint::write_shared`]).
+    /// several, the ranks' parts together are the state. (A checkpoint is
+    /// written from [`Self::rows`] without this copy.)
     pub fn snapshot(&self) -> Snapshot {
-        let p = &self.particles;
-        let nl = &self.neighbors;
-        let n = p.n_owned;
-        let h = nl.history_len();
-        let nw = self.wall_history.walls();
-        let mut order: Vec<usize> = (0..n).collect();
-        order.sort_unstable_by_key(|&k| p.id[k]);
-        let mut s = Snapshot {
-            step: self.step,
-            time: self.time(),
-            seed: self.setup.seed,
-            dt: self.setup.dt,
-            next_id: self.next_id,
-            history_len: h,
-            walls: nw,
-            pour_inserted: self.setup.pours.iter().map(|s| s.inserted).collect(),
-            deleted: self.deleted.count,
-            deleted_mass: self.deleted.mass,
-            config_text: self.setup.config_text.clone(),
-            compat: self.setup.compat(),
-            ..Default::default()
-        };
-        let nonzero = |rec: &[f64]| rec.iter().any(|v| v.to_bits() != 0);
+        let mut s = self.snapshot_header();
+        let rows = self.rows();
+        let [n, pairs, walls] = rows.counts();
+        let h = s.history_len;
         // Exact room for every array: the snapshot is a copy of the whole
         // state, and doubling vectors would hold up to twice that.
-        let pairs = (0..n)
-            .flat_map(|k| nl.rows().row(k))
-            .filter(|&e| nonzero(nl.record(e)))
-            .count();
-        let walls = (0..n)
-            .flat_map(|k| (0..nw).map(move |w| (k, w)))
-            .filter(|&(k, w)| nonzero(self.wall_history.record(k, w)))
-            .count();
         s.particles.reserve_exact(n);
         s.x_ref.reserve_exact(n);
         s.force.reserve_exact(n);
@@ -63,27 +37,46 @@ impl Simulation {
         s.pair_values.reserve_exact(pairs * h);
         s.wall_keys.reserve_exact(walls);
         s.wall_values.reserve_exact(walls * h);
-        for &k in &order {
-            s.particles.push(p.record(k));
-            s.x_ref.push(self.x_ref[k]);
-            s.force.push(p.force[k]);
-            s.torque.push(p.torque[k]);
-            for e in nl.rows().row(k) {
-                let rec = nl.record(e);
-                if nonzero(rec) {
-                    s.pair_keys.push((p.id[k], nl.rows().partner_id(e)));
-                    s.pair_values.extend_from_slice(rec);
-                }
-            }
-            for w in 0..nw {
-                let rec = self.wall_history.record(k, w);
-                if nonzero(rec) {
-                    s.wall_keys.push((p.id[k], w as u32));
-                    s.wall_values.extend_from_slice(rec);
-                }
-            }
-        }
+        rows.for_each_particle(&mut |row| {
+            s.particles.push(row.particle.clone());
+            s.x_ref.push(row.x_ref);
+            s.force.push(row.force);
+            s.torque.push(row.torque);
+        });
+        rows.for_each_pair(&mut |a, b, v| {
+            s.pair_keys.push((a, b));
+            s.pair_values.extend_from_slice(v);
+        });
+        rows.for_each_wall(&mut |a, w, v| {
+            s.wall_keys.push((a, w));
+            s.wall_values.extend_from_slice(v);
+        });
         s
+    }
+
+    /// The run's scalars and texts (a checkpoint's header), without rows.
+    pub fn snapshot_header(&self) -> Snapshot {
+        Snapshot {
+            step: self.step,
+            time: self.time(),
+            seed: self.setup.seed,
+            dt: self.setup.dt,
+            next_id: self.next_id,
+            history_len: self.neighbors.history_len(),
+            walls: self.wall_history.walls(),
+            pour_inserted: self.setup.pours.iter().map(|s| s.inserted).collect(),
+            deleted: self.deleted.count,
+            deleted_mass: self.deleted.mass,
+            config_text: self.setup.config_text.clone(),
+            compat: self.setup.compat(),
+            ..Default::default()
+        }
+    }
+
+    /// This rank's rows, read from the particle arrays, the neighbour list
+    /// and the wall history in id order (see [`StateRows`]).
+    pub fn rows(&self) -> LiveRows<'_> {
+        LiveRows::new(self)
     }
 
     /// Continue a run from `snap` with the (compatible) `setup`: the particles, their
@@ -313,4 +306,105 @@ fn redistribute(
     let mut mine = part.without_rows();
     mine.merge_particles(&parts);
     mine
+}
+
+/// A rank's rows read from the running simulation: its owned particles in
+/// id order, each followed by its pair records (in partner-id order) and
+/// its wall records (by wall), those with a non-zero bit.
+pub struct LiveRows<'a> {
+    sim: &'a Simulation,
+    /// Local indices of the owned particles, sorted by id.
+    order: Vec<usize>,
+    counts: [usize; 3],
+}
+
+impl<'a> LiveRows<'a> {
+    fn new(sim: &'a Simulation) -> Self {
+        let p = &sim.particles;
+        let mut order: Vec<usize> = (0..p.n_owned).collect();
+        order.sort_unstable_by_key(|&k| p.id[k]);
+        let mut rows = LiveRows {
+            sim,
+            order,
+            counts: [0; 3],
+        };
+        let (mut pairs, mut walls) = (0, 0);
+        rows.for_each_record_count(&mut |a, b| {
+            pairs += a;
+            walls += b;
+        });
+        rows.counts = [rows.order.len(), pairs, walls];
+        rows
+    }
+
+    /// The pair records of owned particle `k` with a non-zero bit:
+    /// `f(partner id, values)`.
+    fn pairs_of(&self, k: usize, f: &mut dyn FnMut(u64, &[f64])) {
+        let nl = &self.sim.neighbors;
+        for e in nl.rows().row(k) {
+            let rec = nl.record(e);
+            if nonzero(rec) {
+                f(nl.rows().partner_id(e), rec);
+            }
+        }
+    }
+
+    /// The wall records of owned particle `k` with a non-zero bit:
+    /// `f(wall, values)`.
+    fn walls_of(&self, k: usize, f: &mut dyn FnMut(u32, &[f64])) {
+        let wh = &self.sim.wall_history;
+        for w in 0..wh.walls() {
+            let rec = wh.record(k, w);
+            if nonzero(rec) {
+                f(w as u32, rec);
+            }
+        }
+    }
+}
+
+/// Whether a history record holds anything (a record of zero bits is the
+/// state of a contact that never was).
+fn nonzero(rec: &[f64]) -> bool {
+    rec.iter().any(|v| v.to_bits() != 0)
+}
+
+impl StateRows for LiveRows<'_> {
+    fn counts(&self) -> [usize; 3] {
+        self.counts
+    }
+
+    fn for_each_particle(&self, f: &mut dyn FnMut(&RowView)) {
+        let p = &self.sim.particles;
+        for &k in &self.order {
+            f(&RowView {
+                particle: p.record(k),
+                x_ref: self.sim.x_ref[k],
+                force: p.force[k],
+                torque: p.torque[k],
+            });
+        }
+    }
+
+    fn for_each_record_count(&self, f: &mut dyn FnMut(usize, usize)) {
+        for &k in &self.order {
+            let (mut pairs, mut walls) = (0, 0);
+            self.pairs_of(k, &mut |_, _| pairs += 1);
+            self.walls_of(k, &mut |_, _| walls += 1);
+            f(pairs, walls);
+        }
+    }
+
+    fn for_each_pair(&self, f: &mut dyn FnMut(u64, u64, &[f64])) {
+        let id = &self.sim.particles.id;
+        for &k in &self.order {
+            self.pairs_of(k, &mut |partner, v| f(id[k], partner, v));
+        }
+    }
+
+    fn for_each_wall(&self, f: &mut dyn FnMut(u64, u32, &[f64])) {
+        let id = &self.sim.particles.id;
+        for &k in &self.order {
+            self.walls_of(k, &mut |w, v| f(id[k], w, v));
+        }
+    }
 }

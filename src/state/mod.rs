@@ -1,10 +1,12 @@
 //! The state of a run on one rank: the particle arrays ([`particles`]),
 //! the byte records they travel in ([`pack`]), the rank-agnostic
-//! snapshot a checkpoint holds ([`snapshot`]), and exact reservations for
-//! arrays refilled to a known size ([`room`]).
+//! snapshot a checkpoint holds ([`snapshot`]), the rows a checkpoint is
+//! written from ([`rows`]), and exact reservations for arrays refilled to a
+//! known size ([`room`]).
 
 pub mod history;
 pub mod pack;
 pub mod particles;
 pub mod room;
+pub mod rows;
 pub mod snapshot;

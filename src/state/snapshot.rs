@@ -15,6 +15,7 @@
 use crate::state::pack::{Pack, Unpack};
 use crate::state::particles::ParticleRecord;
 use crate::state::particles::{pack_record, unpack_record};
+use crate::state::rows::{RowView, StateRows};
 use glam::DVec3;
 
 /// Everything a run needs to continue from step [`Snapshot::step`].
@@ -280,6 +281,48 @@ impl Snapshot {
             ));
         }
         Ok(())
+    }
+}
+
+impl StateRows for Snapshot {
+    fn counts(&self) -> [usize; 3] {
+        [
+            self.particles.len(),
+            self.pair_keys.len(),
+            self.wall_keys.len(),
+        ]
+    }
+
+    fn for_each_particle(&self, f: &mut dyn FnMut(&RowView)) {
+        for (k, p) in self.particles.iter().enumerate() {
+            f(&RowView {
+                particle: p.clone(),
+                x_ref: self.x_ref[k],
+                force: self.force[k],
+                torque: self.torque[k],
+            });
+        }
+    }
+
+    fn for_each_record_count(&self, f: &mut dyn FnMut(usize, usize)) {
+        let r = self.record_ranges();
+        for k in 0..self.particles.len() {
+            f(r.pairs[k + 1] - r.pairs[k], r.walls[k + 1] - r.walls[k]);
+        }
+    }
+
+    fn for_each_pair(&self, f: &mut dyn FnMut(u64, u64, &[f64])) {
+        let h = self.history_len;
+        for (k, &(a, b)) in self.pair_keys.iter().enumerate() {
+            f(a, b, &self.pair_values[k * h..(k + 1) * h]);
+        }
+    }
+
+    fn for_each_wall(&self, f: &mut dyn FnMut(u64, u32, &[f64])) {
+        let h = self.history_len;
+        for (k, &(a, w)) in self.wall_keys.iter().enumerate() {
+            f(a, w, &self.wall_values[k * h..(k + 1) * h]);
+        }
     }
 }
 
