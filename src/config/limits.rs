@@ -15,27 +15,33 @@ pub const MAX_STEPS: u64 = 1 << 53;
 pub const MAX_THREADS: usize = 1024;
 
 /// The bytes one particle holds at a run's peak on one rank, fitted to
-/// peak resident memory measured on 2026-11-26 (`docs/performance.md`,
-/// "Memory"): `940 + 90 h` (particle arrays, neighbour-list rows, about 4
-/// pair jobs with their share slots and `h` history values each, the
-/// search's scratch, and the copy a checkpoint makes), plus `8 h + 48` per
-/// wall-history record (the record and the wall loads), plus `90 + 48 f`
-/// when frames with `f` vector fields are written (the frame's columns and
-/// their sorted copy). `history_len` is `h`, `wall_records` the wall
-/// records per particle, `frame_fields` the fields of the frames, if any.
-/// The fit's cases: the chute (`h = 3`), the dense pack (`h = 7`, one
-/// wall) and a lattice of 250,047 Hertz–Mindlin spheres on a floor, from
-/// 1,176 to 1,631 bytes per particle.
+/// peak resident memory measured on 2026-11-26 after checkpoints and
+/// frames went column by column (`docs/performance.md`, "Memory"):
+/// `475 + 114 h` (particle arrays, neighbour-list rows, about 4 pair jobs
+/// with their share slots and `h` history values each, the search's
+/// scratch, and the largest column a checkpoint writes, its pair history),
+/// plus `8 h + 48` per wall-history record (the record and the wall loads),
+/// plus 32 when frames are written (the id order and one column).
+/// `history_len` is `h`, `wall_records` the wall records per particle,
+/// `frame_fields` the fields of the frames, if any. The fit's cases: a
+/// lattice of 250,047 Hertz–Mindlin spheres on a floor (`h = 3`, 921 B)
+/// and the dense pack (`h = 7`, one wall, 1,409 B).
 pub fn bytes_per_particle(
     history_len: usize,
     wall_records: usize,
     frame_fields: Option<usize>,
 ) -> f64 {
     let h = history_len as f64;
-    940.0
-        + 90.0 * h
-        + wall_records as f64 * (8.0 * h + 48.0)
-        + frame_fields.map_or(0.0, |f| 90.0 + 48.0 * f as f64)
+    475.0 + 114.0 * h + wall_records as f64 * (8.0 * h + 48.0) + frame_fields.map_or(0.0, |_| 32.0)
+}
+
+/// The buffer MPI-IO's collective writes hold on a rank that gathers the
+/// file's blocks (an Open MPI aggregator) for a run of `particles`: at most
+/// 10 MiB, and no more than the blocks it gathers, fitted as 160 B per
+/// particle. Measured: the one rank of four at 6–11 MiB above the others on
+/// the 250,047-sphere bed and the dense pack, none on 3,000 beads.
+pub fn collective_buffer_bytes(particles: f64) -> f64 {
+    (160.0 * particles).min(10.0 * 1024.0 * 1024.0)
 }
 
 /// The bytes one particle held as a record (a `random`, `list` or `file`
@@ -196,10 +202,11 @@ mod tests {
     #[test]
     fn the_memory_model_adds_history_walls_and_frames() {
         // The fitted cases: chute (h = 3), dense pack (h = 7, one wall).
-        assert_eq!(bytes_per_particle(3, 0, None), 1210.0);
-        assert_eq!(bytes_per_particle(7, 1, None), 1570.0 + 104.0);
-        // Frames with three vector fields.
-        assert_eq!(bytes_per_particle(3, 0, Some(3)), 1210.0 + 234.0);
+        assert_eq!(bytes_per_particle(3, 0, None), 817.0);
+        assert_eq!(bytes_per_particle(7, 1, None), 1273.0 + 104.0);
+        // Frames cost one column at a time, whatever their fields.
+        assert_eq!(bytes_per_particle(3, 0, Some(3)), 817.0 + 32.0);
+        assert_eq!(bytes_per_particle(3, 0, Some(0)), 817.0 + 32.0);
         // The HDF5 share saturates.
         assert_eq!(output_bytes(10), 2.0 * 1024.0 * 1024.0);
         assert_eq!(output_bytes(10_000), 21.0 * 1024.0 * 1024.0);

@@ -155,7 +155,7 @@ pub fn check_report(s: &Setup, decomp: &Decomposition) -> String {
 /// holds the records of the `random`, `list` and `file` blocks; a lattice
 /// is generated, not held: [`crate::insert::initial`]) and the run
 /// (`max_n / ranks` particles, with a ghost shell of 10 % when the run has
-/// several ranks). No rank gathers the others' particles: frames and
+/// several ranks, and MPI-IO's collective buffer). No rank gathers the others' particles: frames and
 /// checkpoints are written by every rank ([`crate::io::collective`]).
 fn memory_line(s: &Setup, decomp: &Decomposition, max_n: u64) -> String {
     let ranks = decomp.size() as f64;
@@ -171,7 +171,12 @@ fn memory_line(s: &Setup, decomp: &Decomposition, max_n: u64) -> String {
     }
     let n = max_n as f64;
     let shell = if ranks > 1.0 { 1.1 } else { 1.0 };
-    let run = n / ranks * shell * per;
+    let collective = if ranks > 1.0 {
+        limits::collective_buffer_bytes(n)
+    } else {
+        0.0
+    };
+    let run = n / ranks * shell * per + collective;
     let held = s.initial.held() as f64;
     let setup = held * limits::SETUP_BYTES_PER_PARTICLE;
     let fixed = limits::base_bytes() + limits::output_bytes(frames) + mesh_bytes as f64;
