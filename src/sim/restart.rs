@@ -315,6 +315,9 @@ pub struct LiveRows<'a> {
     sim: &'a Simulation,
     /// Local indices of the owned particles, sorted by id.
     order: Vec<usize>,
+    /// Each row's pair and wall records (found once: the writer asks for
+    /// them twice and the totals once).
+    records: Vec<(u32, u32)>,
     counts: [usize; 3],
 }
 
@@ -326,14 +329,21 @@ impl<'a> LiveRows<'a> {
         let mut rows = LiveRows {
             sim,
             order,
+            records: Vec::new(),
             counts: [0; 3],
         };
-        let (mut pairs, mut walls) = (0, 0);
-        rows.for_each_record_count(&mut |a, b| {
-            pairs += a;
-            walls += b;
-        });
+        let records: Vec<(u32, u32)> = (rows.order.iter())
+            .map(|&k| {
+                let (mut pairs, mut walls) = (0, 0);
+                rows.pairs_of(k, &mut |_, _| pairs += 1);
+                rows.walls_of(k, &mut |_, _| walls += 1);
+                (pairs, walls)
+            })
+            .collect();
+        let pairs = records.iter().map(|r| r.0 as usize).sum();
+        let walls = records.iter().map(|r| r.1 as usize).sum();
         rows.counts = [rows.order.len(), pairs, walls];
+        rows.records = records;
         rows
     }
 
@@ -386,11 +396,8 @@ impl StateRows for LiveRows<'_> {
     }
 
     fn for_each_record_count(&self, f: &mut dyn FnMut(usize, usize)) {
-        for &k in &self.order {
-            let (mut pairs, mut walls) = (0, 0);
-            self.pairs_of(k, &mut |_, _| pairs += 1);
-            self.walls_of(k, &mut |_, _| walls += 1);
-            f(pairs, walls);
+        for &(pairs, walls) in &self.records {
+            f(pairs as usize, walls as usize);
         }
     }
 
