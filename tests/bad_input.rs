@@ -317,6 +317,7 @@ bad_cases! {
     region_axis_zero => "region_axis_zero";
     // csv.toml
     csv_wrong_column_count_names_the_line => "csv_column_count" + run;
+    a_step_for_a_csv_file_is_refused => "csv_with_a_step";
     csv_not_a_number_names_line_and_column => "csv_not_a_number";
     csv_duplicate_ids => "csv_duplicate_ids";
     // contact.toml

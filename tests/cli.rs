@@ -1510,3 +1510,76 @@ fn frames_carry_frozen_flags_material_names_and_units() {
     let xdmf = std::fs::read_to_string(out_dir.join("tagged.xdmf")).unwrap();
     assert!(xdmf.contains("/frames/000000005/frozen"), "{xdmf}");
 }
+
+/// One run's output seeds the next: a `file` block reading a frame (the
+/// last, or `step`) or the checkpoint of an earlier run takes its particles
+/// bit for bit (ids, positions, radii, velocities and angular velocities;
+/// a frame's masses from the block's material, a checkpoint's as stored);
+/// a step the file lacks is refused naming the frames it has.
+#[test]
+fn an_earlier_runs_frame_or_checkpoint_seeds_a_run() {
+    let (dir, config) = setup(&small_config());
+    let (out, out_dir) = run(dir.path(), &config, &[]);
+    assert!(out.status.success(), "{}", describe(&out));
+    let h5 = out_dir.join("small.h5");
+    let seeded = |block: &str| {
+        let text = small_config().replace(
+            "[[particles]]\nkind = \"random\"",
+            &format!("[[particles]]\n{block}\n\n[[unused]]\nkind = \"random\""),
+        );
+        // Keep only the new block: drop the random one.
+        let text = text[..text.find("[[unused]]").unwrap()].to_string();
+        let path = dir.path().join("seeded.toml");
+        std::fs::write(&path, text).unwrap();
+        gravel::config::Setup::from_file(&path)
+    };
+    let bits = |v: glam::DVec3| v.to_array().map(f64::to_bits);
+    for (block, step) in [
+        (
+            "kind = \"file\"\nmaterial = \"glass\"\npath = \"out/small.h5\"",
+            230,
+        ),
+        (
+            "kind = \"file\"\nmaterial = \"glass\"\npath = \"out/small.h5\"\nstep = 100",
+            100,
+        ),
+    ] {
+        let s = seeded(block).unwrap_or_else(|e| panic!("{e}"));
+        let frame = read_frame(&h5, step).unwrap();
+        let got = s.initial.to_vec();
+        assert_eq!(got.len(), 50);
+        assert_eq!(got.iter().map(|p| p.id).collect::<Vec<_>>(), frame.id);
+        let field = |name: &str| &frame.fields.iter().find(|(n, _)| n == name).unwrap().1;
+        for (i, p) in got.iter().enumerate() {
+            assert_eq!(
+                bits(p.x),
+                frame.position[i].map(f64::to_bits),
+                "step {step}"
+            );
+            assert_eq!(p.radius.to_bits(), frame.radius[i].to_bits());
+            assert_eq!(bits(p.v), field("velocity")[i].map(f64::to_bits));
+            assert_eq!(bits(p.omega), field("omega")[i].map(f64::to_bits));
+            let mass = gravel::state::particles::ParticleRecord::sphere_mass(p.radius, 2500.0);
+            assert_eq!(p.mass.to_bits(), mass.to_bits(), "the material's density");
+        }
+        assert!(got.iter().any(|p| p.v != glam::DVec3::ZERO));
+    }
+    // The checkpoint: its masses and positions, as stored.
+    let s = seeded("kind = \"file\"\nmaterial = \"glass\"\npath = \"out/small.checkpoint.h5\"")
+        .unwrap_or_else(|e| panic!("{e}"));
+    let snap = gravel::io::checkpoint::read(&out_dir.join("small.checkpoint.h5")).unwrap();
+    let got = s.initial.to_vec();
+    assert_eq!(got.len(), snap.particles.len());
+    for (p, q) in got.iter().zip(&snap.particles) {
+        assert_eq!(
+            (p.id, bits(p.x), p.mass.to_bits()),
+            (q.id, bits(q.x), q.mass.to_bits())
+        );
+    }
+    // A step the file lacks.
+    let e = seeded("kind = \"file\"\nmaterial = \"glass\"\npath = \"out/small.h5\"\nstep = 75")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("particles[0].step") && e.contains("75"), "{e}");
+    assert!(e.contains("230"), "the message lists the frames: {e}");
+}

@@ -432,14 +432,25 @@ pub(super) fn particles(
                 }
                 InitialBlock::Records(out)
             }
-            ParticleBlock::File { path, material } => {
+            ParticleBlock::File {
+                path,
+                material,
+                step,
+            } => {
                 let m = cx.material(&format!("{key}.material"), material, mats)?;
                 let full = cx.file.parent().unwrap_or(Path::new(".")).join(path);
-                let text = std::fs::read_to_string(&full).map_err(|e| {
-                    cx.err(format!("{key}.path: cannot read `{}`: {e}", full.display()))
-                })?;
-                let recs = insert::parse_csv(&text, m)
-                    .map_err(|e| cx.err(format!("{key}.path: `{}` {e}", full.display())))?;
+                let recs = if is_hdf5(&full) {
+                    from_output(cx, &key, &full, *step, m, mats, domain)?
+                } else {
+                    if step.is_some() {
+                        return Err(cx.err(format!("{key}.step: only a gravel output file (HDF5) has frames; `{}` is not one", full.display())));
+                    }
+                    let text = std::fs::read_to_string(&full).map_err(|e| {
+                        cx.err(format!("{key}.path: cannot read `{}`: {e}", full.display()))
+                    })?;
+                    insert::parse_csv(&text, m)
+                        .map_err(|e| cx.err(format!("{key}.path: `{}` {e}", full.display())))?
+                };
                 budget.add(
                     cx,
                     &format!("{key}.path = \"{path}\" ({} particles)", recs.len()),
@@ -505,6 +516,79 @@ pub(super) fn particles(
         check_walls(cx, k, r, walls)
     })?;
     Ok((all, pours, next_id, sizes))
+}
+
+/// Whether `path` begins with HDF5's signature.
+fn is_hdf5(path: &Path) -> bool {
+    use std::io::Read;
+    let mut head = [0u8; 8];
+    std::fs::File::open(path)
+        .and_then(|mut f| f.read_exact(&mut head))
+        .is_ok_and(|()| head == *b"\x89HDF\r\n\x1a\n")
+}
+
+/// The particles of a gravel output file's frame (`step`, or the last) or
+/// of a checkpoint, as the block `key`'s records of material `m`: ids,
+/// positions (wrapped into the box), radii, frozen flags, and velocities
+/// and angular velocities where the file has them (a frame's `velocity`
+/// and `omega` fields; zero otherwise). A checkpoint gives the masses; a
+/// frame's come from `m`'s density. One run's settled bed seeds the next.
+fn from_output(
+    cx: &Ctx,
+    key: &str,
+    path: &Path,
+    step: Option<u64>,
+    m: u32,
+    mats: &[Material],
+    domain: &Domain,
+) -> Result<Vec<ParticleRecord>> {
+    let shown = path.display();
+    if crate::io::checkpoint::is_checkpoint(path) {
+        if step.is_some() {
+            return Err(cx.err(format!(
+                "{key}.step: `{shown}` is a checkpoint (one state, no frames); leave `step` out"
+            )));
+        }
+        let snap =
+            crate::io::checkpoint::read(path).map_err(|e| cx.err(format!("{key}.path: {e}")))?;
+        return Ok((snap.particles.into_iter())
+            .map(|p| ParticleRecord {
+                x: domain.wrap(p.x),
+                material: m,
+                ..p
+            })
+            .collect());
+    }
+    let density = mats[m as usize].density;
+    if density.is_nan() || density <= 0.0 {
+        return Err(cx.err(format!(
+            "{key}.material: `{}` has no density, and a frame of `{shown}` holds no masses; give the material a density",
+            mats[m as usize].name
+        )));
+    }
+    let steps =
+        crate::io::read::list_frames(path).map_err(|e| cx.err(format!("{key}.path: {e}")))?;
+    let Some(&last) = steps.last() else {
+        return Err(cx.err(format!("{key}.path: `{shown}` holds no frame")));
+    };
+    let frame = crate::io::read::read_frame(path, step.unwrap_or(last))
+        .map_err(|e| cx.err(format!("{key}.step: {e}")))?;
+    let field = |name: &str| frame.fields.iter().find(|(n, _)| n == name).map(|(_, v)| v);
+    let (velocity, omega) = (field("velocity"), field("omega"));
+    let vector =
+        |v: Option<&Vec<[f64; 3]>>, i: usize| v.map_or(DVec3::ZERO, |v| DVec3::from_array(v[i]));
+    Ok((0..frame.id.len())
+        .map(|i| ParticleRecord {
+            id: frame.id[i],
+            x: DVec3::from_array(frame.position[i]),
+            v: vector(velocity, i),
+            omega: vector(omega, i),
+            radius: frame.radius[i],
+            mass: ParticleRecord::sphere_mass(frame.radius[i], density),
+            material: m,
+            frozen: frame.frozen.get(i).is_some_and(|&f| f != 0),
+        })
+        .collect())
 }
 
 /// A `random` block with `fill = f`: radii drawn from the block's stream

@@ -587,10 +587,15 @@ pub enum ParticleBlock {
     },
     /// A CSV file with columns `id, frozen, x, y, z, radius, density, vx, vy, vz, wx, wy, wz`.
     File {
-        /// Path, relative to the config file.
+        /// Path, relative to the config file: a CSV file, or a gravel output
+        /// or checkpoint file (HDF5).
         path: String,
-        /// Material name (contact properties; mass comes from the density column).
+        /// Material name (contact properties; the mass comes from the CSV's
+        /// density column, a checkpoint's masses, or this material's density
+        /// for a frame).
         material: String,
+        /// The frame to read from an output file (default: its last).
+        step: Option<u64>,
     },
 }
 
