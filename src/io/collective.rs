@@ -67,7 +67,8 @@ pub fn open_rw(path: &Path, comm: &dyn Comm) -> hdf5::Result<(File, Transfer)> {
 fn driver(comm: &dyn Comm) -> Option<hdf5::FileBuilder> {
     let raw = comm.mpi_raw()?;
     let mut b = hdf5::File::with_options();
-    b.with_fapl(|p| p.mpio(raw, None));
+    // Without HDF5's file lock, as every gravel file (see `io::unlocked`).
+    b.with_fapl(|p| p.mpio(raw, None).file_locking(false));
     Some(b)
 }
 
