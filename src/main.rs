@@ -342,6 +342,10 @@ fn dispatch(cmd: Command, comm: Box<dyn Comm>) -> Result<(), GravelError> {
                 return Err(GravelError::config(&config, "--ranks 0: must be 1 or more"));
             }
             let setup = Setup::from_file(&config)?;
+            // Every random fill placed whole, slab by slab: whether it holds its count.
+            setup.initial.check_placed().map_err(|(k, u)| {
+                GravelError::config(&config, gravel::insert::cells::unplaced_message(k, &u))
+            })?;
             let decomp = Decomposition::for_ranks(&setup, ranks, 0)?;
             if comm.rank() == 0 {
                 print!("{}", gravel::run::report::check_report(&setup, &decomp));

@@ -10,6 +10,7 @@ use crate::error::Result;
 use crate::geometry::domain::Domain;
 use crate::geometry::region::Region;
 use crate::geometry::walls::Wall;
+use crate::insert::cells::{Earlier, RandomFill, Unplaced};
 use crate::insert::initial::{Initial, InitialBlock, Lattice};
 use crate::insert::relax::{relaxed_fill, FillError, FILL_MAX_SWEEPS, FILL_OVERLAP_TOLERANCE};
 use crate::insert::{self, Placer, PourSource, RadiusDist, SizeStats};
@@ -204,6 +205,8 @@ pub(super) fn particles(
     let mut sizes = Vec::new();
     let max_r_all = max_block_radius(blocks);
     let mut placer = Placer::new(max_r_all).periodic_in(domain);
+    // What each random fill avoids: the blocks before it.
+    let mut earlier = Earlier::default();
     for (k, b) in blocks.iter().enumerate() {
         let key = format!("particles[{k}]");
         finite_vectors(cx, &key, b)?;
@@ -260,6 +263,7 @@ pub(super) fn particles(
                     )));
                 }
                 placer.add_lattice(&lattice);
+                earlier.lattices.push(lattice.clone());
                 InitialBlock::Lattice(Box::new(lattice))
             }
             ParticleBlock::Random {
@@ -274,8 +278,16 @@ pub(super) fn particles(
                 let m = cx.material(&format!("{key}.material"), material, mats)?;
                 let dist = radius_dist(cx, &key, radius)?;
                 let shape = shaped_region(cx, &key, reg, domain)?;
-                let mut rng = insert::stream(seed, k as u64, u64::MAX);
-                let placed = match (count, fill) {
+                let template = rec(
+                    DVec3::ZERO,
+                    DVec3::from_array(velocity.0),
+                    DVec3::ZERO,
+                    0.0,
+                    m,
+                    *frozen,
+                );
+                let density = mats[m as usize].density;
+                match (count, fill) {
                     (Some(_), Some(_)) => {
                         return Err(cx.err(format!(
                             "{key}: takes `count` (how many) or `fill` (a packing fraction), not both"
@@ -289,43 +301,70 @@ pub(super) fn particles(
                     (Some(n), None) => {
                         budget.add(cx, &format!("{key}.count = {n}"), *n as f64)?;
                         check_room(cx, &key, &shape, dist.max(), walls)?;
-                        let mut radii = dist.draw_many(&mut rng, *n as usize);
-                        insert::largest_first(&mut radii);
-                        let placed = insert::place_in_order(
-                            &mut rng,
-                            &shape,
-                            walls,
-                            radii.iter().copied(),
-                            &mut placer,
-                            insert::RANDOM_ATTEMPTS,
-                        );
-                        if placed.len() < radii.len() {
-                            return Err(cx.err(format!(
-                                "{key}: could place only {} of {n} non-overlapping spheres in the region (largest first; a sphere of radius {:e} found no room in {} tries); enlarge the region, lower `count`, or give `fill` (a relaxed fill reaches higher packing fractions)",
-                                placed.len(),
-                                radii[placed.len()],
-                                insert::RANDOM_ATTEMPTS
-                            )));
+                        inside_domain(cx, &key, &shape, domain)?;
+                        for r in [dist.min(), dist.max()] {
+                            check_body(cx, r, ParticleRecord::sphere_mass(r, density), || {
+                                format!(
+                                    "material[{m}].density = {density:e} (`{}`, used by {key})",
+                                    mats[m as usize].name
+                                )
+                            })?;
                         }
-                        placed
+                        let fill = RandomFill::new(
+                            seed,
+                            k as u64,
+                            *n,
+                            shape,
+                            dist,
+                            template,
+                            density,
+                            walls,
+                            domain,
+                            earlier.clone(),
+                        );
+                        sizes.push(BlockSizes {
+                            key: key.clone(),
+                            kind: "random",
+                            stats: SizeStats::of(
+                                (0..(*n).min(POUR_PREVIEW)).map(|i| fill.radius_of(i)),
+                            ),
+                        });
+                        earlier.fills.push(fill.clone());
+                        pending.push((k, InitialBlock::Random(Box::new(fill))));
+                        continue;
                     }
                     (None, Some(f)) => {
-                        random_fill(cx, &key, *f, &dist, &shape, walls, &mut rng, &mut placer, budget)?
+                        // A relaxed fill is held whole: it sees the earlier
+                        // random fills' spheres as records.
+                        for e in &earlier.fills {
+                            let _ = e.try_for_each(|_, x, r| {
+                                placer.add(x, r);
+                                Ok::<(), insert::cells::Unplaced>(())
+                            });
+                        }
+                        let mut rng = insert::stream(seed, k as u64, u64::MAX);
+                        let placed = random_fill(
+                            cx, &key, *f, &dist, &shape, walls, &mut rng, &mut placer, budget,
+                        )?;
+                        earlier.spheres.extend(placed.iter().copied());
+                        sizes.push(BlockSizes {
+                            key: key.clone(),
+                            kind: "random",
+                            stats: SizeStats::of(placed.iter().map(|p| p.1)),
+                        });
+                        InitialBlock::Records(
+                            placed
+                                .into_iter()
+                                .map(|(x, r)| ParticleRecord {
+                                    x,
+                                    radius: r,
+                                    mass: ParticleRecord::sphere_mass(r, density),
+                                    ..template.clone()
+                                })
+                                .collect(),
+                        )
                     }
-                };
-                sizes.push(BlockSizes {
-                    key: key.clone(),
-                    kind: "random",
-                    stats: SizeStats::of(placed.iter().map(|p| p.1)),
-                });
-                InitialBlock::Records(
-                    placed
-                        .into_iter()
-                        .map(|(x, r)| {
-                            rec(x, DVec3::from_array(velocity.0), DVec3::ZERO, r, m, *frozen)
-                        })
-                        .collect(),
-                )
+                }
             }
             ParticleBlock::Pour {
                 material,
@@ -421,6 +460,7 @@ pub(super) fn particles(
                 for i in 0..n {
                     let r = cx.positive(&format!("{key}.radius[{i}]"), radii[i])?;
                     placer.add(DVec3::from_array(position[i].0), r);
+                    earlier.spheres.push((DVec3::from_array(position[i].0), r));
                     out.push(rec(
                         DVec3::from_array(position[i].0),
                         vel[i],
@@ -461,6 +501,7 @@ pub(super) fn particles(
                         format!("{key}.path: `{}`, particle id {}", full.display(), r.id)
                     })?;
                     placer.add(r.x, r.radius);
+                    earlier.spheres.push((r.x, r.radius));
                 }
                 files.push(k, InitialBlock::Records(recs));
                 continue;
@@ -478,6 +519,7 @@ pub(super) fn particles(
         match &block {
             InitialBlock::Records(records) => records.iter().try_for_each(body)?,
             InitialBlock::Lattice(lattice) => body(lattice.template())?,
+            InitialBlock::Random(_) => {} // its extremes were checked above
         }
         pending.push((k, block));
     }
@@ -508,14 +550,38 @@ pub(super) fn particles(
                 lattice.set_first_id(next_id);
                 next_id += lattice.count() as u64;
             }
+            InitialBlock::Random(fill) => {
+                fill.set_first_id(next_id);
+                next_id += fill.count();
+            }
         }
         all.push(k, block);
     }
-    all.try_for_each(|k, r| {
+    all.try_for_each_listed(|k, r| {
         check_inside(cx, r, domain)?;
         check_walls(cx, k, r, walls)
     })?;
     Ok((all, pours, next_id, sizes))
+}
+
+/// Refuse a random fill's region that reaches outside the box along an
+/// axis that is not periodic: its spheres would start outside the domain.
+fn inside_domain(cx: &Ctx, key: &str, shape: &Region, domain: &Domain) -> Result<()> {
+    let (lo, hi) = shape.bounds();
+    for a in 0..3 {
+        if !domain.periodic[a] && (lo[a] < domain.lo[a] || hi[a] > domain.hi[a]) {
+            return Err(cx.err(format!(
+                "{key}.region: this {} spans {}..{} along {}, outside the domain's {}..{}; a random block's region must lie inside the domain",
+                shape.kind(),
+                lo[a],
+                hi[a],
+                ["x", "y", "z"][a],
+                domain.lo[a],
+                domain.hi[a]
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// Whether `path` begins with HDF5's signature.
@@ -869,7 +935,73 @@ pub(super) fn check_overlaps(
         }
         check_record_overlaps(cx, &held, domain)?;
     }
-    check_lattice_overlaps(cx, initial, domain)
+    check_lattice_overlaps(cx, initial, domain)?;
+    check_fill_overlaps(cx, blocks, initial, domain)
+}
+
+/// A random fill avoids the blocks before it; the `list` and `lattice`
+/// blocks after it, which do not look where they go, are checked against
+/// its spheres here, by a walk over the fill (only when such a block
+/// follows one).
+fn check_fill_overlaps(
+    cx: &Ctx,
+    blocks: &[ParticleBlock],
+    initial: &Initial,
+    domain: &Domain,
+) -> Result<()> {
+    for (k, fill) in initial.fills() {
+        for (later, b) in initial.blocks().filter(|(j, _)| *j > k) {
+            let mut placer = Placer::new(fill.dist().max()).periodic_in(domain);
+            let kind = match b {
+                InitialBlock::Lattice(l) => {
+                    placer.add_lattice(l);
+                    "lattice"
+                }
+                InitialBlock::Records(r) if matches!(blocks[later], ParticleBlock::List { .. }) => {
+                    r.iter().for_each(|p| placer.add(p.x, p.radius));
+                    "list"
+                }
+                _ => continue,
+            };
+            let walked = fill.try_for_each(|i, x, r| {
+                let mut hit = None;
+                placer.each_overlapping(x, r, |y, s| {
+                    hit.get_or_insert((y, s));
+                });
+                match hit {
+                    None => Ok(()),
+                    Some((y, s)) => Err(FillWalk::Overlap(cx.err(format!(
+                        "particles[{later}]: {kind} particle at {:?} (radius {s:e} m) overlaps a sphere of radius {r:e} m at {:?}, particle id {} of the random block particles[{k}] (distance {:e} < sum of radii {:e}, periodic images included); initial particles must not overlap: a random block avoids only the blocks before it, so list this block first, or move one of the regions",
+                        y.to_array(),
+                        x.to_array(),
+                        fill.record(i, x, r).id,
+                        (y - x).length(),
+                        s + r
+                    )))),
+                }
+            });
+            match walked {
+                Ok(()) => {}
+                Err(FillWalk::Overlap(e)) => return Err(e),
+                Err(FillWalk::Unplaced(u)) => {
+                    return Err(cx.err(insert::cells::unplaced_message(k, &u)))
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Why a walk over a fill's spheres stopped.
+enum FillWalk {
+    Overlap(crate::error::GravelError),
+    Unplaced(Unplaced),
+}
+
+impl From<Unplaced> for FillWalk {
+    fn from(u: Unplaced) -> Self {
+        FillWalk::Unplaced(u)
+    }
 }
 
 /// Each lattice's sites against the held records and the lattices before
@@ -882,7 +1014,7 @@ fn check_lattice_overlaps(cx: &Ctx, initial: &Initial, domain: &Domain) -> Resul
         return Ok(());
     }
     let mut max_r = 0.0f64;
-    initial.for_each(|_, p| max_r = max_r.max(p.radius));
+    initial.for_each_body(|_, p| max_r = max_r.max(p.radius));
     let mut placer = Placer::new(max_r).periodic_in(domain);
     for (_, b) in initial.blocks() {
         if let InitialBlock::Records(records) = b {
@@ -1031,7 +1163,7 @@ normal = {{ model = "hooke", stiffness = 1e3, restitution = 0.5 }}
     /// places its spheres clear of every site (the placer asks the lattice
     /// by index arithmetic), periodic images across x included.
     #[test]
-    fn a_random_block_after_a_lattice_avoids_it_and_only_its_records_are_held() {
+    fn a_random_block_after_a_lattice_avoids_it_and_neither_is_held() {
         let dir = tempfile::tempdir().unwrap();
         let s = setup_in(
             dir.path(),
@@ -1054,7 +1186,11 @@ region = { lo = [0.0, 0.0, 0.0], hi = [0.01, 0.01, 0.01] }
         let all = s.initial.to_vec();
         let lattice = all.len() - 60;
         assert!(lattice >= 100, "{lattice} sites");
-        assert_eq!(s.initial.held(), 60);
+        assert_eq!(
+            s.initial.held(),
+            0,
+            "a lattice and a random count are rules"
+        );
         assert!(all[..lattice].iter().all(|p| p.material == 0));
         let length = s.domain.length().x;
         let mut near = 0;

@@ -254,7 +254,7 @@ pub(super) fn build(path: &Path, text: &str, cfg: Config) -> Result<Setup> {
     // extremes of their radii.
     let mut in_use = vec![false; materials.len()];
     let (mut min_radius, mut max_radius) = (f64::INFINITY, 0.0f64);
-    initial.for_each(|_, p| {
+    initial.for_each_body(|_, p| {
         in_use[p.material as usize] = true;
         min_radius = min_radius.min(p.radius);
         max_radius = max_radius.max(p.radius);
@@ -424,7 +424,7 @@ impl Default for Balance {
 /// [`Setup::compat`].
 fn fingerprint(initial: &Initial) -> Fnv {
     let mut blocks = Fnv::default();
-    initial.for_each(|_, r| {
+    let _ = initial.try_for_each_listed(|_, r| {
         blocks.u64(r.id);
         for v in [r.x, r.v, r.omega] {
             v.to_array().iter().for_each(|&c| blocks.f64(c));
@@ -433,7 +433,13 @@ fn fingerprint(initial: &Initial) -> Fnv {
         blocks.f64(r.mass);
         blocks.u64(u64::from(r.material));
         blocks.u64(u64::from(r.frozen));
+        Ok::<(), ()>(())
     });
+    // A random fill is its rule: the rule, not the spheres it places.
+    for (k, fill) in initial.fills() {
+        blocks.u64(k as u64);
+        blocks.str(&fill.rule());
+    }
     blocks
 }
 
@@ -548,7 +554,7 @@ pub(super) fn time_scales(
     // The smallest particle of each material sets the stiffest time scale.
     let n = mats.len();
     let mut smallest = vec![(f64::INFINITY, f64::INFINITY); n];
-    initial.for_each(|_, p| {
+    initial.for_each_body(|_, p| {
         let s = &mut smallest[p.material as usize];
         if p.radius < s.0 {
             *s = (p.radius, p.mass);

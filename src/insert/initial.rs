@@ -5,12 +5,15 @@
 //! "which sites lie near this point" by index arithmetic. So no rank ever
 //! holds a lattice's particles: the validation walks them (bounded memory),
 //! the decomposition histograms them, and each rank keeps only those in
-//! its subdomain ([`Initial::for_each`]). Blocks whose particles are drawn
-//! or read (`random`, `list`, `file`) are held as records
-//! ([`InitialBlock::Records`]) on every rank.
+//! its subdomain ([`Initial::for_each`]). A `random` block with a `count`
+//! is a rule too ([`RandomFill`]): each rank places only the cells near its
+//! subdomain ([`Initial::place_near`]). Blocks whose particles are read or
+//! listed (`list`, `file`, and a `random` block's relaxed `fill`) are held
+//! as records ([`InitialBlock::Records`]) on every rank.
 
 use glam::DVec3;
 
+use super::cells::{RandomFill, Unplaced};
 use crate::geometry::region::Region;
 use crate::state::particles::ParticleRecord;
 
@@ -28,6 +31,8 @@ pub enum InitialBlock {
     Records(Vec<ParticleRecord>),
     /// A lattice, generated whenever it is walked.
     Lattice(Box<Lattice>),
+    /// A random fill, placed where it is needed.
+    Random(Box<RandomFill>),
 }
 
 impl Initial {
@@ -60,7 +65,7 @@ impl Initial {
         (self.blocks.iter())
             .map(|(_, b)| match b {
                 InitialBlock::Records(r) => r.len(),
-                InitialBlock::Lattice(_) => 0,
+                InitialBlock::Lattice(_) | InitialBlock::Random(_) => 0,
             })
             .sum()
     }
@@ -74,6 +79,11 @@ impl Initial {
     }
 
     /// [`Self::for_each`], stopping at the first error.
+    ///
+    /// A random fill is placed slab by slab (bounded memory, but the work
+    /// of placing it all): a walk assumes that it places, which
+    /// [`Self::check_placed`] or [`Self::place_near`] tells; one that does
+    /// not ends its block's walk at the slab that failed.
     ///
     /// # Errors
     /// The first error `f` returns.
@@ -89,6 +99,149 @@ impl Initial {
                     }
                 }
                 InitialBlock::Lattice(lattice) => lattice.try_for_each(|r| f(*k, r))?,
+                InitialBlock::Random(fill) => {
+                    let walked = fill.try_for_each(|i, x, r| {
+                        f(*k, &fill.record(i, x, r)).map_err(Walk::Stopped)
+                    });
+                    match walked {
+                        Ok(()) | Err(Walk::Unplaced) => {}
+                        Err(Walk::Stopped(e)) => return Err(e),
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// [`Self::try_for_each`] over the blocks whose particles are listed
+    /// or generated at their sites (`list`, `file`, `lattice`, a relaxed
+    /// `fill`): the checks a random fill passes by construction (inside
+    /// its region, clear of the walls) need not place it.
+    ///
+    /// # Errors
+    /// The first error `f` returns.
+    pub fn try_for_each_listed<E>(
+        &self,
+        mut f: impl FnMut(usize, &ParticleRecord) -> Result<(), E>,
+    ) -> Result<(), E> {
+        for (k, b) in &self.blocks {
+            match b {
+                InitialBlock::Records(records) => records.iter().try_for_each(|r| f(*k, r))?,
+                InitialBlock::Lattice(lattice) => lattice.try_for_each(|r| f(*k, r))?,
+                InitialBlock::Random(_) => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// A sample of the bodies (radius, mass, material, frozen flag,
+    /// velocity) for extremes: every listed or lattice particle, and of a
+    /// random fill its distribution's smallest and largest sphere. Ids are
+    /// real; a fill's sample positions are its region's centre.
+    pub fn for_each_body(&self, mut f: impl FnMut(usize, &ParticleRecord)) {
+        let _ = self.try_for_each_listed(|k, r| {
+            f(k, r);
+            Ok::<(), ()>(())
+        });
+        for (k, b) in &self.blocks {
+            if let InitialBlock::Random(fill) = b {
+                if fill.count() > 0 {
+                    let (lo, hi) = fill.region().bounds();
+                    for r in [fill.dist().min(), fill.dist().max()] {
+                        f(*k, &fill.record(0, 0.5 * (lo + hi), r));
+                    }
+                }
+            }
+        }
+    }
+
+    /// Call `f(x, n)` with where the particles are, `n` at a time: each
+    /// listed or lattice particle at its centre, a random fill's spheres
+    /// spread over their cells (for cutting the decomposition).
+    pub fn for_each_weighted(&self, mut f: impl FnMut(DVec3, u64)) {
+        let _ = self.try_for_each_listed(|_, r| {
+            f(r.x, 1);
+            Ok::<(), ()>(())
+        });
+        for (_, b) in &self.blocks {
+            if let InitialBlock::Random(fill) = b {
+                fill.for_each_cell_point(&mut f);
+            }
+        }
+    }
+
+    /// The box holding every particle whole (a random fill: its region),
+    /// or `None` for none.
+    #[must_use]
+    pub fn bounds(&self) -> Option<(DVec3, DVec3)> {
+        let mut lo = DVec3::splat(f64::INFINITY);
+        let mut hi = DVec3::splat(f64::NEG_INFINITY);
+        let _ = self.try_for_each_listed(|_, p| {
+            lo = lo.min(p.x - p.radius);
+            hi = hi.max(p.x + p.radius);
+            Ok::<(), ()>(())
+        });
+        for (_, b) in &self.blocks {
+            if let InitialBlock::Random(fill) = b {
+                if fill.count() > 0 {
+                    let (a, c) = fill.region().bounds();
+                    (lo, hi) = (lo.min(a), hi.max(c));
+                }
+            }
+        }
+        lo.cmple(hi).all().then_some((lo, hi))
+    }
+
+    /// The random fills, with their config block index.
+    pub fn fills(&self) -> impl Iterator<Item = (usize, &RandomFill)> {
+        self.blocks.iter().filter_map(|(k, b)| match b {
+            InitialBlock::Random(f) => Some((*k, &**f)),
+            _ => None,
+        })
+    }
+
+    /// Place every random fill whole, slab by slab (bounded memory):
+    /// whether each places its count.
+    ///
+    /// # Errors
+    /// The block index and the first sphere that found no room.
+    pub fn check_placed(&self) -> Result<(), (usize, Unplaced)> {
+        for (k, fill) in self.fills() {
+            fill.try_for_each(|_, _, _| Ok::<(), Unplaced>(()))
+                .map_err(|u| (k, u))?;
+        }
+        Ok(())
+    }
+
+    /// Every particle of the listed and lattice blocks, and of each random
+    /// fill the spheres of the cells that overlap the box `lo..=hi`, in id
+    /// order within each block: a superset of those in the box, for a rank
+    /// to keep its own. Placing a fill here costs the cells near the box
+    /// only.
+    ///
+    /// # Errors
+    /// The block index and the first sphere that found no room.
+    pub fn place_near(
+        &self,
+        lo: DVec3,
+        hi: DVec3,
+        mut f: impl FnMut(usize, &ParticleRecord),
+    ) -> Result<(), (usize, Unplaced)> {
+        for (k, b) in &self.blocks {
+            match b {
+                InitialBlock::Records(records) => records.iter().for_each(|r| f(*k, r)),
+                InitialBlock::Lattice(lattice) => {
+                    let _ = lattice.try_for_each(|r| {
+                        f(*k, r);
+                        Ok::<(), ()>(())
+                    });
+                }
+                InitialBlock::Random(fill) => {
+                    let placed = fill.place_near(lo, hi).map_err(|u| (*k, u))?;
+                    for (i, x, r) in placed {
+                        f(*k, &fill.record(i, x, r));
+                    }
+                }
             }
         }
         Ok(())
@@ -114,6 +267,18 @@ impl Initial {
     }
 }
 
+/// Why a walk over a random fill ended early.
+enum Walk<E> {
+    Stopped(E),
+    Unplaced,
+}
+
+impl<E> From<Unplaced> for Walk<E> {
+    fn from(_: Unplaced) -> Self {
+        Walk::Unplaced
+    }
+}
+
 impl InitialBlock {
     /// The number of particles.
     #[must_use]
@@ -121,6 +286,7 @@ impl InitialBlock {
         match self {
             InitialBlock::Records(r) => r.len(),
             InitialBlock::Lattice(l) => l.count,
+            InitialBlock::Random(f) => usize::try_from(f.count()).unwrap_or(usize::MAX),
         }
     }
 

@@ -7,12 +7,18 @@
 //! particle's radius comes from its own stream, keyed by its index in the
 //! source ([`PourSource::radius_of`]).
 //!
+//! A `random` block with a `count` is placed cell by cell ([`cells`]), the
+//! same spheres on any number of ranks, each rank placing only the cells
+//! near its subdomain.
+//!
 //! Size distributions stay true however dense the fill: each particle's
 //! radius is drawn once and kept while positions are retried
-//! ([`place_in_order`]), random blocks place their largest spheres first,
-//! and a pour places its particles in index order, a particle that finds no
-//! room waiting, with its radius, for the next interval.
+//! ([`place_in_order`], [`cells`]), random cells place their largest
+//! spheres first, and a pour places its particles in index order, a
+//! particle that finds no room waiting, with its radius, for the next
+//! interval.
 
+pub mod cells;
 pub mod initial;
 pub mod radius;
 pub mod relax;

@@ -25,7 +25,7 @@ pub mod timers;
 
 use crate::config::Setup;
 use crate::diagnostics::{self, Thermo};
-use crate::error::Result;
+use crate::error::{GravelError, Result};
 use crate::force;
 use crate::geometry::motion::place_walls;
 use crate::geometry::walls::WallShape;
@@ -35,7 +35,7 @@ use crate::parallel::comm::Comm;
 use crate::parallel::grid::Decomposition;
 use crate::parallel::halo::Halo;
 use crate::state::history::WallHistory;
-use crate::state::particles::Particles;
+use crate::state::particles::{ParticleRecord, Particles};
 use glam::DVec3;
 
 pub use balance::Balancer;
@@ -85,6 +85,57 @@ pub struct Simulation {
     comm: Box<dyn Comm>,
 }
 
+/// This rank's particles at step 0: a walk over the initial blocks (a
+/// lattice is generated, not held; a random fill places only the cells
+/// near this subdomain), counted first for an exact reservation. A fill
+/// that cannot place its count is refused on every rank (exit 2), naming
+/// the sphere, before anything is written. Collective.
+fn own_initial(setup: &Setup, decomp: &Decomposition, comm: &dyn Comm) -> Result<Particles> {
+    let me = decomp.rank;
+    let owns = |r: &ParticleRecord| decomp.owner(setup.domain.wrap(r.x)) == me;
+    // The subdomain, reaching past the box's non-periodic faces (where
+    // the edge ranks own what lies beyond).
+    let (mut lo, mut hi) = decomp.bounds();
+    let d = &setup.domain;
+    for a in 0..3 {
+        if !d.periodic[a] {
+            if lo[a] <= d.lo[a] {
+                lo[a] = f64::MIN;
+            }
+            if hi[a] >= d.hi[a] {
+                hi[a] = f64::MAX;
+            }
+        }
+    }
+    let mut mine = Vec::new();
+    let placed = setup.initial.place_near(lo, hi, |_, r| {
+        if owns(r) {
+            mine.push(r.clone());
+        }
+    });
+    let message = match &placed {
+        Ok(()) => String::new(),
+        Err((k, u)) => crate::insert::cells::unplaced_message(*k, u),
+    };
+    let said = if comm.size() > 1 {
+        comm.all_gather(message.as_bytes())
+    } else {
+        vec![message.into_bytes()]
+    };
+    if let Some(m) = said.iter().find(|m| !m.is_empty()) {
+        return Err(GravelError::config(
+            &setup.config_path,
+            String::from_utf8_lossy(m).into_owned(),
+        ));
+    }
+    let mut particles = Particles::default();
+    particles.room_for(mine.len(), mine.len());
+    for r in &mine {
+        particles.push_owned(r);
+    }
+    Ok(particles)
+}
+
 impl Simulation {
     /// Set up the initial state (this rank's particles of the config at
     /// step 0) and compute the forces of step 0. Collective.
@@ -92,19 +143,7 @@ impl Simulation {
         let decomp = Decomposition::for_ranks(&setup, comm.size(), comm.rank())?;
         // This rank's particles: a walk over the initial blocks (a lattice
         // is generated, not held), counting first for an exact reservation.
-        let mut mine = 0;
-        let me = decomp.rank;
-        let owns = |r: &crate::state::particles::ParticleRecord| {
-            decomp.owner(setup.domain.wrap(r.x)) == me
-        };
-        setup.initial.for_each(|_, r| mine += usize::from(owns(r)));
-        let mut particles = Particles::default();
-        particles.room_for(mine, mine);
-        setup.initial.for_each(|_, r| {
-            if owns(r) {
-                particles.push_owned(r);
-            }
-        });
+        let particles = own_initial(&setup, &decomp, comm.as_ref())?;
         // The initial particles are in place: the records held of them are
         // not needed again.
         setup.initial.release();
