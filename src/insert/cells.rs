@@ -74,7 +74,7 @@ use crate::state::particles::ParticleRecord;
 pub const SPHERES_PER_CELL: f64 = 128.0;
 
 /// Layers of cells a full walk places at once.
-const WALK_LAYERS: usize = 16;
+const WALK_LAYERS: usize = 4;
 
 /// Mixed into the seed of the radius streams, so that they are independent
 /// of the cells' position streams.
@@ -729,7 +729,7 @@ impl RandomFill {
     }
 
     /// Call `f` for every sphere, in number order, placing slabs of
-    /// 16 x layers of cells at a time, with the one layer either
+    /// 4 x layers of cells at a time, with the one layer either
     /// side that they depend on (bounded memory), until `f` fails or a
     /// sphere finds no room.
     ///
