@@ -568,6 +568,76 @@ fn a_random_block_of_many_cells_is_the_same_bits_on_1_to_4_ranks() {
     }
 }
 
+/// One run's bed seeds the next on any number of ranks: the last frame of
+/// a 3-rank run (its rows in the ranks' order) read by a `file` block, with
+/// a random block placed around it, gives the same step 0, bit for bit, on
+/// 1 to 4 ranks, and the file's particles are the frame's.
+#[test]
+fn a_bed_read_from_a_3_rank_frame_is_the_same_bits_on_1_to_4_ranks() {
+    use gravel::io::read::read_frame;
+    let dir = tempfile::tempdir().unwrap();
+    let first = Config::new("first")
+        .run("dt", 5e-6)
+        .run("steps", 20)
+        .run("seed", 2)
+        .run("gravity", [0.0, 0.0, -9.81])
+        .domain([0.0; 3], [0.04, 0.02, 0.04])
+        .material(glass())
+        .contact("normal", hertz(0.5))
+        .wall(plane([0.0; 3], [0.0, 0.0, 1.0], "glass"))
+        .output("every", 10)
+        .output("fields", ["velocity", "omega"])
+        .particles(random(
+            "glass",
+            radius_range(0.0006, 0.0009),
+            600,
+            region([0.0; 3], [0.04, 0.02, 0.015]),
+        ))
+        .text();
+    let first = write_file(dir.path(), "first.toml", &first);
+    run_dump(dir.path(), &first, 3, 1, &[]);
+    let source = dir.path().join("out-3x1/first.h5");
+    let mut frame = read_frame(&source, 20).unwrap();
+    frame.sort_by_id();
+    let text = Config::new("seeded")
+        .run("dt", 5e-6)
+        .run("steps", 1)
+        .run("seed", 9)
+        .run("gravity", [0.0, 0.0, -9.81])
+        .domain([0.0; 3], [0.04, 0.02, 0.04])
+        .material(glass())
+        .contact("normal", hertz(0.5))
+        .wall(plane([0.0; 3], [0.0, 0.0, 1.0], "glass"))
+        .output("every", 1)
+        .particles(file("glass", "out-3x1/first.h5"))
+        .particles(random(
+            "glass",
+            radius_range(0.0006, 0.0009),
+            300,
+            region([0.0, 0.0, 0.02], [0.04, 0.02, 0.04]),
+        ))
+        .text();
+    let config = write_file(dir.path(), "seeded.toml", &text);
+    let frame0 = |np: usize| {
+        run_dump(dir.path(), &config, np, 1, &[]);
+        let mut f = read_frame(&dir.path().join(format!("out-{np}x1/seeded.h5")), 0).unwrap();
+        f.sort_by_id();
+        f
+    };
+    let one = frame0(1);
+    assert_eq!(one.id.len(), 900);
+    assert_eq!(one.id[..600], frame.id[..], "the file's ids come first");
+    let bits = |x: &[[f64; 3]]| x.iter().map(|v| v.map(f64::to_bits)).collect::<Vec<_>>();
+    assert_eq!(bits(&one.position[..600]), bits(&frame.position));
+    for np in [2, 3, 4] {
+        assert_eq!(
+            format!("{:?}", frame0(np)),
+            format!("{one:?}"),
+            "{np} ranks"
+        );
+    }
+}
+
 /// Frames and checkpoints are written by every rank at once (parallel
 /// HDF5, each rank's rows at its offset): the frames of a 3-rank run hold
 /// the rows of the 1-rank run, bit for bit, once sorted by id, and the
