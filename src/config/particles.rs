@@ -17,6 +17,7 @@ use crate::insert::{self, Placer, PourSource, RadiusDist, SizeStats};
 use crate::state::particles::ParticleRecord;
 use glam::DVec3;
 use std::path::Path;
+use std::sync::Arc;
 
 /// The radius distribution `key.radius`: each form with its keys, every
 /// radius and fraction finite and in range (see [`RadiusSpec`]).
@@ -205,8 +206,11 @@ pub(super) fn particles(
     let mut sizes = Vec::new();
     let max_r_all = max_block_radius(blocks);
     let mut placer = Placer::new(max_r_all).periodic_in(domain);
-    // What each random fill avoids: the blocks before it.
+    // What each random fill avoids: the blocks before it (a held block's
+    // spheres are kept for this only if a random block follows it).
     let mut earlier = Earlier::default();
+    let random_follows =
+        |k: usize| (blocks[k + 1..].iter()).any(|b| matches!(b, ParticleBlock::Random { .. }));
     for (k, b) in blocks.iter().enumerate() {
         let key = format!("particles[{k}]");
         finite_vectors(cx, &key, b)?;
@@ -346,7 +350,9 @@ pub(super) fn particles(
                         let placed = random_fill(
                             cx, &key, *f, &dist, &shape, walls, &mut rng, &mut placer, budget,
                         )?;
-                        earlier.spheres.extend(placed.iter().copied());
+                        if random_follows(k) {
+                            earlier.spheres.push(Arc::new(placed.clone()));
+                        }
                         sizes.push(BlockSizes {
                             key: key.clone(),
                             kind: "random",
@@ -460,7 +466,6 @@ pub(super) fn particles(
                 for i in 0..n {
                     let r = cx.positive(&format!("{key}.radius[{i}]"), radii[i])?;
                     placer.add(DVec3::from_array(position[i].0), r);
-                    earlier.spheres.push((DVec3::from_array(position[i].0), r));
                     out.push(rec(
                         DVec3::from_array(position[i].0),
                         vel[i],
@@ -469,6 +474,10 @@ pub(super) fn particles(
                         m,
                         *frozen,
                     ));
+                }
+                if random_follows(k) {
+                    let spheres = out.iter().map(|p| (p.x, p.radius)).collect();
+                    earlier.spheres.push(Arc::new(spheres));
                 }
                 InitialBlock::Records(out)
             }
@@ -501,7 +510,10 @@ pub(super) fn particles(
                         format!("{key}.path: `{}`, particle id {}", full.display(), r.id)
                     })?;
                     placer.add(r.x, r.radius);
-                    earlier.spheres.push((r.x, r.radius));
+                }
+                if random_follows(k) {
+                    let spheres = recs.iter().map(|p| (p.x, p.radius)).collect();
+                    earlier.spheres.push(Arc::new(spheres));
                 }
                 files.push(k, InitialBlock::Records(recs));
                 continue;

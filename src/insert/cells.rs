@@ -54,6 +54,7 @@
 //! whole-region addition.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use glam::DVec3;
 
@@ -91,8 +92,10 @@ const SAMPLES: usize = 5;
 pub struct Earlier {
     /// Lattices, asked by index arithmetic.
     pub lattices: Vec<Lattice>,
-    /// Held records (`list` and `file` blocks): centre and radius.
-    pub spheres: Vec<(DVec3, f64)>,
+    /// Held records (`list` and `file` blocks, relaxed fills): centre and
+    /// radius, a shared list per block (each fill after them shares them,
+    /// it does not copy them).
+    pub spheres: Vec<Arc<Vec<(DVec3, f64)>>>,
     /// Random fills, placed where they are needed.
     pub fills: Vec<RandomFill>,
 }
@@ -508,7 +511,7 @@ impl RandomFill {
                 self.density,
                 self.grid,
                 self.earlier.lattices.len(),
-                self.earlier.spheres.len(),
+                self.earlier.spheres.iter().map(|b| b.len()).sum::<usize>(),
                 self.earlier.fills.len(),
             )
         )
@@ -645,7 +648,7 @@ impl RandomFill {
         for l in &self.earlier.lattices {
             placer.add_lattice(l);
         }
-        for &(x, r) in &self.earlier.spheres {
+        for &(x, r) in self.earlier.spheres.iter().flat_map(|b| b.iter()) {
             placer.add(x, r);
         }
         for f in &self.earlier.fills {
