@@ -165,8 +165,8 @@ fn normal_cdf(z: f64) -> f64 {
 }
 
 /// The realised radius distribution of one `random` or `pour` block: of
-/// the particles placed, or of the first (up to [`POUR_PREVIEW`]) that a
-/// pour will insert.
+/// the first (up to [`POUR_PREVIEW`]) that a `random` count places or a
+/// pour will insert, or of every sphere of a relaxed fill.
 #[derive(Debug, Clone, PartialEq)]
 pub struct BlockSizes {
     /// `particles[k]`.
@@ -177,7 +177,8 @@ pub struct BlockSizes {
     pub stats: SizeStats,
 }
 
-/// How many of a pour's radii its set-up summary describes.
+/// How many of a pour's or a random count's radii its set-up summary
+/// describes.
 pub const POUR_PREVIEW: u64 = 100_000;
 
 type Inserted = (Initial, Vec<PourSource>, u64, Vec<BlockSizes>);

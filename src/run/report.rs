@@ -227,6 +227,9 @@ pub fn size_lines(s: &Setup) -> Vec<String> {
                     format!("the first {} radii to pour", st.count)
                 }
                 "pour" => format!("the {} radii to pour", st.count),
+                "random" if st.count as u64 == crate::config::POUR_PREVIEW => {
+                    format!("the first {} radii placed", st.count)
+                }
                 _ => format!("{} particles placed", st.count),
             };
             format!(
