@@ -10,6 +10,7 @@
 mod common;
 
 use common::*;
+use gravel::state::particles::ParticleRecord;
 use std::path::{Path, PathBuf};
 
 /// Run `config` on `np` ranks with `threads` threads each; return the final dump's text.
@@ -32,6 +33,42 @@ fn run_dump(dir: &Path, config: &Path, np: usize, threads: usize, extra: &[&str]
     let o = mpirun(np, &args, dir);
     assert!(o.status.success(), "{}", describe(&o));
     std::fs::read_to_string(&dump).expect("dump written")
+}
+
+/// Step 0's frame of `config` (written as `name.h5`) on 1 rank, sorted by
+/// id, once 2, 3 and 4 ranks are found to write the same one, bit for bit.
+fn step0_the_same_on_1_to_4_ranks(
+    dir: &Path,
+    config: &Path,
+    name: &str,
+) -> gravel::io::read::FrameOwned {
+    let frame0 = |np: usize| {
+        run_dump(dir, config, np, 1, &[]);
+        let path = dir.join(format!("out-{np}x1/{name}.h5"));
+        let mut f = gravel::io::read::read_frame(&path, 0).unwrap();
+        f.sort_by_id();
+        f
+    };
+    let one = frame0(1);
+    for np in [2, 3, 4] {
+        assert_eq!(
+            format!("{:?}", frame0(np)),
+            format!("{one:?}"),
+            "{np} ranks"
+        );
+    }
+    one
+}
+
+/// The frame's first rows are the particles `want`: ids, positions and
+/// radii, bit for bit.
+fn assert_rows_are(frame: &gravel::io::read::FrameOwned, want: &[ParticleRecord]) {
+    let bits = |x: [f64; 3]| x.map(f64::to_bits);
+    for (k, p) in want.iter().enumerate() {
+        assert_eq!(frame.id[k], p.id);
+        assert_eq!(bits(frame.position[k]), bits(p.x.to_array()), "id {}", p.id);
+        assert_eq!(frame.radius[k].to_bits(), p.radius.to_bits(), "id {}", p.id);
+    }
 }
 
 /// A frictional bed (spring-slider, epsd rolling resistance, EDEM spinning
@@ -448,7 +485,6 @@ fn checkpoint_on_3_ranks_restarts_on_2_bit_for_bit() {
 /// list, in a box periodic along x.
 #[test]
 fn initial_particles_are_the_same_bits_on_1_to_4_ranks() {
-    use gravel::io::read::read_frame;
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(
         dir.path().join("top.csv"),
@@ -490,27 +526,9 @@ fn initial_particles_are_the_same_bits_on_1_to_4_ranks() {
     let want = gravel::config::Setup::from_file(&config).unwrap();
     let want = want.initial.to_vec();
     assert_eq!(want.len(), 2 + 700 + 200 + 1);
-    let frame0 = |np: usize| {
-        run_dump(dir.path(), &config, np, 1, &[]);
-        let mut f = read_frame(&dir.path().join(format!("out-{np}x1/bed.h5")), 0).unwrap();
-        f.sort_by_id();
-        f
-    };
-    let one = frame0(1);
-    let ids: Vec<u64> = want.iter().map(|p| p.id).collect();
-    let bits = |x: [f64; 3]| x.map(f64::to_bits);
-    assert_eq!(one.id, ids);
-    for (k, p) in want.iter().enumerate() {
-        assert_eq!(bits(one.position[k]), bits(p.x.to_array()), "id {}", p.id);
-        assert_eq!(one.radius[k].to_bits(), p.radius.to_bits(), "id {}", p.id);
-    }
-    for np in [2, 3, 4] {
-        assert_eq!(
-            format!("{:?}", frame0(np)),
-            format!("{one:?}"),
-            "{np} ranks"
-        );
-    }
+    let one = step0_the_same_on_1_to_4_ranks(dir.path(), &config, "bed");
+    assert_eq!(one.id.len(), want.len());
+    assert_rows_are(&one, &want);
 }
 
 /// A random block of many cells (8,000 spheres, about 60 cells of 128):
@@ -520,7 +538,6 @@ fn initial_particles_are_the_same_bits_on_1_to_4_ranks() {
 /// region.
 #[test]
 fn a_random_block_of_many_cells_is_the_same_bits_on_1_to_4_ranks() {
-    use gravel::io::read::read_frame;
     let dir = tempfile::tempdir().unwrap();
     let text = Config::new("fill")
         .run("dt", 5e-6)
@@ -545,27 +562,12 @@ fn a_random_block_of_many_cells_is_the_same_bits_on_1_to_4_ranks() {
     assert!(want.initial.fills().all(|(_, f)| f.cells() >= 40));
     let want = want.initial.to_vec();
     assert_eq!(want.len(), 8000);
-    let frame0 = |np: usize| {
-        run_dump(dir.path(), &config, np, 1, &[]);
-        let mut f = read_frame(&dir.path().join(format!("out-{np}x1/fill.h5")), 0).unwrap();
-        f.sort_by_id();
-        f
-    };
-    let one = frame0(1);
-    let bits = |x: [f64; 3]| x.map(f64::to_bits);
-    assert_eq!(one.id, want.iter().map(|p| p.id).collect::<Vec<_>>());
-    for (k, p) in want.iter().enumerate() {
-        assert_eq!(bits(one.position[k]), bits(p.x.to_array()), "id {}", p.id);
-        assert_eq!(one.radius[k].to_bits(), p.radius.to_bits(), "id {}", p.id);
+    for p in &want {
         assert!(p.x.z - p.radius >= 0.002, "id {} is below the floor", p.id);
     }
-    for np in [2, 3, 4] {
-        assert_eq!(
-            format!("{:?}", frame0(np)),
-            format!("{one:?}"),
-            "{np} ranks"
-        );
-    }
+    let one = step0_the_same_on_1_to_4_ranks(dir.path(), &config, "fill");
+    assert_eq!(one.id.len(), want.len());
+    assert_rows_are(&one, &want);
 }
 
 /// One run's bed seeds the next on any number of ranks: the last frame of
@@ -618,24 +620,11 @@ fn a_bed_read_from_a_3_rank_frame_is_the_same_bits_on_1_to_4_ranks() {
         ))
         .text();
     let config = write_file(dir.path(), "seeded.toml", &text);
-    let frame0 = |np: usize| {
-        run_dump(dir.path(), &config, np, 1, &[]);
-        let mut f = read_frame(&dir.path().join(format!("out-{np}x1/seeded.h5")), 0).unwrap();
-        f.sort_by_id();
-        f
-    };
-    let one = frame0(1);
+    let one = step0_the_same_on_1_to_4_ranks(dir.path(), &config, "seeded");
     assert_eq!(one.id.len(), 900);
     assert_eq!(one.id[..600], frame.id[..], "the file's ids come first");
     let bits = |x: &[[f64; 3]]| x.iter().map(|v| v.map(f64::to_bits)).collect::<Vec<_>>();
     assert_eq!(bits(&one.position[..600]), bits(&frame.position));
-    for np in [2, 3, 4] {
-        assert_eq!(
-            format!("{:?}", frame0(np)),
-            format!("{one:?}"),
-            "{np} ranks"
-        );
-    }
 }
 
 /// Frames and checkpoints are written by every rank at once (parallel
