@@ -213,11 +213,12 @@ impl Initial {
         Ok(())
     }
 
-    /// Every particle of the listed and lattice blocks, and of each random
-    /// fill the spheres of the cells that overlap the box `lo..=hi`, in id
+    /// Every particle of the listed blocks, those of a lattice's sites
+    /// near the box `lo..=hi` ([`Lattice::try_for_each_in`]), and of each
+    /// random fill the spheres of the cells that overlap the box, in id
     /// order within each block: a superset of those in the box, for a rank
-    /// to keep its own. Placing a fill here costs the cells near the box
-    /// only.
+    /// to keep its own. A box lattice and a fill cost the sites and cells
+    /// near the box only.
     ///
     /// # Errors
     /// The block index and the first sphere that found no room.
@@ -231,7 +232,7 @@ impl Initial {
             match b {
                 InitialBlock::Records(records) => records.iter().for_each(|r| f(*k, r)),
                 InitialBlock::Lattice(lattice) => {
-                    let _ = lattice.try_for_each(|r| {
+                    let _ = lattice.try_for_each_in(lo, hi, |r| {
                         f(*k, r);
                         Ok::<(), ()>(())
                     });
@@ -425,6 +426,55 @@ impl Lattice {
         result
     }
 
+    /// [`Self::try_for_each`] over a superset of the particles in the box
+    /// `lo..=hi` (those of the sites within a spacing of it), in id order.
+    /// Where every site before the last kept one is kept (a box region, a
+    /// count that stops the lattice early), site `t` in x-fastest order is
+    /// particle `first id + t`, so only the sites near the box are visited;
+    /// otherwise the whole lattice is walked.
+    ///
+    /// # Errors
+    /// The first error `f` returns.
+    pub fn try_for_each_in<E>(
+        &self,
+        lo: DVec3,
+        hi: DVec3,
+        mut f: impl FnMut(&ParticleRecord) -> Result<(), E>,
+    ) -> Result<(), E> {
+        if self.count != self.end {
+            return self.try_for_each(f);
+        }
+        let first = self.lo + DVec3::splat(self.template.radius);
+        let range = |a: usize| -> Option<(usize, usize)> {
+            let n = self.shape[a];
+            let from = ((lo[a] - first[a]) / self.spacing).floor() - 1.0;
+            let to = ((hi[a] - first[a]) / self.spacing).ceil() + 1.0;
+            if n == 0 || from.is_nan() || to.is_nan() || to < 0.0 || from >= n as f64 {
+                return None;
+            }
+            Some((from.max(0.0) as usize, (to as usize).min(n - 1)))
+        };
+        let (Some(ri), Some(rj), Some(rk)) = (range(0), range(1), range(2)) else {
+            return Ok(());
+        };
+        let [nx, ny, _] = self.shape;
+        let mut record = self.template.clone();
+        for k in rk.0..=rk.1 {
+            for j in rj.0..=rj.1 {
+                for i in ri.0..=ri.1 {
+                    let t = i + nx * (j + ny * k);
+                    if t >= self.end {
+                        return Ok(());
+                    }
+                    record.id = self.template.id + t as u64;
+                    record.x = self.site(i, j, k);
+                    f(&record)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Call `f(site)` for every particle's centre closer to `x` than
     /// `reach` (index arithmetic: no walk).
     pub fn each_site_near(&self, x: DVec3, reach: f64, mut f: impl FnMut(DVec3)) {
@@ -483,6 +533,51 @@ mod tests {
             Ok::<(), ()>(())
         });
         out
+    }
+
+    #[test]
+    fn a_lattice_asked_for_a_box_gives_the_walk_s_particles_in_it() {
+        let sphere = Region::Sphere {
+            center: DVec3::splat(0.5),
+            radius: 0.45,
+        };
+        let cube = Region::Box {
+            lo: DVec3::ZERO,
+            hi: DVec3::ONE,
+        };
+        let boxes = [
+            (DVec3::new(0.2, -1.0, 0.3), DVec3::new(0.5, 2.0, 0.61)),
+            (DVec3::splat(f64::MIN), DVec3::new(f64::MAX, 0.4, f64::MAX)),
+            (DVec3::splat(0.99), DVec3::splat(f64::MAX)),
+            (DVec3::splat(3.0), DVec3::splat(4.0)),
+        ];
+        for (region, limit) in [(cube, None), (cube, Some(100)), (sphere, None)] {
+            let mut l = Lattice::new(region, 0.11, limit, template(0.05));
+            l.set_first_id(7);
+            let all = sites(&l);
+            for (lo, hi) in boxes {
+                let mut got = Vec::new();
+                let _ = l.try_for_each_in(lo, hi, |r| {
+                    got.push((r.id, r.x));
+                    Ok::<(), ()>(())
+                });
+                // Every particle the walk gives in the box, the same bits,
+                // ids in order; others only from the sites near the box.
+                let inside = |x: DVec3| x.cmpge(lo).all() && x.cmple(hi).all();
+                let want: Vec<_> = all.iter().filter(|p| inside(p.1)).copied().collect();
+                let got_in: Vec<_> = got.iter().filter(|p| inside(p.1)).copied().collect();
+                assert_eq!(got_in, want, "{} {limit:?} {lo} {hi}", region.kind());
+                assert!(got.iter().all(|p| all.contains(p)));
+                assert!(got.windows(2).all(|w| w[0].0 < w[1].0));
+                if region == cube {
+                    let near = |x: DVec3| {
+                        x.cmpge(lo - DVec3::splat(0.23)).all()
+                            && x.cmple(hi + DVec3::splat(0.23)).all()
+                    };
+                    assert!(got.iter().all(|p| near(p.1)), "only sites near the box");
+                }
+            }
+        }
     }
 
     #[test]
