@@ -4,10 +4,11 @@
 //! at a time, in the order and with the ids the block assigns, and answers
 //! "which sites lie near this point" by index arithmetic. So no rank ever
 //! holds a lattice's particles: the validation walks them (bounded memory),
-//! the decomposition histograms them, and each rank keeps only those in
-//! its subdomain ([`Initial::for_each`]). A `random` block with a `count`
-//! is a rule too ([`RandomFill`]): each rank places only the cells near its
-//! subdomain ([`Initial::place_near`]). Blocks whose particles are read or
+//! the decomposition histograms them, and each rank takes only those in
+//! its subdomain ([`Initial::place_near`]; a box lattice's by index
+//! arithmetic, without a walk). A `random` block with a `count` is a rule
+//! too ([`RandomFill`]): each rank places only the cells near its
+//! subdomain. Blocks whose particles are read or
 //! listed (`list`, `file`, and a `random` block's relaxed `fill`) are held
 //! as records ([`InitialBlock::Records`]) on every rank.
 
