@@ -320,6 +320,9 @@ bad_cases! {
     a_step_for_a_csv_file_is_refused => "csv_with_a_step";
     csv_not_a_number_names_line_and_column => "csv_not_a_number";
     csv_duplicate_ids => "csv_duplicate_ids";
+    csv_duplicate_sparse_ids => "csv_duplicate_sparse_ids";
+    csv_particle_overlapping_a_list => "csv_overlaps_a_list" + run;
+    csv_particle_overlapping_a_lattice => "csv_overlaps_a_lattice";
     // contact.toml
     unknown_normal_model => "unknown_model" + run;
     unknown_tangential_model => "unknown_tangential_model";

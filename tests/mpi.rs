@@ -479,20 +479,30 @@ fn checkpoint_on_3_ranks_restarts_on_2_bit_for_bit() {
 }
 
 /// The particles of step 0 are the same bits on 1 to 4 ranks, and those
-/// the serial set-up lists: a file's records, a lattice in a cylinder (each
-/// rank generates its own sites: no rank holds the lattice), a random block
-/// that places its spheres around the lattice without storing it, and a
-/// list, in a box periodic along x.
+/// the serial set-up lists: a CSV file's rows (each rank reads a slice of
+/// its bytes and sends the particles to their owners; the rows are in
+/// scrambled order, so every slice holds particles of every rank), a
+/// lattice in a cylinder (each rank generates its own sites: no rank holds
+/// the lattice), a random block that places its spheres around the
+/// lattice without storing it, and a list, in a box periodic along x.
 #[test]
 fn initial_particles_are_the_same_bits_on_1_to_4_ranks() {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(
-        dir.path().join("top.csv"),
-        "id,frozen,x,y,z,radius,density,vx,vy,vz,wx,wy,wz\n\
-         900,0,0.005,0.01,0.035,0.001,2500,0,0,-0.1,0,0,0\n\
-         901,1,0.035,0.01,0.035,0.001,2500,0,0,0,0,0,0\n",
-    )
-    .unwrap();
+    let mut csv = String::from("id,frozen,x,y,z,radius,density,vx,vy,vz,wx,wy,wz\n");
+    for k in 0..224usize {
+        let i = (k * 37) % 224;
+        let (x, y, z) = (i % 16, (i / 16) % 7, i / 112);
+        csv += &format!(
+            "{},{},{},{},{},0.001,2500,0,0,-0.1,0,{},0\n",
+            900 + i,
+            i % 2,
+            0.002 + 0.0025 * x as f64,
+            0.002 + 0.0025 * y as f64,
+            0.034 + 0.004 * z as f64,
+            i as f64 * 0.5
+        );
+    }
+    std::fs::write(dir.path().join("top.csv"), csv).unwrap();
     let cylinder = Table::new()
         .with("kind", "cylinder")
         .with("center", [0.02, 0.01, 0.012])
@@ -524,8 +534,9 @@ fn initial_particles_are_the_same_bits_on_1_to_4_ranks() {
         .text();
     let config = write_file(dir.path(), "bed.toml", &text);
     let want = gravel::config::Setup::from_file(&config).unwrap();
-    let want = want.initial.to_vec();
-    assert_eq!(want.len(), 2 + 700 + 200 + 1);
+    let mut want = want.initial.to_vec();
+    assert_eq!(want.len(), 224 + 700 + 200 + 1);
+    want.sort_by_key(|p| p.id);
     let one = step0_the_same_on_1_to_4_ranks(dir.path(), &config, "bed");
     assert_eq!(one.id.len(), want.len());
     assert_rows_are(&one, &want);
@@ -571,9 +582,10 @@ fn a_random_block_of_many_cells_is_the_same_bits_on_1_to_4_ranks() {
 }
 
 /// One run's bed seeds the next on any number of ranks: the last frame of
-/// a 3-rank run (its rows in the ranks' order) read by a `file` block, with
-/// a random block placed around it, gives the same step 0, bit for bit, on
-/// 1 to 4 ranks, and the file's particles are the frame's.
+/// a 3-rank run (its rows in the ranks' order), or its checkpoint, read by
+/// a `file` block, with a random block placed around it, gives the same
+/// step 0, bit for bit, on 1 to 4 ranks, and the file's particles are the
+/// frame's.
 #[test]
 fn a_bed_read_from_a_3_rank_frame_is_the_same_bits_on_1_to_4_ranks() {
     use gravel::io::read::read_frame;
@@ -625,6 +637,14 @@ fn a_bed_read_from_a_3_rank_frame_is_the_same_bits_on_1_to_4_ranks() {
     assert_eq!(one.id[..600], frame.id[..], "the file's ids come first");
     let bits = |x: &[[f64; 3]]| x.iter().map(|v| v.map(f64::to_bits)).collect::<Vec<_>>();
     assert_eq!(bits(&one.position[..600]), bits(&frame.position));
+    // The 3-rank run's checkpoint seeds the same way: each rank reads a
+    // slice of its rows.
+    let text = (text.replace("out-3x1/first.h5", "out-3x1/first.checkpoint.h5"))
+        .replace("\"seeded\"", "\"from_checkpoint\"");
+    let config = write_file(dir.path(), "from-checkpoint.toml", &text);
+    let again = step0_the_same_on_1_to_4_ranks(dir.path(), &config, "from_checkpoint");
+    assert_eq!(again.id, one.id);
+    assert_eq!(bits(&again.position[..600]), bits(&frame.position));
 }
 
 /// Frames and checkpoints are written by every rank at once (parallel

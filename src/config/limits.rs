@@ -44,11 +44,12 @@ pub fn collective_buffer_bytes(particles: f64) -> f64 {
     (160.0 * particles).min(10.0 * 1024.0 * 1024.0)
 }
 
-/// The bytes one particle held as a record (a `random`, `list` or `file`
-/// block's; a lattice is generated, not held) costs while the config is
-/// read and checked (the list and what its checks build), on every rank:
-/// measured 492 B (the dense pack read from CSV) by `gravel check`'s peak
-/// resident memory.
+/// The bytes one particle held as a record (a `list` block's or a relaxed
+/// `fill`'s; a lattice and a random count are generated and a file is
+/// read, not held) costs while the config is read and checked (the list
+/// and what its checks build), on every rank: measured 492 B (the dense
+/// pack, when its CSV file was held) by `gravel check`'s peak resident
+/// memory.
 pub const SETUP_BYTES_PER_PARTICLE: f64 = 500.0;
 
 /// The resident memory of the program before any particle: the binary and

@@ -11,6 +11,7 @@ use crate::geometry::domain::Domain;
 use crate::geometry::region::Region;
 use crate::geometry::walls::Wall;
 use crate::insert::cells::{Earlier, RandomFill, Unplaced};
+use crate::insert::file::{FileWalk, ParticleFile};
 use crate::insert::initial::{Initial, InitialBlock, Lattice};
 use crate::insert::relax::{relaxed_fill, FillError, FILL_MAX_SWEEPS, FILL_OVERLAP_TOLERANCE};
 use crate::insert::{self, Placer, PourSource, RadiusDist, SizeStats};
@@ -202,6 +203,7 @@ pub(super) fn particles(
 ) -> Result<Inserted> {
     // Ids: those of files are kept; generated ids follow the largest id of any file.
     let mut files = Initial::default();
+    let mut file_ids = FileIds::default();
     let mut pending: Vec<(usize, InitialBlock)> = Vec::new();
     let mut pours = Vec::new();
     let mut sizes = Vec::new();
@@ -489,34 +491,45 @@ pub(super) fn particles(
             } => {
                 let m = cx.material(&format!("{key}.material"), material, mats)?;
                 let full = cx.file.parent().unwrap_or(Path::new(".")).join(path);
-                let recs = if is_hdf5(&full) {
-                    from_output(cx, &key, &full, *step, m, mats, domain)?
+                // One walk: every body usable, the ids counted; the spheres
+                // kept only where a random block must avoid them.
+                let keep = random_follows(k);
+                let mut spheres = Vec::new();
+                let mut check = |r: &ParticleRecord| {
+                    check_body(cx, r.radius, r.mass, || {
+                        format!("{key}.path: `{}`, particle id {}", full.display(), r.id)
+                    })?;
+                    file_ids.add(r.id);
+                    if keep {
+                        placer.add(r.x, r.radius);
+                        spheres.push((r.x, r.radius));
+                    }
+                    Ok(())
+                };
+                let walked = if is_hdf5(&full) {
+                    let file = open_output(cx, &key, &full, *step, m, mats, domain)?;
+                    file.try_for_each(&mut check).map(|()| file)
                 } else {
                     if step.is_some() {
                         return Err(cx.err(format!("{key}.step: only a gravel output file (HDF5) has frames; `{}` is not one", full.display())));
                     }
-                    let text = std::fs::read_to_string(&full).map_err(|e| {
-                        cx.err(format!("{key}.path: cannot read `{}`: {e}", full.display()))
-                    })?;
-                    insert::parse_csv(&text, m)
-                        .map_err(|e| cx.err(format!("{key}.path: `{}` {e}", full.display())))?
+                    ParticleFile::csv(&full, m, &mut check)
                 };
+                let file = match walked {
+                    Ok(file) => file,
+                    Err(FileWalk::Unread(e)) => return Err(cx.err(format!("{key}.path: {e}"))),
+                    Err(FileWalk::Stopped(e)) => return Err(e),
+                };
+                let n = file.rows();
                 budget.add(
                     cx,
-                    &format!("{key}.path = \"{path}\" ({} particles)", recs.len()),
-                    recs.len() as f64,
+                    &format!("{key}.path = \"{path}\" ({n} particles)"),
+                    n as f64,
                 )?;
-                for r in &recs {
-                    check_body(cx, r.radius, r.mass, || {
-                        format!("{key}.path: `{}`, particle id {}", full.display(), r.id)
-                    })?;
-                    placer.add(r.x, r.radius);
-                }
-                if random_follows(k) {
-                    let spheres = recs.iter().map(|p| (p.x, p.radius)).collect();
+                if keep {
                     earlier.spheres.push(Arc::new(spheres));
                 }
-                files.push(k, InitialBlock::Records(recs));
+                files.push(k, InitialBlock::File(Box::new(file)));
                 continue;
             }
         };
@@ -532,24 +545,12 @@ pub(super) fn particles(
         match &block {
             InitialBlock::Records(records) => records.iter().try_for_each(body)?,
             InitialBlock::Lattice(lattice) => body(lattice.template())?,
-            InitialBlock::Random(_) => {} // its extremes were checked above
+            // Its extremes were checked above; a file's bodies when read.
+            InitialBlock::Random(_) | InitialBlock::File(_) => {}
         }
         pending.push((k, block));
     }
-    let mut seen = std::collections::HashSet::with_capacity(files.len());
-    let mut next_id = 0;
-    files.try_for_each(|_, r| {
-        next_id = next_id.max(r.id + 1);
-        if seen.insert(r.id) {
-            Ok(())
-        } else {
-            Err(cx.err(format!(
-                "particles: id {} appears twice in the particle files",
-                r.id
-            )))
-        }
-    })?;
-    drop(seen);
+    let mut next_id = file_ids.check(cx, &files)?;
     let mut all = files;
     for (k, mut block) in pending {
         match &mut block {
@@ -567,6 +568,7 @@ pub(super) fn particles(
                 fill.set_first_id(next_id);
                 next_id += fill.count();
             }
+            InitialBlock::File(_) => unreachable!("files keep their ids"),
         }
         all.push(k, block);
     }
@@ -606,13 +608,13 @@ fn is_hdf5(path: &Path) -> bool {
         .is_ok_and(|()| head == *b"\x89HDF\r\n\x1a\n")
 }
 
-/// The particles of a gravel output file's frame (`step`, or the last) or
-/// of a checkpoint, as the block `key`'s records of material `m`: ids,
-/// positions (wrapped into the box), radii, frozen flags, and velocities
+/// A gravel output file's frame (`step`, or the last) or a checkpoint, as
+/// the block `key`'s particles of material `m`: ids, positions (a
+/// checkpoint's wrapped into the box), radii, frozen flags, and velocities
 /// and angular velocities where the file has them (a frame's `velocity`
 /// and `omega` fields; zero otherwise). A checkpoint gives the masses; a
 /// frame's come from `m`'s density. One run's settled bed seeds the next.
-fn from_output(
+fn open_output(
     cx: &Ctx,
     key: &str,
     path: &Path,
@@ -620,7 +622,7 @@ fn from_output(
     m: u32,
     mats: &[Material],
     domain: &Domain,
-) -> Result<Vec<ParticleRecord>> {
+) -> Result<ParticleFile> {
     let shown = path.display();
     if crate::io::checkpoint::is_checkpoint(path) {
         if step.is_some() {
@@ -628,15 +630,8 @@ fn from_output(
                 "{key}.step: `{shown}` is a checkpoint (one state, no frames); leave `step` out"
             )));
         }
-        let snap =
-            crate::io::checkpoint::read(path).map_err(|e| cx.err(format!("{key}.path: {e}")))?;
-        return Ok((snap.particles.into_iter())
-            .map(|p| ParticleRecord {
-                x: domain.wrap(p.x),
-                material: m,
-                ..p
-            })
-            .collect());
+        return ParticleFile::checkpoint(path, m, *domain)
+            .map_err(|e| cx.err(format!("{key}.path: {e}")));
     }
     let density = mats[m as usize].density;
     if density.is_nan() || density <= 0.0 {
@@ -650,24 +645,58 @@ fn from_output(
     let Some(&last) = steps.last() else {
         return Err(cx.err(format!("{key}.path: `{shown}` holds no frame")));
     };
-    let frame = crate::io::read::read_frame(path, step.unwrap_or(last))
-        .map_err(|e| cx.err(format!("{key}.step: {e}")))?;
-    let field = |name: &str| frame.fields.iter().find(|(n, _)| n == name).map(|(_, v)| v);
-    let (velocity, omega) = (field("velocity"), field("omega"));
-    let vector =
-        |v: Option<&Vec<[f64; 3]>>, i: usize| v.map_or(DVec3::ZERO, |v| DVec3::from_array(v[i]));
-    Ok((0..frame.id.len())
-        .map(|i| ParticleRecord {
-            id: frame.id[i],
-            x: DVec3::from_array(frame.position[i]),
-            v: vector(velocity, i),
-            omega: vector(omega, i),
-            radius: frame.radius[i],
-            mass: ParticleRecord::sphere_mass(frame.radius[i], density),
-            material: m,
-            frozen: frame.frozen.get(i).is_some_and(|&f| f != 0),
-        })
-        .collect())
+    ParticleFile::frame(path, step.unwrap_or(last), m, density)
+        .map_err(|e| cx.err(format!("{key}.step: {e}")))
+}
+
+/// The ids of the particle files: the largest and how many, counted in
+/// the walk that checks each file, and then [`FileIds::check`].
+#[derive(Default)]
+struct FileIds {
+    largest: Option<u64>,
+    count: u64,
+}
+
+impl FileIds {
+    fn add(&mut self, id: u64) {
+        self.largest = self.largest.max(Some(id));
+        self.count += 1;
+    }
+
+    /// Refuse an id that appears twice in the particle files `files`, and
+    /// give the first free id (one above the largest, 0 without files):
+    /// a walk marks each id in a bitmap of one bit per id up to the
+    /// largest or, where the ids are sparse (more than 64 per particle), in
+    /// a sorted list of 8 B per particle.
+    fn check(&self, cx: &Ctx, files: &Initial) -> Result<u64> {
+        let Some(largest) = self.largest else {
+            return Ok(0);
+        };
+        let twice = |id: u64| {
+            cx.err(format!(
+                "particles: id {id} appears twice in the particle files"
+            ))
+        };
+        if largest / 64 <= self.count {
+            let mut seen = vec![0u64; usize::try_from(largest / 64 + 1).unwrap_or(usize::MAX)];
+            files.try_for_each(|_, r| {
+                let (word, bit) = ((r.id / 64) as usize, 1u64 << (r.id % 64));
+                if seen[word] & bit != 0 {
+                    return Err(twice(r.id));
+                }
+                seen[word] |= bit;
+                Ok(())
+            })?;
+        } else {
+            let mut ids = Vec::with_capacity(usize::try_from(self.count).unwrap_or(0));
+            files.for_each(|_, r| ids.push(r.id));
+            ids.sort_unstable();
+            if let Some(w) = ids.windows(2).find(|w| w[0] == w[1]) {
+                return Err(twice(w[0]));
+            }
+        }
+        Ok(largest + 1)
+    }
 }
 
 /// A `random` block with `fill = f`: radii drawn from the block's stream
@@ -949,7 +978,71 @@ pub(super) fn check_overlaps(
         check_record_overlaps(cx, &held, domain)?;
     }
     check_lattice_overlaps(cx, initial, domain)?;
+    check_file_overlaps(cx, blocks, initial, domain)?;
     check_fill_overlaps(cx, blocks, initial, domain)
+}
+
+/// Each file's particles against the lattices and the `list` blocks, which
+/// do not look where they go (a walk over the file; a file's particles
+/// among themselves are the bed the user vouches for, and a random block
+/// avoids the blocks before it).
+fn check_file_overlaps(
+    cx: &Ctx,
+    blocks: &[ParticleBlock],
+    initial: &Initial,
+    domain: &Domain,
+) -> Result<()> {
+    let listed = |k: usize| matches!(blocks[k], ParticleBlock::List { .. });
+    let mut max_r = 0.0f64;
+    let mut placer = None::<Placer>;
+    for (k, b) in initial.blocks() {
+        match b {
+            InitialBlock::Records(records) if listed(k) => {
+                records.iter().for_each(|r| max_r = max_r.max(r.radius));
+            }
+            InitialBlock::Lattice(l) => max_r = max_r.max(l.radius()),
+            InitialBlock::Records(_) | InitialBlock::Random(_) | InitialBlock::File(_) => {}
+        }
+    }
+    for (k, b) in initial.blocks() {
+        let placer = placer.get_or_insert_with(|| Placer::new(max_r).periodic_in(domain));
+        match b {
+            InitialBlock::Records(records) if listed(k) => {
+                records.iter().for_each(|r| placer.add(r.x, r.radius));
+            }
+            InitialBlock::Lattice(l) => placer.add_lattice(l),
+            InitialBlock::Records(_) | InitialBlock::Random(_) | InitialBlock::File(_) => {}
+        }
+    }
+    let Some(placer) = placer.filter(|p| !p.is_empty()) else {
+        return Ok(());
+    };
+    for (k, file) in initial.files() {
+        let walked = file.try_for_each(|p| {
+            let mut hit = None;
+            placer.each_overlapping(p.x, p.radius, |y, s| {
+                hit.get_or_insert((y, s));
+            });
+            match hit {
+                None => Ok(()),
+                Some((y, s)) => Err(cx.err(format!(
+                    "particles[{k}]: particle id {} of `{}` at {:?} overlaps a sphere of radius {s:e} m at {:?} of a `list` or `lattice` block (distance {:e} < sum of radii {:e}, periodic images included); initial particles must not overlap: move or shrink one of the blocks",
+                    p.id,
+                    file.path().display(),
+                    p.x.to_array(),
+                    y.to_array(),
+                    (y - p.x).length(),
+                    s + p.radius
+                ))),
+            }
+        });
+        match walked {
+            Ok(()) => {}
+            Err(FileWalk::Unread(e)) => return Err(cx.err(format!("particles[{k}].path: {e}"))),
+            Err(FileWalk::Stopped(e)) => return Err(e),
+        }
+    }
+    Ok(())
 }
 
 /// A random fill avoids the blocks before it; the `list` and `lattice`

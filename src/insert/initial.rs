@@ -8,13 +8,16 @@
 //! its subdomain ([`Initial::place_near`]; a box lattice's by index
 //! arithmetic, without a walk). A `random` block with a `count` is a rule
 //! too ([`RandomFill`]): each rank places only the cells near its
-//! subdomain. Blocks whose particles are read or
-//! listed (`list`, `file`, and a `random` block's relaxed `fill`) are held
-//! as records ([`InitialBlock::Records`]) on every rank.
+//! subdomain. A `file` block is read, not held ([`ParticleFile`]): walks
+//! read it in bounded pieces, and each rank reads one slice of it and
+//! sends the particles to their owners. Blocks whose particles are listed
+//! (`list`, and a `random` block's relaxed `fill`) are held as records
+//! ([`InitialBlock::Records`]) on every rank.
 
 use glam::DVec3;
 
 use super::cells::{RandomFill, Unplaced};
+use super::file::{FileWalk, ParticleFile};
 use crate::geometry::region::Region;
 use crate::state::particles::ParticleRecord;
 
@@ -23,6 +26,15 @@ use crate::state::particles::ParticleRecord;
 pub struct Initial {
     /// `(config block index, block)`, in the order their ids were given.
     blocks: Vec<(usize, InitialBlock)>,
+}
+
+/// Whether a walk reads the `file` blocks or leaves them out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Files {
+    /// Read every file whole (in bounded pieces).
+    Read,
+    /// Leave the files out: each rank has read its slice of them.
+    Skip,
 }
 
 /// One block's particles.
@@ -34,6 +46,8 @@ pub enum InitialBlock {
     Lattice(Box<Lattice>),
     /// A random fill, placed where it is needed.
     Random(Box<RandomFill>),
+    /// A file, read where it is needed.
+    File(Box<ParticleFile>),
 }
 
 impl Initial {
@@ -66,7 +80,7 @@ impl Initial {
         (self.blocks.iter())
             .map(|(_, b)| match b {
                 InitialBlock::Records(r) => r.len(),
-                InitialBlock::Lattice(_) | InitialBlock::Random(_) => 0,
+                InitialBlock::Lattice(_) | InitialBlock::Random(_) | InitialBlock::File(_) => 0,
             })
             .sum()
     }
@@ -84,7 +98,10 @@ impl Initial {
     /// A random fill is placed slab by slab (bounded memory, but the work
     /// of placing it all): a walk assumes that it places, which
     /// [`Self::check_placed`] or [`Self::place_near`] tells; one that does
-    /// not ends its block's walk at the slab that failed.
+    /// not ends its block's walk at the slab that failed. A file is read
+    /// in pieces; one that cannot be read (or changed since the config was
+    /// checked) ends its block's walk, and [`ParticleFile::read_part`]
+    /// tells.
     ///
     /// # Errors
     /// The first error `f` returns.
@@ -100,6 +117,7 @@ impl Initial {
                     }
                 }
                 InitialBlock::Lattice(lattice) => lattice.try_for_each(|r| f(*k, r))?,
+                InitialBlock::File(file) => walk_file(file, |r| f(*k, r))?,
                 InitialBlock::Random(fill) => {
                     let walked = fill.try_for_each(|i, x, r| {
                         f(*k, &fill.record(i, x, r)).map_err(Walk::Stopped)
@@ -114,8 +132,8 @@ impl Initial {
         Ok(())
     }
 
-    /// [`Self::try_for_each`] over the blocks whose particles are listed
-    /// or generated at their sites (`list`, `file`, `lattice`, a relaxed
+    /// [`Self::try_for_each`] over the blocks whose particles are listed,
+    /// read or generated at their sites (`list`, `file`, `lattice`, a relaxed
     /// `fill`): the checks a random fill passes by construction (inside
     /// its region, clear of the walls) need not place it.
     ///
@@ -123,13 +141,25 @@ impl Initial {
     /// The first error `f` returns.
     pub fn try_for_each_listed<E>(
         &self,
+        f: impl FnMut(usize, &ParticleRecord) -> Result<(), E>,
+    ) -> Result<(), E> {
+        self.try_for_each_listed_in(Files::Read, f)
+    }
+
+    /// [`Self::try_for_each_listed`], reading the files or not.
+    fn try_for_each_listed_in<E>(
+        &self,
+        files: Files,
         mut f: impl FnMut(usize, &ParticleRecord) -> Result<(), E>,
     ) -> Result<(), E> {
         for (k, b) in &self.blocks {
             match b {
                 InitialBlock::Records(records) => records.iter().try_for_each(|r| f(*k, r))?,
                 InitialBlock::Lattice(lattice) => lattice.try_for_each(|r| f(*k, r))?,
-                InitialBlock::Random(_) => {}
+                InitialBlock::File(file) if files == Files::Read => {
+                    walk_file(file, |r| f(*k, r))?;
+                }
+                InitialBlock::File(_) | InitialBlock::Random(_) => {}
             }
         }
         Ok(())
@@ -157,10 +187,12 @@ impl Initial {
     }
 
     /// Call `f(x, n)` with where the particles are, `n` at a time: each
-    /// listed or lattice particle at its centre, a random fill's spheres
-    /// spread over their cells (for cutting the decomposition).
-    pub fn for_each_weighted(&self, mut f: impl FnMut(DVec3, u64)) {
-        let _ = self.try_for_each_listed(|_, r| {
+    /// listed, read or lattice particle at its centre, a random fill's
+    /// spheres spread over their cells (for cutting the decomposition).
+    /// With [`Files::Skip`], the files are left out (each rank adds its
+    /// slice of them).
+    pub fn for_each_weighted(&self, files: Files, mut f: impl FnMut(DVec3, u64)) {
+        let _ = self.try_for_each_listed_in(files, |_, r| {
             f(r.x, 1);
             Ok::<(), ()>(())
         });
@@ -172,12 +204,12 @@ impl Initial {
     }
 
     /// The box holding every particle whole (a random fill: its region),
-    /// or `None` for none.
+    /// or `None` for none; with [`Files::Skip`], the files left out.
     #[must_use]
-    pub fn bounds(&self) -> Option<(DVec3, DVec3)> {
+    pub fn bounds(&self, files: Files) -> Option<(DVec3, DVec3)> {
         let mut lo = DVec3::splat(f64::INFINITY);
         let mut hi = DVec3::splat(f64::NEG_INFINITY);
-        let _ = self.try_for_each_listed(|_, p| {
+        let _ = self.try_for_each_listed_in(files, |_, p| {
             lo = lo.min(p.x - p.radius);
             hi = hi.max(p.x + p.radius);
             Ok::<(), ()>(())
@@ -201,6 +233,14 @@ impl Initial {
         })
     }
 
+    /// The files, with their config block index.
+    pub fn files(&self) -> impl Iterator<Item = (usize, &ParticleFile)> {
+        self.blocks.iter().filter_map(|(k, b)| match b {
+            InitialBlock::File(f) => Some((*k, &**f)),
+            _ => None,
+        })
+    }
+
     /// Place every random fill whole, slab by slab (bounded memory):
     /// whether each places its count.
     ///
@@ -219,7 +259,8 @@ impl Initial {
     /// random fill the spheres of the cells that overlap the box, in id
     /// order within each block: a superset of those in the box, for a rank
     /// to keep its own. A box lattice and a fill cost the sites and cells
-    /// near the box only.
+    /// near the box only. Files are not read here: each rank reads a slice
+    /// of each ([`Self::files`]) and sends the particles to their owners.
     ///
     /// # Errors
     /// The block index and the first sphere that found no room.
@@ -238,6 +279,7 @@ impl Initial {
                         Ok::<(), ()>(())
                     });
                 }
+                InitialBlock::File(_) => {}
                 InitialBlock::Random(fill) => {
                     let placed = fill.place_near(lo, hi).map_err(|u| (*k, u))?;
                     for (i, x, r) in placed {
@@ -269,6 +311,18 @@ impl Initial {
     }
 }
 
+/// Walk `file`, ending quietly where it cannot be read (see
+/// [`Initial::try_for_each`]).
+fn walk_file<E>(
+    file: &ParticleFile,
+    f: impl FnMut(&ParticleRecord) -> Result<(), E>,
+) -> Result<(), E> {
+    match file.try_for_each(f) {
+        Ok(()) | Err(FileWalk::Unread(_)) => Ok(()),
+        Err(FileWalk::Stopped(e)) => Err(e),
+    }
+}
+
 /// Why a walk over a random fill ended early.
 enum Walk<E> {
     Stopped(E),
@@ -289,6 +343,7 @@ impl InitialBlock {
             InitialBlock::Records(r) => r.len(),
             InitialBlock::Lattice(l) => l.count,
             InitialBlock::Random(f) => usize::try_from(f.count()).unwrap_or(usize::MAX),
+            InitialBlock::File(f) => usize::try_from(f.rows()).unwrap_or(usize::MAX),
         }
     }
 

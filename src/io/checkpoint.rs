@@ -368,6 +368,48 @@ pub fn read(path: &Path) -> IoResult<Snapshot> {
     Ok(snap)
 }
 
+/// The particles of rows `rows` of the checkpoint at `path` (clamped to
+/// its rows), unchecked: what a `file` block reads of a checkpoint that
+/// [`verify_by_parts`] passed.
+///
+/// # Errors
+/// As [`read()`], but the checksum is not checked.
+pub fn read_particles_rows(path: &Path, rows: Range<usize>) -> IoResult<Vec<ParticleRecord>> {
+    Ok(read_span(path, |n| rows.start.min(n)..rows.end.min(n))?
+        .snap
+        .particles)
+}
+
+/// Check the checkpoint at `path` as [`read()`] does, reading it in
+/// `parts` slices one after the other (bounded memory), and return its
+/// number of particles.
+///
+/// # Errors
+/// As [`read()`].
+pub fn verify_by_parts(path: &Path, parts: usize) -> IoResult<u64> {
+    let mut sum = 0u64;
+    let mut last = None;
+    for part in 0..parts.max(1) {
+        let read = read_part(path, part, parts.max(1))?;
+        sum = sum.wrapping_add(rows_hash(&read.snap));
+        read.snap
+            .check_rows()
+            .map_err(|e| IoError::invalid(path, format!("inconsistent checkpoint: {e}")))?;
+        last = Some(read);
+    }
+    let last = last.expect("at least one part");
+    last.verify(path, sum)?;
+    Ok(last.totals[0])
+}
+
+/// The number of particles the checkpoint at `path` says it holds.
+///
+/// # Errors
+/// As [`read()`].
+pub fn particle_count(path: &Path) -> IoResult<u64> {
+    Ok(read_span(path, |_| 0..0)?.totals[0])
+}
+
 /// Read this rank's slice of the checkpoint at `path`: an even share of
 /// the rows, in the file's order, with their records (what each rank
 /// holds then goes to the particles' owners, see
@@ -438,6 +480,12 @@ impl PartRead {
 /// Read slice `part` of `parts` of the checkpoint at `path` (see
 /// [`RowSpan::even_share`]): its rows and their records.
 fn read_part(path: &Path, part: usize, parts: usize) -> IoResult<PartRead> {
+    read_span(path, |n| RowSpan::even_share(n as u64, part, parts).range())
+}
+
+/// Read the rows `rows(n)` of the checkpoint at `path` of `n` particles,
+/// with their records.
+fn read_span(path: &Path, rows: impl FnOnce(usize) -> Range<usize>) -> IoResult<PartRead> {
     std::fs::metadata(path).at(path, "opening the checkpoint")?;
     let file =
         super::open_read(path).at(path, "cannot open as an HDF5 file (truncated or damaged?)")?;
@@ -488,7 +536,7 @@ fn read_part(path: &Path, part: usize, parts: usize) -> IoResult<PartRead> {
     let dataset = |name: &str| {
         format!("the dataset /checkpoint/{name} (missing, of the wrong shape, or damaged)")
     };
-    let rows = RowSpan::even_share(n as u64, part, parts).range();
+    let rows = rows(n);
     let ints = |name: &str, total: usize, at: Range<usize>| -> IoResult<Vec<u64>> {
         collective::read_rows(&g, name, total, at).at(path, dataset(name))
     };

@@ -64,14 +64,44 @@ impl FrameOwned {
 /// If the file cannot be read, is not a gravel file, has no frame at `step`, or the
 /// frame's datasets do not have the documented shapes.
 pub fn read_frame(path: &Path, step: u64) -> IoResult<FrameOwned> {
+    read_frame_rows(path, step, None)
+}
+
+/// The number of rows of the frame at `step` of the output file `path`.
+///
+/// # Errors
+/// As [`read_frame`].
+pub fn frame_len(path: &Path, step: u64) -> IoResult<usize> {
     let file = open_gravel(path, false)?;
+    let group = frame_group(&file, path, step)?;
+    let (_, _, n, _) = frame_info(&group).at(path, format_args!("reading {}", group.name()))?;
+    Ok(n)
+}
+
+/// Reads rows `rows` (all of them for `None`) of the frame at `step` of the
+/// output file `path`: a slice of each dataset (an HDF5 hyperslab), so that a
+/// rank or a bounded walk holds only those rows.
+///
+/// # Errors
+/// As [`read_frame`], and a range past the frame's rows.
+pub fn read_frame_rows(
+    path: &Path,
+    step: u64,
+    rows: Option<std::ops::Range<usize>>,
+) -> IoResult<FrameOwned> {
+    let file = open_gravel(path, false)?;
+    let group = frame_group(&file, path, step)?;
+    read_frame_group(&group, path, rows)
+}
+
+/// The group of the frame at `step`, or an error listing the frames.
+fn frame_group(file: &File, path: &Path, step: u64) -> IoResult<Group> {
     let name = frame_name(step);
-    let frames = frames_group(&file);
+    let frames = frames_group(file);
     if let Some(frames) = frames.as_ref().filter(|g| g.link_exists(&name)) {
-        let group = frames
+        return frames
             .group(&name)
-            .at(path, format_args!("opening frame {step}"))?;
-        return read_frame_group(&group, path);
+            .at(path, format_args!("opening frame {step}"));
     }
     let known = frames
         .map_or(Ok(Vec::new()), |g| steps_in(&g))
@@ -333,25 +363,34 @@ pub(super) fn thermo_datasets(file: &File) -> hdf5::Result<Vec<(String, Dataset)
 }
 
 /// Reads a whole frame group, checking the shapes of its datasets.
-fn read_frame_group(group: &Group, path: &Path) -> IoResult<FrameOwned> {
+fn read_frame_group(
+    group: &Group,
+    path: &Path,
+    rows: Option<std::ops::Range<usize>>,
+) -> IoResult<FrameOwned> {
     let context = || format!("reading {}", group.name());
     let (step, time, n, fields) = frame_info(group).at(path, context())?;
+    let rows = rows.unwrap_or(0..n);
+    if rows.end > n || rows.start > rows.end {
+        let message = format!("{} has {n} rows, not rows {rows:?}", group.name());
+        return Err(IoError::invalid(path, message));
+    }
     let fields = fields
         .into_iter()
         .map(|name| {
-            let rows = read_vectors(group, &name, n, path)?;
-            Ok((name, rows))
+            let values = read_vectors(group, &name, n, rows.clone(), path)?;
+            Ok((name, values))
         })
         .collect::<IoResult<_>>()?;
     Ok(FrameOwned {
         step,
         time,
-        id: read_dataset(group, ID, &[n], path)?,
-        position: read_vectors(group, POSITION, n, path)?,
-        radius: read_dataset(group, RADIUS, &[n], path)?,
-        material: read_dataset(group, MATERIAL, &[n], path)?,
+        id: read_dataset(group, ID, n, rows.clone(), path)?,
+        position: read_vectors(group, POSITION, n, rows.clone(), path)?,
+        radius: read_dataset(group, RADIUS, n, rows.clone(), path)?,
+        material: read_dataset(group, MATERIAL, n, rows.clone(), path)?,
         frozen: if group.link_exists(FROZEN) {
-            read_dataset(group, FROZEN, &[n], path)?
+            read_dataset(group, FROZEN, n, rows, path)?
         } else {
             Vec::new()
         },
@@ -359,30 +398,27 @@ fn read_frame_group(group: &Group, path: &Path) -> IoResult<FrameOwned> {
     })
 }
 
-/// Reads the dataset `name` of `group` after checking that its shape is `shape`.
+/// Reads rows `rows` of the dataset `name` of `group` after checking that
+/// its shape is `[n]`.
 fn read_dataset<T: H5Type>(
     group: &Group,
     name: &str,
-    shape: &[usize],
+    n: usize,
+    rows: std::ops::Range<usize>,
     path: &Path,
 ) -> IoResult<Vec<T>> {
-    let where_ = || format!("{}/{name}", group.name());
-    let ds = group
-        .dataset(name)
-        .at(path, format_args!("opening {}", where_()))?;
-    let found = ds.shape();
-    if found != shape {
-        let message = format!("{} has shape {found:?}, expected {shape:?}", where_());
-        return Err(IoError::invalid(path, message));
-    }
-    ds.read_raw().at(path, format_args!("reading {}", where_()))
+    super::collective::read_rows(group, name, n, rows)
+        .at(path, format_args!("reading {}/{name}", group.name()))
 }
 
-/// Reads an N×3 dataset as rows.
-fn read_vectors(group: &Group, name: &str, n: usize, path: &Path) -> IoResult<Vec<[f64; 3]>> {
-    let flat: Vec<f64> = read_dataset(group, name, &[n, 3], path)?;
-    Ok(flat
-        .chunks_exact(3)
-        .map(|row| [row[0], row[1], row[2]])
-        .collect())
+/// Reads rows `rows` of an N×3 dataset.
+fn read_vectors(
+    group: &Group,
+    name: &str,
+    n: usize,
+    rows: std::ops::Range<usize>,
+    path: &Path,
+) -> IoResult<Vec<[f64; 3]>> {
+    super::collective::read_vectors(group, name, n, rows)
+        .at(path, format_args!("reading {}/{name}", group.name()))
 }

@@ -14,7 +14,11 @@
 //!   (from a histogram of them, as [`crate::parallel::balance`] does)
 //!   along that axis, so each slab holds the same number of them; uniform
 //!   over the particles' extent when there are too few; uniform over the box
-//!   as the last resort.
+//!   as the last resort. The extent and the histograms ([`Spread`]) come
+//!   from one walk over the initial particles; in a run whose config has
+//!   `file` blocks, each rank adds the slice of each file it read, and the
+//!   ranks' spreads are summed (whole numbers: the same on every rank, and
+//!   the same as one walk over everything).
 //!
 //! The cuts move during the run when [`crate::parallel::balance`] finds
 //! the ranks' loads uneven; the dims never change.
@@ -28,9 +32,12 @@
 //! partner-id order whichever rank computes them.
 
 use super::balance::AxisHistogram;
+use super::comm::Comm;
 use crate::config::Setup;
 use crate::error::{GravelError, Result};
 use crate::geometry::domain::Domain;
+use crate::insert::initial::Files;
+use crate::state::particles::ParticleRecord;
 use glam::DVec3;
 
 const AXES: [&str; 3] = ["x", "y", "z"];
@@ -79,12 +86,18 @@ impl Decomposition {
     }
 
     /// The decomposition of `setup` over `ranks` ranks, seen from `rank`
-    /// (the same grid on every rank: it depends only on global data).
+    /// (the same grid on every rank: it depends only on global data), from
+    /// a walk over every initial particle ([`Spread::of`]).
     pub fn choose(setup: &Setup, ranks: usize, rank: usize) -> Result<Self> {
+        Self::choose_from(setup, ranks, rank, &Spread::of(setup, Files::Read))
+    }
+
+    /// [`Self::choose`] from `spread`, where the initial particles lie.
+    pub fn choose_from(setup: &Setup, ranks: usize, rank: usize, spread: &Spread) -> Result<Self> {
         let file = &setup.config_path;
         let d = &setup.domain;
         let width = halo_width(setup);
-        let (ext_lo, ext_hi) = particle_extent(setup);
+        let (ext_lo, ext_hi) = particle_extent(setup, spread.bounds);
         let dims = match setup.grid {
             Some(g) => {
                 check_grid(setup, ranks)?;
@@ -103,7 +116,7 @@ impl Decomposition {
         };
         let mut cuts: [Vec<f64>; 3] = Default::default();
         for a in 0..3 {
-            cuts[a] = axis_cuts(setup, a, dims[a], ext_lo[a], ext_hi[a], width).ok_or_else(
+            cuts[a] = axis_cuts(setup, spread, a, dims[a], ext_lo[a], ext_hi[a], width).ok_or_else(
                 || {
                     GravelError::config(
                         file,
@@ -244,16 +257,72 @@ pub fn halo_width(setup: &Setup) -> f64 {
     2.0 * setup.max_radius + setup.range_pad + setup.skin
 }
 
+/// Where the initial particles lie, for cutting the decomposition: the
+/// box holding them whole and, per axis, a histogram of their centres over
+/// the box.
+#[derive(Debug, Clone)]
+pub struct Spread {
+    /// The box holding every initial particle whole, `None` for none.
+    pub bounds: Option<(DVec3, DVec3)>,
+    /// Along x, y and z, over the domain.
+    pub histograms: [AxisHistogram; 3],
+}
+
+impl Spread {
+    /// The spread of `setup`'s initial particles, from one walk over them
+    /// and one for the box; `files` says whether the walks read the files.
+    #[must_use]
+    pub fn of(setup: &Setup, files: Files) -> Self {
+        let d = &setup.domain;
+        let mut histograms = [0, 1, 2].map(|a| AxisHistogram::new(d.lo[a], d.hi[a]));
+        setup.initial.for_each_weighted(files, |x, n| {
+            for (a, h) in histograms.iter_mut().enumerate() {
+                h.add(x[a], n);
+            }
+        });
+        Spread {
+            bounds: setup.initial.bounds(files),
+            histograms,
+        }
+    }
+
+    /// Add `records`, particles the walks left out.
+    pub fn add(&mut self, records: &[ParticleRecord]) {
+        for r in records {
+            for (a, h) in self.histograms.iter_mut().enumerate() {
+                h.add(r.x[a], 1);
+            }
+            let (lo, hi) = (r.x - r.radius, r.x + r.radius);
+            self.bounds = Some(match self.bounds {
+                Some((a, b)) => (a.min(lo), b.max(hi)),
+                None => (lo, hi),
+            });
+        }
+    }
+
+    /// Every rank's spread together (the box's union, the histograms'
+    /// sums: whole numbers, so the sum is exact in any order). Collective.
+    pub fn reduce(&mut self, comm: &dyn Comm) {
+        let (lo, hi) = self
+            .bounds
+            .unwrap_or((DVec3::splat(f64::INFINITY), DVec3::splat(f64::NEG_INFINITY)));
+        let lo = DVec3::from_array([0, 1, 2].map(|a| -comm.max_f64(-lo[a])));
+        let hi = DVec3::from_array([0, 1, 2].map(|a| comm.max_f64(hi[a])));
+        self.bounds = lo.cmple(hi).all().then_some((lo, hi));
+        for h in &mut self.histograms {
+            comm.sum_f64(&mut h.bins);
+        }
+    }
+}
+
 /// Where particles will be: the bounding box of the initial particles and
 /// the pouring regions, stretched along gravity to the box's end (poured or
 /// settling particles fall that way). Periodic axes always span the box,
 /// and so do the axes across gravity of a run that pours.
-fn particle_extent(setup: &Setup) -> (DVec3, DVec3) {
+fn particle_extent(setup: &Setup, bounds: Option<(DVec3, DVec3)>) -> (DVec3, DVec3) {
     let d = &setup.domain;
-    let (mut lo, mut hi) = setup
-        .initial
-        .bounds()
-        .unwrap_or((DVec3::splat(f64::INFINITY), DVec3::splat(f64::NEG_INFINITY)));
+    let (mut lo, mut hi) =
+        bounds.unwrap_or((DVec3::splat(f64::INFINITY), DVec3::splat(f64::NEG_INFINITY)));
     for s in &setup.pours {
         let (a, b) = s.region.bounds();
         lo = lo.min(a);
@@ -352,6 +421,7 @@ fn auto_dims(
 /// Cut positions along axis `a` for `p` slabs, each at least `width` thick.
 fn axis_cuts(
     setup: &Setup,
+    spread: &Spread,
     a: usize,
     p: usize,
     ext_lo: f64,
@@ -373,11 +443,7 @@ fn axis_cuts(
     if setup.initial.len() >= 4 * p {
         // The quantiles of the initial particles' coordinates, from a
         // histogram (no copy of the coordinates: see `insert::initial`).
-        let mut histogram = AxisHistogram::new(lo, hi);
-        setup
-            .initial
-            .for_each_weighted(|x, n| histogram.add(x[a], n));
-        if let Some((c, _)) = histogram.cuts(p, width) {
+        if let Some((c, _)) = spread.histograms[a].cuts(p, width) {
             candidates.push(c);
         }
     }

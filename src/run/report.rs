@@ -152,8 +152,9 @@ pub fn check_report(s: &Setup, decomp: &Decomposition) -> String {
 /// ([`limits::bytes_per_particle`] and the constants beside it): the
 /// program, the HDF5 library's share for the frames written, the mesh
 /// walls (whole on every rank), and the larger of the set-up (every rank
-/// holds the records of the `random`, `list` and `file` blocks; a lattice
-/// is generated, not held: [`crate::insert::initial`]) and the run
+/// holds the records of the `list` blocks and relaxed fills; lattices,
+/// random counts and files are generated or read, not held:
+/// [`crate::insert::initial`]) and the run
 /// (`max_n / ranks` particles, with a ghost shell of 10 % when the run has
 /// several ranks, and MPI-IO's collective buffer). No rank gathers the others' particles: frames and
 /// checkpoints are written by every rank ([`crate::io::collective`]).
@@ -191,7 +192,7 @@ fn memory_line(s: &Setup, decomp: &Decomposition, max_n: u64) -> String {
     };
     let what = if ranks > 1.0 {
         format!(
-            "per rank: {} for up to {} of {max_n} particles ({:.0} B each), or {} while every rank holds the {held} drawn or read at step 0",
+            "per rank: {} for up to {} of {max_n} particles ({:.0} B each), or {} while every rank holds the {held} listed or relaxed at step 0",
             size(run),
             (n / ranks).ceil(),
             per,

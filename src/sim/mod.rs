@@ -29,10 +29,11 @@ use crate::error::{GravelError, Result};
 use crate::force;
 use crate::geometry::motion::place_walls;
 use crate::geometry::walls::WallShape;
+use crate::insert::initial::Files;
 use crate::neighbor::carry::{HistoryRows, PairRecords};
 use crate::neighbor::NeighborList;
 use crate::parallel::comm::Comm;
-use crate::parallel::grid::Decomposition;
+use crate::parallel::grid::{Decomposition, Spread};
 use crate::parallel::halo::Halo;
 use crate::state::history::WallHistory;
 use crate::state::particles::{ParticleRecord, Particles};
@@ -90,9 +91,14 @@ pub struct Simulation {
 /// near this subdomain), counted first for an exact reservation. A fill
 /// that cannot place its count is refused on every rank (exit 2), naming
 /// the sphere, before anything is written. Collective.
-fn own_initial(setup: &Setup, decomp: &Decomposition, comm: &dyn Comm) -> Result<Particles> {
+fn own_initial(
+    setup: &Setup,
+    decomp: &Decomposition,
+    slices: Vec<Vec<ParticleRecord>>,
+    comm: &dyn Comm,
+) -> Result<Particles> {
     let me = decomp.rank;
-    let owns = |r: &ParticleRecord| decomp.owner(setup.domain.wrap(r.x)) == me;
+    let owner = |r: &ParticleRecord| decomp.owner(setup.domain.wrap(r.x));
     // The subdomain, reaching past the box's non-periodic faces (where
     // the edge ranks own what lies beyond).
     let (mut lo, mut hi) = decomp.bounds();
@@ -109,7 +115,7 @@ fn own_initial(setup: &Setup, decomp: &Decomposition, comm: &dyn Comm) -> Result
     }
     let mut mine = Vec::new();
     let placed = setup.initial.place_near(lo, hi, |_, r| {
-        if owns(r) {
+        if owner(r) == me {
             mine.push(r.clone());
         }
     });
@@ -117,16 +123,9 @@ fn own_initial(setup: &Setup, decomp: &Decomposition, comm: &dyn Comm) -> Result
         Ok(()) => String::new(),
         Err((k, u)) => crate::insert::cells::unplaced_message(*k, u),
     };
-    let said = if comm.size() > 1 {
-        comm.all_gather(message.as_bytes())
-    } else {
-        vec![message.into_bytes()]
-    };
-    if let Some(m) = said.iter().find(|m| !m.is_empty()) {
-        return Err(GravelError::config(
-            &setup.config_path,
-            String::from_utf8_lossy(m).into_owned(),
-        ));
+    agree(setup, &message, comm)?;
+    for slice in slices {
+        mine.extend(send_to_owners(slice, &owner, comm));
     }
     let mut particles = Particles::default();
     particles.room_for(mine.len(), mine.len());
@@ -136,14 +135,92 @@ fn own_initial(setup: &Setup, decomp: &Decomposition, comm: &dyn Comm) -> Result
     Ok(particles)
 }
 
+/// This rank's slice of each `file` block ([`ParticleFile::read_part`]).
+/// Collective: a rank that cannot read its slice makes every rank refuse.
+///
+/// [`ParticleFile::read_part`]: crate::insert::file::ParticleFile::read_part
+fn read_file_slices(setup: &Setup, comm: &dyn Comm) -> Result<Vec<Vec<ParticleRecord>>> {
+    let mut slices = Vec::new();
+    let mut message = String::new();
+    for (k, file) in setup.initial.files() {
+        match file.read_part(comm.rank(), comm.size()) {
+            Ok(slice) => slices.push(slice),
+            Err(e) if message.is_empty() => message = format!("particles[{k}].path: {e}"),
+            Err(_) => {}
+        }
+    }
+    agree(setup, &message, comm)?;
+    Ok(slices)
+}
+
+/// Refuse, on every rank, when any rank has a `message` (empty for none):
+/// the first rank's, as an error in the config. Collective.
+fn agree(setup: &Setup, message: &str, comm: &dyn Comm) -> Result<()> {
+    let said = if comm.size() > 1 {
+        comm.all_gather(message.as_bytes())
+    } else {
+        vec![message.as_bytes().to_vec()]
+    };
+    match said.iter().find(|m| !m.is_empty()) {
+        Some(m) => Err(GravelError::config(
+            &setup.config_path,
+            String::from_utf8_lossy(m).into_owned(),
+        )),
+        None => Ok(()),
+    }
+}
+
+/// Send each record of `part` to the rank `owner` names, and return those
+/// that this rank owns: its own and those the others sent. Collective.
+fn send_to_owners(
+    part: Vec<ParticleRecord>,
+    owner: &impl Fn(&ParticleRecord) -> usize,
+    comm: &dyn Comm,
+) -> Vec<ParticleRecord> {
+    use crate::state::particles::{pack_record, unpack_record, RECORD_BYTES};
+    let me = comm.rank();
+    if comm.size() == 1 {
+        return part;
+    }
+    let mut sends = vec![Vec::new(); comm.size()];
+    let mut kept = Vec::new();
+    for r in part {
+        match owner(&r) {
+            o if o == me => kept.push(r),
+            o => pack_record(&r, &mut sends[o]),
+        }
+    }
+    let peers: Vec<usize> = (0..comm.size()).filter(|&r| r != me).collect();
+    let sends: Vec<Vec<u8>> = peers
+        .iter()
+        .map(|&r| std::mem::take(&mut sends[r]))
+        .collect();
+    for buf in comm.exchange(&peers, &sends) {
+        let mut u = crate::state::pack::Unpack::new(&buf);
+        kept.extend((0..buf.len() / RECORD_BYTES).map(|_| unpack_record(&mut u)));
+    }
+    kept
+}
+
 impl Simulation {
     /// Set up the initial state (this rank's particles of the config at
     /// step 0) and compute the forces of step 0. Collective.
     pub fn new(mut setup: Setup, comm: Box<dyn Comm>) -> Result<Self> {
-        let decomp = Decomposition::for_ranks(&setup, comm.size(), comm.rank())?;
-        // This rank's particles: a walk over the initial blocks (a lattice
-        // is generated, not held), counting first for an exact reservation.
-        let particles = own_initial(&setup, &decomp, comm.as_ref())?;
+        // Each rank reads a slice of each file; the decomposition is cut
+        // from the generated blocks and every rank's slices together.
+        let slices = read_file_slices(&setup, comm.as_ref())?;
+        let decomp = if comm.size() > 1 && !slices.is_empty() {
+            let mut spread = Spread::of(&setup, Files::Skip);
+            slices.iter().for_each(|s| spread.add(s));
+            spread.reduce(comm.as_ref());
+            Decomposition::choose_from(&setup, comm.size(), comm.rank(), &spread)?
+        } else {
+            Decomposition::for_ranks(&setup, comm.size(), comm.rank())?
+        };
+        // This rank's particles: those of the generated blocks near its
+        // subdomain (a lattice and a random fill are not held), and those
+        // the ranks' file slices send it.
+        let particles = own_initial(&setup, &decomp, slices, comm.as_ref())?;
         // The initial particles are in place: the records held of them are
         // not needed again.
         setup.initial.release();
