@@ -191,12 +191,19 @@ fn memory_line(s: &Setup, decomp: &Decomposition, max_n: u64) -> String {
         String::new()
     };
     let what = if ranks > 1.0 {
+        let held_line = if held > 0.0 {
+            format!(
+                ", or {} while every rank holds the {held} listed or relaxed at step 0",
+                size(setup)
+            )
+        } else {
+            String::new()
+        };
         format!(
-            "per rank: {} for up to {} of {max_n} particles ({:.0} B each), or {} while every rank holds the {held} listed or relaxed at step 0",
+            "per rank: {} for up to {} of {max_n} particles ({:.0} B each){held_line}",
             size(run),
             (n / ranks).ceil(),
             per,
-            size(setup),
         )
     } else {
         format!(
