@@ -13,14 +13,14 @@
 //!   contact pushes `i` away), and `force_tangential = f + force_normal n`,
 //!   the rest of `f`.
 //!
-//! Each rank lists the contacts of its own particles; rank 0 gathers and
-//! sorts them by (`id`, `wall`, partner's `id`), so the list is the same on
-//! any number of ranks.
+//! Each rank lists the contacts of its own particles, sorted by (`id`,
+//! `wall`, partner's `id`), and writes them at its offset in the list
+//! (every rank at once, as frames are written): a list's contacts follow
+//! the ranks, and sorted by that key they are the same on any number of
+//! ranks. No rank gathers another's contacts.
 
 use super::contacts::{contacts_of, pair_force, separation, Partner, Sides};
 use super::View;
-use crate::parallel::comm::Comm;
-use crate::state::pack::{Pack, Unpack};
 use glam::DVec3;
 
 /// One touching contact as listed.
@@ -47,7 +47,8 @@ pub struct ListedContact {
 impl ListedContact {
     /// The sort key: the particle, then the walls, then the pairs by the
     /// partner's id.
-    fn key(&self) -> (i64, i64, i64) {
+    #[must_use]
+    pub fn key(&self) -> (i64, i64, i64) {
         (self.id[0], -self.wall, self.id[1])
     }
 }
@@ -103,36 +104,10 @@ pub fn local_contacts(v: &View) -> Vec<ListedContact> {
     out
 }
 
-/// Every rank's contacts on rank 0, sorted (`None` elsewhere). Collective.
-pub fn gather_contacts(v: &View, comm: &dyn Comm) -> Option<Vec<ListedContact>> {
-    let mine = local_contacts(v);
-    let mut buf = Vec::with_capacity(mine.len() * 112);
-    for c in &mine {
-        buf.put_u64(c.id[0] as u64);
-        buf.put_u64(c.id[1] as u64);
-        buf.put_u64(c.wall as u64);
-        buf.put_vec3(c.point);
-        buf.put_vec3(c.normal);
-        buf.put_f64(c.overlap);
-        buf.put_f64(c.force_normal);
-        buf.put_vec3(c.force_tangential);
-    }
-    let parts = comm.gather(&buf)?;
-    let mut all = Vec::new();
-    for part in &parts {
-        let mut r = Unpack::new(part);
-        while !r.is_empty() {
-            all.push(ListedContact {
-                id: [r.u64() as i64, r.u64() as i64],
-                wall: r.u64() as i64,
-                point: r.vec3(),
-                normal: r.vec3(),
-                overlap: r.f64(),
-                force_normal: r.f64(),
-                force_tangential: r.vec3(),
-            });
-        }
-    }
-    all.sort_by_key(ListedContact::key);
-    Some(all)
+/// The touching contacts of this rank's particles, sorted by
+/// [`ListedContact::key`].
+pub fn sorted_contacts(v: &View) -> Vec<ListedContact> {
+    let mut mine = local_contacts(v);
+    mine.sort_by_key(ListedContact::key);
+    mine
 }

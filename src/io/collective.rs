@@ -169,8 +169,14 @@ pub fn write_matrix<T: H5Type>(
     Ok(ds)
 }
 
-/// Write `values` (`width` per row) at rows `part.span.range()` of `ds`.
-fn write_part<T: H5Type>(ds: &Dataset, values: &[T], width: usize, part: Part) -> hdf5::Result<()> {
+/// Write `values` (`width` per row) at rows `part.span.range()` of `ds`
+/// (collective where `part.transfer` is).
+pub(crate) fn write_part<T: H5Type>(
+    ds: &Dataset,
+    values: &[T],
+    width: usize,
+    part: Part,
+) -> hdf5::Result<()> {
     let rows = part.span.range();
     if values.len() != rows.len() * width {
         return Err(format!("{} values for {} rows of {width}", values.len(), rows.len()).into());

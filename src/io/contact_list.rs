@@ -7,12 +7,14 @@
 //! A list is written before its row, so a crash leaves at most a dangling
 //! tail of the list, which [`trim`] cuts off when the file is reopened.
 
-use hdf5::{Dataset, Extent, Group, H5Type, SliceOrIndex};
-use ndarray::{ArrayView, IxDyn};
+use hdf5::plist::dataset_create::AllocTime;
+use hdf5::{Dataset, Extent, Group, H5Type};
 
+use super::collective::{write_part, Part, Transfer};
 use super::layout::{create_ordered_group, write_str_attr, UNITS};
 use super::table::{read_row, Column};
 use crate::diagnostics::contact_list::ListedContact;
+use crate::parallel::comm::RowSpan;
 
 /// The subgroup holding the contacts.
 pub const LIST: &str = "list";
@@ -62,9 +64,13 @@ pub fn create(group: &Group) -> hdf5::Result<()> {
         } else {
             list.new_dataset::<f64>()
         };
+        // Chunks allocated when the dataset grows: every rank writes its
+        // contacts into the new chunks at once (a filtered collective
+        // write into a chunk not yet allocated fails in HDF5 1.10).
         let ds = builder
             .chunk(shape(CHUNK, width))
             .fletcher32()
+            .alloc_time(Some(AllocTime::Early))
             .shape(extents)
             .create(name)?;
         if let Some(units) = units {
@@ -74,49 +80,69 @@ pub fn create(group: &Group) -> hdf5::Result<()> {
     Ok(())
 }
 
-/// Write `values` (`width` per contact) at contacts `start..` of `ds`.
-fn put<T: H5Type>(ds: &Dataset, start: usize, width: usize, values: &[T]) -> hdf5::Result<()> {
-    let n = values.len() / width;
-    ds.resize(shape(start + n, width))?;
-    if n == 0 {
-        return Ok(());
-    }
-    let view = ArrayView::from_shape(IxDyn(&shape(n, width)), values)
-        .map_err(|e| hdf5::Error::from(e.to_string()))?;
-    let selection: Vec<SliceOrIndex> = std::iter::once(SliceOrIndex::from(start..start + n))
-        .chain((width > 1).then(|| SliceOrIndex::from(..)))
-        .collect();
-    ds.write_slice(view, hdf5::Hyperslab::from(selection))
-}
-
 /// Append `contacts` to the list of `group`; returns where they start.
 pub fn append(group: &Group, contacts: &[ListedContact]) -> hdf5::Result<usize> {
+    let whole = RowSpan::whole(contacts.len());
+    append_part(group, contacts, whole, Transfer::Serial)
+}
+
+/// Append to the list of `group` the contacts of every rank, this rank's
+/// `contacts` at `span` of them (collective when `transfer` is: every rank
+/// grows the datasets alike, then writes its rows); returns where they
+/// start.
+pub fn append_part(
+    group: &Group,
+    contacts: &[ListedContact],
+    span: RowSpan,
+    transfer: Transfer,
+) -> hdf5::Result<usize> {
     let list = group.group(LIST)?;
     let start = list.dataset("id")?.shape()[0];
-    let ids: Vec<i64> = contacts.iter().flat_map(|c| c.id).collect();
-    let walls: Vec<i64> = contacts.iter().map(|c| c.wall).collect();
-    let vector = |f: fn(&ListedContact) -> glam::DVec3| -> Vec<f64> {
-        contacts.iter().flat_map(|c| f(c).to_array()).collect()
+    let part = Part {
+        span: RowSpan {
+            offset: start as u64 + span.offset,
+            local: span.local,
+            total: start as u64 + span.total,
+        },
+        transfer,
+        checksummed: true,
     };
-    let scalar = |f: fn(&ListedContact) -> f64| -> Vec<f64> { contacts.iter().map(f).collect() };
-    put(&list.dataset("id")?, start, 2, &ids)?;
-    put(&list.dataset("wall")?, start, 1, &walls)?;
-    put(&list.dataset("point")?, start, 3, &vector(|c| c.point))?;
-    put(&list.dataset("normal")?, start, 3, &vector(|c| c.normal))?;
-    put(&list.dataset("overlap")?, start, 1, &scalar(|c| c.overlap))?;
-    put(
-        &list.dataset("force_normal")?,
-        start,
-        1,
-        &scalar(|c| c.force_normal),
-    )?;
-    put(
-        &list.dataset("force_tangential")?,
-        start,
-        3,
-        &vector(|c| c.force_tangential),
-    )?;
+    let end = start + span.total as usize;
+    let field = |name: &str| -> hdf5::Result<(Dataset, usize)> {
+        let width = FIELDS.iter().find(|f| f.0 == name).map_or(1, |f| f.1);
+        let ds = list.dataset(name)?;
+        ds.resize(shape(end, width))?;
+        Ok((ds, width))
+    };
+    put(field("id")?, part, contacts, |c, v| v.extend(c.id))?;
+    put(field("wall")?, part, contacts, |c, v| v.push(c.wall))?;
+    put(field("point")?, part, contacts, |c, v| {
+        v.extend(c.point.to_array());
+    })?;
+    put(field("normal")?, part, contacts, |c, v| {
+        v.extend(c.normal.to_array());
+    })?;
+    put(field("overlap")?, part, contacts, |c, v| v.push(c.overlap))?;
+    put(field("force_normal")?, part, contacts, |c, v| {
+        v.push(c.force_normal);
+    })?;
+    put(field("force_tangential")?, part, contacts, |c, v| {
+        v.extend(c.force_tangential.to_array());
+    })?;
     Ok(start)
+}
+
+/// Write each contact's `values` (the dataset's width of them) at `part`
+/// of the dataset.
+fn put<T: H5Type>(
+    (ds, width): (Dataset, usize),
+    part: Part,
+    contacts: &[ListedContact],
+    values: impl Fn(&ListedContact, &mut Vec<T>),
+) -> hdf5::Result<()> {
+    let mut flat = Vec::with_capacity(contacts.len() * width);
+    contacts.iter().for_each(|c| values(c, &mut flat));
+    write_part(&ds, &flat, width, part)
 }
 
 /// Cut the list of `group` back to the contacts of its table's first

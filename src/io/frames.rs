@@ -214,6 +214,15 @@ impl OutputFile {
     /// # Errors
     /// If the file is missing, unreadable or not a gravel file.
     pub fn open_append(path: &Path) -> IoResult<Self> {
+        let out = Self::open_as_left(path)?;
+        out.trim_contact_lists()?;
+        Ok(out)
+    }
+
+    /// [`Self::open_append`] without cutting the contact lists back: the
+    /// file as a writer left it (a list just written by every rank, its row
+    /// still to come).
+    fn open_as_left(path: &Path) -> IoResult<Self> {
         let file = open_gravel(path, true)?;
         let (frames, thermo, diagnostics) =
             read_layout(&file).at(path, "reading the existing layout")?;
@@ -226,16 +235,14 @@ impl OutputFile {
                 Ok((name, table))
             })
             .collect::<IoResult<_>>()?;
-        let out = Self {
+        Ok(Self {
             path: path.to_path_buf(),
             file,
             frames,
             thermo,
             diagnostics,
             walls: None,
-        };
-        out.trim_contact_lists()?;
-        Ok(out)
+        })
     }
 
     /// Cut every contact list back to the contacts its table's rows index
@@ -537,10 +544,23 @@ impl OutputFile {
             &self.path,
             format_args!("appending to /{DIAGNOSTICS}/{name}/{}", contact_list::LIST),
         )?;
-        self.append_diagnostic(
-            name,
-            &[step as f64, time, start as f64, contacts.len() as f64],
-        )
+        self.append_contact_row(name, step, time, start as u64, contacts.len() as u64)
+    }
+
+    /// Appends the row of a contact list to its index table: the list of
+    /// `step` and `time` holds `count` contacts from `start`.
+    ///
+    /// # Errors
+    /// If there is no such list or writing fails.
+    pub fn append_contact_row(
+        &mut self,
+        name: &str,
+        step: u64,
+        time: f64,
+        start: u64,
+        count: u64,
+    ) -> IoResult<()> {
+        self.append_diagnostic(name, &[step as f64, time, start as f64, count as f64])
     }
 
     /// Flushes everything written so far to disk.
@@ -643,8 +663,19 @@ impl Suspended {
         &self.path
     }
 
-    /// Open the file again after the frame of `step` that every rank
-    /// wrote, and bring the vertex index and the XDMF sidecar up to date.
+    /// Open the file again, as it was suspended (after a contact list that
+    /// every rank wrote).
+    ///
+    /// # Errors
+    /// If the file cannot be opened.
+    pub fn reopen(self) -> IoResult<OutputFile> {
+        let mut file = OutputFile::open_as_left(&self.path)?;
+        file.walls = self.walls;
+        Ok(file)
+    }
+
+    /// Open the file again after a frame written by every rank, with the
+    /// vertex index and the XDMF sidecar brought up to date.
     ///
     /// # Errors
     /// If the file cannot be opened or written.
@@ -654,6 +685,31 @@ impl Suspended {
         file.finish_collective_frame(step)?;
         Ok(file)
     }
+}
+
+/// Append this rank's `contacts` to the contact list `name` of the output
+/// file at `path`, every rank at once: the contacts of rank `r` follow
+/// those of the ranks below it. The file must be closed by every rank's
+/// writer ([`OutputFile::suspend`]); the list's row is then appended by
+/// the writer ([`OutputFile::append_contact_row`]). Returns where the
+/// list starts and its length over all ranks. Collective.
+///
+/// # Errors
+/// If the file has no such list, or writing fails.
+pub fn append_contacts_collective(
+    path: &Path,
+    comm: &dyn Comm,
+    name: &str,
+    contacts: &[crate::diagnostics::contact_list::ListedContact],
+) -> IoResult<(u64, u64)> {
+    let span = RowSpan::of(comm, &[contacts.len() as u64])[0];
+    let context = || format!("appending to /{DIAGNOSTICS}/{name}/{}", contact_list::LIST);
+    let (file, transfer) = collective::open_rw(path, comm).at(path, context())?;
+    let start = (file.group(&format!("{DIAGNOSTICS}/{name}")))
+        .and_then(|group| contact_list::append_part(&group, contacts, span, transfer))
+        .at(path, context())?;
+    file.close().at(path, context())?;
+    Ok((start as u64, span.total))
 }
 
 /// Write `frame`, this rank's rows of it, into the output file at `path`,

@@ -6,7 +6,7 @@ pub mod report;
 
 use crate::config::limits;
 use crate::config::{Measure, Setup};
-use crate::diagnostics::contact_list::gather_contacts;
+use crate::diagnostics::contact_list::sorted_contacts;
 use crate::diagnostics::{self, sampler, Sampled};
 use crate::diagnostics::{thermo_columns, Thermo, MAX_OVERLAP};
 use crate::error::{GravelError, IoError, Result};
@@ -608,9 +608,22 @@ impl Output {
         }
         for (name, every) in &self.lists {
             if step % every == 0 {
-                let all = gather_contacts(&sim.view(), sim.comm());
-                if let (Some(f), Some(all)) = (&mut self.file, all) {
-                    f.append_contacts(name, step, sim.time(), &all)?;
+                let mine = sorted_contacts(&sim.view());
+                if sim.comm().size() == 1 {
+                    if let Some(f) = &mut self.file {
+                        f.append_contacts(name, step, sim.time(), &mine)?;
+                    }
+                    continue;
+                }
+                // Every rank writes its contacts at its offset; the writer
+                // then adds the list's row.
+                let suspended = self.file.take().map(OutputFile::suspend);
+                let (start, count) =
+                    frames::append_contacts_collective(&self.path, sim.comm(), name, &mine)?;
+                if let Some(s) = suspended {
+                    let mut f = s.reopen()?;
+                    f.append_contact_row(name, step, sim.time(), start, count)?;
+                    self.file = Some(f);
                 }
             }
         }
