@@ -1019,11 +1019,7 @@ fn check_file_overlaps(
     };
     for (k, file) in initial.files() {
         let walked = file.try_for_each(|p| {
-            let mut hit = None;
-            placer.each_overlapping(p.x, p.radius, |y, s| {
-                hit.get_or_insert((y, s));
-            });
-            match hit {
+            match placer.first_overlapping(p.x, p.radius) {
                 None => Ok(()),
                 Some((y, s)) => Err(cx.err(format!(
                     "particles[{k}]: particle id {} of `{}` at {:?} overlaps a sphere of radius {s:e} m at {:?} of a `list` or `lattice` block (distance {:e} < sum of radii {:e}, periodic images included); initial particles must not overlap: move or shrink one of the blocks",
@@ -1070,11 +1066,7 @@ fn check_fill_overlaps(
                 _ => continue,
             };
             let walked = fill.try_for_each(|i, x, r| {
-                let mut hit = None;
-                placer.each_overlapping(x, r, |y, s| {
-                    hit.get_or_insert((y, s));
-                });
-                match hit {
+                match placer.first_overlapping(x, r) {
                     None => Ok(()),
                     Some((y, s)) => Err(FillWalk::Overlap(cx.err(format!(
                         "particles[{later}]: {kind} particle at {:?} (radius {s:e} m) overlaps a sphere of radius {r:e} m at {:?}, particle id {} of the random block particles[{k}] (distance {:e} < sum of radii {:e}, periodic images included); initial particles must not overlap: a random block avoids only the blocks before it, so list this block first, or move one of the regions",
@@ -1132,11 +1124,7 @@ fn check_lattice_overlaps(cx: &Ctx, initial: &Initial, domain: &Domain) -> Resul
             continue;
         };
         lattice.try_for_each(|p| {
-            let mut hit = None;
-            placer.each_overlapping(p.x, p.radius, |y, s| {
-                hit.get_or_insert((y, s));
-            });
-            match hit {
+            match placer.first_overlapping(p.x, p.radius) {
                 None => Ok(()),
                 Some((y, s)) => Err(cx.err(format!(
                     "particles[{k}]: lattice particle id {} at {:?} overlaps a sphere of radius {s:e} m at {:?} of another block (distance {:e} < sum of radii {:e}, periodic images included); initial particles must not overlap: move or shrink one of the regions",

@@ -177,6 +177,16 @@ impl Placer {
         }
     }
 
+    /// The first recorded sphere (centre, radius) that a sphere of radius
+    /// `r` at `x` overlaps, if any.
+    pub fn first_overlapping(&self, x: DVec3, r: f64) -> Option<(DVec3, f64)> {
+        let mut hit = None;
+        self.each_overlapping(x, r, |y, s| {
+            hit.get_or_insert((y, s));
+        });
+        hit
+    }
+
     /// Whether no sphere is recorded.
     pub fn is_empty(&self) -> bool {
         self.grid.is_empty() && self.lattices.iter().all(|l| l.count() == 0)
