@@ -12,7 +12,7 @@ use crate::geometry::region::Region;
 use crate::geometry::walls::Wall;
 use crate::insert::cells::{Earlier, RandomFill, Unplaced};
 use crate::insert::file::{FileWalk, ParticleFile};
-use crate::insert::initial::{Initial, InitialBlock, Lattice};
+use crate::insert::initial::{Files, Initial, InitialBlock, Lattice};
 use crate::insert::relax::{relaxed_fill, FillError, FILL_MAX_SWEEPS, FILL_OVERLAP_TOLERANCE};
 use crate::insert::{self, Placer, PourSource, RadiusDist, SizeStats};
 use crate::state::particles::ParticleRecord;
@@ -499,7 +499,11 @@ pub(super) fn particles(
                     check_body(cx, r.radius, r.mass, || {
                         format!("{key}.path: `{}`, particle id {}", full.display(), r.id)
                     })?;
-                    file_ids.add(r.id);
+                    check_inside(cx, r, domain)?;
+                    check_walls(cx, k, r, walls)?;
+                    if let Some(id) = file_ids.add(r.id) {
+                        return Err(FileIds::twice(cx, id));
+                    }
                     if keep {
                         placer.add(r.x, r.radius);
                         spheres.push((r.x, r.radius));
@@ -507,8 +511,7 @@ pub(super) fn particles(
                     Ok(())
                 };
                 let walked = if is_hdf5(&full) {
-                    let file = open_output(cx, &key, &full, *step, m, mats, domain)?;
-                    file.try_for_each(&mut check).map(|()| file)
+                    open_output(cx, &key, &full, *step, m, mats, domain, &mut check)?
                 } else {
                     if step.is_some() {
                         return Err(cx.err(format!("{key}.step: only a gravel output file (HDF5) has frames; `{}` is not one", full.display())));
@@ -550,7 +553,10 @@ pub(super) fn particles(
         }
         pending.push((k, block));
     }
-    let mut next_id = file_ids.check(cx, &files)?;
+    if let Some(id) = file_ids.finish() {
+        return Err(FileIds::twice(cx, id));
+    }
+    let mut next_id = file_ids.next_id();
     let mut all = files;
     for (k, mut block) in pending {
         match &mut block {
@@ -572,7 +578,8 @@ pub(super) fn particles(
         }
         all.push(k, block);
     }
-    all.try_for_each_listed(|k, r| {
+    // The files' particles were checked as they were read.
+    all.try_for_each_listed_in(Files::Skip, |k, r| {
         check_inside(cx, r, domain)?;
         check_walls(cx, k, r, walls)
     })?;
@@ -609,11 +616,13 @@ fn is_hdf5(path: &Path) -> bool {
 }
 
 /// A gravel output file's frame (`step`, or the last) or a checkpoint, as
-/// the block `key`'s particles of material `m`: ids, positions (a
-/// checkpoint's wrapped into the box), radii, frozen flags, and velocities
-/// and angular velocities where the file has them (a frame's `velocity`
-/// and `omega` fields; zero otherwise). A checkpoint gives the masses; a
-/// frame's come from `m`'s density. One run's settled bed seeds the next.
+/// the block `key`'s particles of material `m`, checked by a walk that
+/// hands each particle to `check`: ids, positions (a checkpoint's wrapped
+/// into the box), radii, frozen flags, and velocities and angular
+/// velocities where the file has them (a frame's `velocity` and `omega`
+/// fields; zero otherwise). A checkpoint gives the masses; a frame's come
+/// from `m`'s density. One run's settled bed seeds the next.
+#[allow(clippy::too_many_arguments)]
 fn open_output(
     cx: &Ctx,
     key: &str,
@@ -622,7 +631,8 @@ fn open_output(
     m: u32,
     mats: &[Material],
     domain: &Domain,
-) -> Result<ParticleFile> {
+    check: impl FnMut(&ParticleRecord) -> Result<()>,
+) -> Result<std::result::Result<ParticleFile, FileWalk<crate::error::GravelError>>> {
     let shown = path.display();
     if crate::io::checkpoint::is_checkpoint(path) {
         if step.is_some() {
@@ -630,8 +640,7 @@ fn open_output(
                 "{key}.step: `{shown}` is a checkpoint (one state, no frames); leave `step` out"
             )));
         }
-        return ParticleFile::checkpoint(path, m, *domain)
-            .map_err(|e| cx.err(format!("{key}.path: {e}")));
+        return Ok(ParticleFile::checkpoint(path, m, *domain, check));
     }
     let density = mats[m as usize].density;
     if density.is_nan() || density <= 0.0 {
@@ -645,57 +654,74 @@ fn open_output(
     let Some(&last) = steps.last() else {
         return Err(cx.err(format!("{key}.path: `{shown}` holds no frame")));
     };
-    ParticleFile::frame(path, step.unwrap_or(last), m, density)
-        .map_err(|e| cx.err(format!("{key}.step: {e}")))
+    let step = step.unwrap_or(last);
+    crate::io::read::frame_len(path, step).map_err(|e| cx.err(format!("{key}.step: {e}")))?;
+    Ok(ParticleFile::frame(path, step, m, density, check))
 }
 
-/// The ids of the particle files: the largest and how many, counted in
-/// the walk that checks each file, and then [`FileIds::check`].
+/// The ids of the particle files, checked unique as the walks that check
+/// the files meet them: one bit per id up to the largest while the ids are
+/// dense (at most 64 per particle, so at most 8 B per particle), a list of
+/// 8 B per particle, sorted at the end, once they are sparser.
 #[derive(Default)]
 struct FileIds {
     largest: Option<u64>,
     count: u64,
+    bits: Vec<u64>,
+    sparse: Option<Vec<u64>>,
 }
 
 impl FileIds {
-    fn add(&mut self, id: u64) {
+    /// Note `id`; `Some(id)` if it was met before (known at once while the
+    /// ids are dense, else from [`Self::finish`]).
+    fn add(&mut self, id: u64) -> Option<u64> {
         self.largest = self.largest.max(Some(id));
         self.count += 1;
+        if let Some(list) = &mut self.sparse {
+            list.push(id);
+            return None;
+        }
+        let word = id / 64;
+        if word > self.count + 1024 {
+            let mut list = Vec::with_capacity(self.count as usize);
+            for (w, &b) in self.bits.iter().enumerate() {
+                list.extend(
+                    (0..64)
+                        .filter(|i| b >> i & 1 != 0)
+                        .map(|i| w as u64 * 64 + i),
+                );
+            }
+            list.push(id);
+            self.bits = Vec::new();
+            self.sparse = Some(list);
+            return None;
+        }
+        let (word, bit) = (word as usize, 1u64 << (id % 64));
+        if self.bits.len() <= word {
+            self.bits.resize(word + 1, 0);
+        }
+        let seen = self.bits[word] & bit != 0;
+        self.bits[word] |= bit;
+        seen.then_some(id)
     }
 
-    /// Refuse an id that appears twice in the particle files `files`, and
-    /// give the first free id (one above the largest, 0 without files):
-    /// a walk marks each id in a bitmap of one bit per id up to the
-    /// largest or, where the ids are sparse (more than 64 per particle), in
-    /// a sorted list of 8 B per particle.
-    fn check(&self, cx: &Ctx, files: &Initial) -> Result<u64> {
-        let Some(largest) = self.largest else {
-            return Ok(0);
-        };
-        let twice = |id: u64| {
-            cx.err(format!(
-                "particles: id {id} appears twice in the particle files"
-            ))
-        };
-        if largest / 64 <= self.count {
-            let mut seen = vec![0u64; usize::try_from(largest / 64 + 1).unwrap_or(usize::MAX)];
-            files.try_for_each(|_, r| {
-                let (word, bit) = ((r.id / 64) as usize, 1u64 << (r.id % 64));
-                if seen[word] & bit != 0 {
-                    return Err(twice(r.id));
-                }
-                seen[word] |= bit;
-                Ok(())
-            })?;
-        } else {
-            let mut ids = Vec::with_capacity(usize::try_from(self.count).unwrap_or(0));
-            files.for_each(|_, r| ids.push(r.id));
-            ids.sort_unstable();
-            if let Some(w) = ids.windows(2).find(|w| w[0] == w[1]) {
-                return Err(twice(w[0]));
-            }
-        }
-        Ok(largest + 1)
+    /// An id met twice among those of the sparse list, if any.
+    fn finish(&mut self) -> Option<u64> {
+        let list = self.sparse.as_mut()?;
+        list.sort_unstable();
+        list.windows(2).find(|w| w[0] == w[1]).map(|w| w[0])
+    }
+
+    /// The first free id: one above the largest, 0 without files.
+    fn next_id(&self) -> u64 {
+        self.largest.map_or(0, |l| l + 1)
+    }
+
+    /// The error for an id met twice.
+    fn twice(cx: &Ctx, id: u64) -> crate::error::GravelError {
+        cx.err(format!(
+            "particles: id {id} appears twice in the particle files"
+        ))
     }
 }
 
@@ -1215,6 +1241,29 @@ fn check_record_overlaps(cx: &Ctx, all: &[&ParticleRecord], domain: &Domain) -> 
 mod tests {
     use super::*;
     use crate::config::Setup;
+
+    #[test]
+    fn file_ids_find_a_repeat_dense_or_sparse_and_the_next_free_id() {
+        // Dense: a repeat is found at once.
+        let mut ids = FileIds::default();
+        assert_eq!(ids.next_id(), 0);
+        assert!((0..1000).all(|i| ids.add(i).is_none()));
+        assert_eq!(ids.add(500), Some(500));
+        // A far id turns the bitmap into a list; the ids met before go
+        // with it, so a repeat of one of them is found at the end.
+        let mut ids = FileIds::default();
+        assert!((0..100).all(|i| ids.add(i).is_none()));
+        assert!(ids.add(1 << 40).is_none());
+        assert!(ids.sparse.is_some() && ids.bits.is_empty());
+        assert!(ids.add(7).is_none());
+        assert_eq!(ids.finish(), Some(7));
+        assert_eq!(ids.next_id(), (1 << 40) + 1);
+        // No repeat: none at the end either.
+        let mut ids = FileIds::default();
+        assert!([3, 1 << 30, 9, 2].into_iter().all(|i| ids.add(i).is_none()));
+        assert_eq!(ids.finish(), None);
+        assert_eq!(ids.next_id(), (1 << 30) + 1);
+    }
 
     /// A 1 cm box, two materials, Hooke, with `particles` as its blocks.
     fn config(particles: &str) -> String {

@@ -17,7 +17,8 @@ use crate::geometry::domain::Domain;
 use crate::geometry::motion::{place_walls, MovingWall};
 use crate::geometry::outlet::{Lost, Outlet};
 use crate::geometry::walls::Wall;
-use crate::insert::initial::Initial;
+use crate::insert::file::hash_record;
+use crate::insert::initial::{Files, Initial};
 use crate::insert::PourSource;
 use crate::integrate::timestep::TimeScales;
 use crate::key::Key;
@@ -424,17 +425,15 @@ impl Default for Balance {
 /// [`Setup::compat`].
 fn fingerprint(initial: &Initial) -> Fnv {
     let mut blocks = Fnv::default();
-    let _ = initial.try_for_each_listed(|_, r| {
-        blocks.u64(r.id);
-        for v in [r.x, r.v, r.omega] {
-            v.to_array().iter().for_each(|&c| blocks.f64(c));
-        }
-        blocks.f64(r.radius);
-        blocks.f64(r.mass);
-        blocks.u64(u64::from(r.material));
-        blocks.u64(u64::from(r.frozen));
+    let _ = initial.try_for_each_listed_in(Files::Skip, |_, r| {
+        hash_record(&mut blocks, r);
         Ok::<(), ()>(())
     });
+    // A file is the hash of its particles, found when it was checked.
+    for (k, file) in initial.files() {
+        blocks.u64(k as u64);
+        blocks.u64(file.digest());
+    }
     // A random fill is its rule: the rule, not the spheres it places.
     for (k, fill) in initial.fills() {
         blocks.u64(k as u64);

@@ -27,6 +27,7 @@ use glam::DVec3;
 use crate::geometry::domain::Domain;
 use crate::parallel::comm::RowSpan;
 use crate::state::particles::ParticleRecord;
+use crate::state::snapshot::Fnv;
 
 /// The columns a particle CSV file must have, in this order.
 pub const CSV_COLUMNS: [&str; 13] = [
@@ -48,6 +49,74 @@ pub struct ParticleFile {
     /// The file's size and modification time when it was checked: a file
     /// changed since is refused, not read.
     stamp: Stamp,
+    /// What the walk that checked the file found of it ([`Found`]).
+    found: Found,
+}
+
+/// What the walk that checks a file finds of its particles, so that no
+/// later check reads it again.
+#[derive(Debug, Clone, PartialEq, Default)]
+struct Found {
+    /// The first particle of the smallest radius and the first of the
+    /// largest, in the file's order.
+    extremes: Option<[ParticleRecord; 2]>,
+    /// The FNV-1a hash of every particle, in the file's order
+    /// ([`hash_record`]).
+    digest: u64,
+}
+
+/// The walk's running state behind [`Found`].
+struct Finding {
+    extremes: Option<[ParticleRecord; 2]>,
+    hash: Fnv,
+    rows: u64,
+}
+
+impl Finding {
+    fn new() -> Self {
+        Finding {
+            extremes: None,
+            hash: Fnv::default(),
+            rows: 0,
+        }
+    }
+
+    fn add(&mut self, r: &ParticleRecord) {
+        self.rows += 1;
+        hash_record(&mut self.hash, r);
+        match &mut self.extremes {
+            None => self.extremes = Some([r.clone(), r.clone()]),
+            Some([small, large]) => {
+                if r.radius < small.radius {
+                    *small = r.clone();
+                }
+                if r.radius > large.radius {
+                    *large = r.clone();
+                }
+            }
+        }
+    }
+
+    fn found(self) -> Found {
+        Found {
+            extremes: self.extremes,
+            digest: self.hash.finish(),
+        }
+    }
+}
+
+/// Mix a particle's id, position, velocity, angular velocity, radius, mass,
+/// material and frozen flag into `h` (the initial particles' fingerprint,
+/// which a restart checks: see `Setup::compat`).
+pub fn hash_record(h: &mut Fnv, r: &ParticleRecord) {
+    h.u64(r.id);
+    for v in [r.x, r.v, r.omega] {
+        v.to_array().iter().for_each(|&c| h.f64(c));
+    }
+    h.f64(r.radius);
+    h.f64(r.mass);
+    h.u64(u64::from(r.material));
+    h.u64(u64::from(r.frozen));
 }
 
 /// What the file is.
@@ -69,6 +138,12 @@ struct Stamp {
 }
 
 impl Stamp {
+    /// [`Self::of`], an error a walk reports.
+    fn checked<E>(path: &Path) -> Result<Self, FileWalk<E>> {
+        Self::of(path)
+            .map_err(|e| FileWalk::Unread(format!("cannot read `{}`: {e}", path.display())))
+    }
+
     fn of(path: &Path) -> std::io::Result<Self> {
         let meta = std::fs::metadata(path)?;
         Ok(Stamp {
@@ -131,64 +206,91 @@ impl ParticleFile {
                 header.join(",")
             )));
         }
-        let mut file = ParticleFile {
-            path: path.to_path_buf(),
-            kind: Kind::Csv {
-                data: at,
-                header_line,
-            },
-            material,
-            rows: 0,
-            stamp,
+        let kind = Kind::Csv {
+            data: at,
+            header_line,
         };
-        let mut rows = 0u64;
+        let mut file = Self::unchecked(path, kind, material, 0, stamp);
+        let mut finding = Finding::new();
         file.csv_lines(at, u64::MAX, Some(header_line + 1), &mut |r| {
-            rows += 1;
+            finding.add(r);
             f(r)
         })?;
-        file.rows = rows;
+        file.rows = finding.rows;
+        file.found = finding.found();
         Ok(file)
     }
 
     /// The frame at `step` of the gravel output file `path`, its masses
-    /// from `density`.
+    /// from `density`, checked whole ([`WALK_ROWS`] rows at a time, each
+    /// particle handed to `f`).
     ///
     /// # Errors
-    /// The file cannot be read, has no such frame, or its datasets are not
-    /// of the frame layout.
-    pub fn frame(path: &Path, step: u64, material: u32, density: f64) -> Result<Self, String> {
-        let stamp =
-            Stamp::of(path).map_err(|e| format!("cannot read `{}`: {e}", path.display()))?;
-        let rows = crate::io::read::frame_len(path, step).map_err(|e| e.to_string())?;
-        Ok(ParticleFile {
-            path: path.to_path_buf(),
-            kind: Kind::Frame { step, density },
-            material,
-            rows: rows as u64,
-            stamp,
-        })
+    /// [`FileWalk::Unread`] if the file cannot be read, has no such frame,
+    /// or its datasets are not of the frame layout; [`FileWalk::Stopped`]
+    /// with the first error `f` returns.
+    pub fn frame<E>(
+        path: &Path,
+        step: u64,
+        material: u32,
+        density: f64,
+        f: impl FnMut(&ParticleRecord) -> Result<(), E>,
+    ) -> Result<Self, FileWalk<E>> {
+        let stamp = Stamp::checked(path)?;
+        let rows =
+            crate::io::read::frame_len(path, step).map_err(|e| FileWalk::Unread(e.to_string()))?;
+        let kind = Kind::Frame { step, density };
+        Self::unchecked(path, kind, material, rows as u64, stamp).checked(f)
     }
 
     /// The gravel checkpoint `path`, checked as a restart checks it (read
     /// in slices of [`WALK_ROWS`] rows), its positions wrapped into
-    /// `domain`.
+    /// `domain`, each particle handed to `f`.
     ///
     /// # Errors
-    /// The file cannot be read, is not a checkpoint, or is damaged.
-    pub fn checkpoint(path: &Path, material: u32, domain: Domain) -> Result<Self, String> {
+    /// [`FileWalk::Unread`] if the file cannot be read, is not a
+    /// checkpoint, or is damaged; [`FileWalk::Stopped`] with the first
+    /// error `f` returns.
+    pub fn checkpoint<E>(
+        path: &Path,
+        material: u32,
+        domain: Domain,
+        f: impl FnMut(&ParticleRecord) -> Result<(), E>,
+    ) -> Result<Self, FileWalk<E>> {
         use crate::io::checkpoint::{particle_count, verify_by_parts};
-        let stamp =
-            Stamp::of(path).map_err(|e| format!("cannot read `{}`: {e}", path.display()))?;
-        let n = particle_count(path).map_err(|e| e.to_string())?;
+        let unread = |e: crate::error::IoError| FileWalk::Unread(e.to_string());
+        let stamp = Stamp::checked(path)?;
+        let n = particle_count(path).map_err(unread)?;
         let parts = usize::try_from(n.div_ceil(WALK_ROWS as u64)).unwrap_or(usize::MAX);
-        let rows = verify_by_parts(path, parts).map_err(|e| e.to_string())?;
-        Ok(ParticleFile {
+        let rows = verify_by_parts(path, parts).map_err(unread)?;
+        Self::unchecked(path, Kind::Checkpoint { domain }, material, rows, stamp).checked(f)
+    }
+
+    /// The file before the walk that checks it.
+    fn unchecked(path: &Path, kind: Kind, material: u32, rows: u64, stamp: Stamp) -> Self {
+        ParticleFile {
             path: path.to_path_buf(),
-            kind: Kind::Checkpoint { domain },
+            kind,
             material,
             rows,
             stamp,
-        })
+            found: Found::default(),
+        }
+    }
+
+    /// This file after the walk that checks it: each particle handed to
+    /// `f`, and what the walk finds kept.
+    fn checked<E>(
+        mut self,
+        mut f: impl FnMut(&ParticleRecord) -> Result<(), E>,
+    ) -> Result<Self, FileWalk<E>> {
+        let mut finding = Finding::new();
+        self.try_for_each(|r| {
+            finding.add(r);
+            f(r)
+        })?;
+        self.found = finding.found();
+        Ok(self)
     }
 
     /// The number of particles.
@@ -201,6 +303,20 @@ impl ParticleFile {
     #[must_use]
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// The first particle of the smallest radius and the first of the
+    /// largest (`None` for an empty file), found when the file was checked.
+    #[must_use]
+    pub fn extremes(&self) -> Option<&[ParticleRecord; 2]> {
+        self.found.extremes.as_ref()
+    }
+
+    /// The hash of every particle in the file's order ([`hash_record`]),
+    /// found when the file was checked.
+    #[must_use]
+    pub fn digest(&self) -> u64 {
+        self.found.digest
     }
 
     /// Call `f` with every particle, in the file's order, reading the file

@@ -147,7 +147,10 @@ impl Initial {
     }
 
     /// [`Self::try_for_each_listed`], reading the files or not.
-    fn try_for_each_listed_in<E>(
+    ///
+    /// # Errors
+    /// The first error `f` returns.
+    pub fn try_for_each_listed_in<E>(
         &self,
         files: Files,
         mut f: impl FnMut(usize, &ParticleRecord) -> Result<(), E>,
@@ -166,14 +169,28 @@ impl Initial {
     }
 
     /// A sample of the bodies (radius, mass, material, frozen flag,
-    /// velocity) for extremes: every listed or lattice particle, and of a
-    /// random fill its distribution's smallest and largest sphere. Ids are
-    /// real; a fill's sample positions are its region's centre.
+    /// velocity) for extremes: every listed or lattice particle, of a file
+    /// its first particle of the smallest radius and its first of the
+    /// largest (found when it was checked: [`ParticleFile::extremes`]), in
+    /// block order; then of each random fill its distribution's smallest
+    /// and largest sphere. Ids are real; a fill's sample positions are its
+    /// region's centre.
     pub fn for_each_body(&self, mut f: impl FnMut(usize, &ParticleRecord)) {
-        let _ = self.try_for_each_listed(|k, r| {
-            f(k, r);
-            Ok::<(), ()>(())
-        });
+        for (k, b) in &self.blocks {
+            match b {
+                InitialBlock::Records(records) => records.iter().for_each(|r| f(*k, r)),
+                InitialBlock::Lattice(lattice) => {
+                    let _ = lattice.try_for_each(|r| {
+                        f(*k, r);
+                        Ok::<(), ()>(())
+                    });
+                }
+                InitialBlock::File(file) => {
+                    file.extremes().into_iter().flatten().for_each(|r| f(*k, r))
+                }
+                InitialBlock::Random(_) => {}
+            }
+        }
         for (k, b) in &self.blocks {
             if let InitialBlock::Random(fill) = b {
                 if fill.count() > 0 {
