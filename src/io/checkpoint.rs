@@ -375,9 +375,8 @@ pub fn read(path: &Path) -> IoResult<Snapshot> {
 /// # Errors
 /// As [`read()`], but the checksum is not checked.
 pub fn read_particles_rows(path: &Path, rows: Range<usize>) -> IoResult<Vec<ParticleRecord>> {
-    Ok(read_span(path, |n| rows.start.min(n)..rows.end.min(n))?
-        .snap
-        .particles)
+    let rows = |n: usize| rows.start.min(n)..rows.end.min(n);
+    Ok(read_span(path, rows, Records::Without)?.snap.particles)
 }
 
 /// Check the checkpoint at `path` as [`read()`] does, reading it in
@@ -407,7 +406,7 @@ pub fn verify_by_parts(path: &Path, parts: usize) -> IoResult<u64> {
 /// # Errors
 /// As [`read()`].
 pub fn particle_count(path: &Path) -> IoResult<u64> {
-    Ok(read_span(path, |_| 0..0)?.totals[0])
+    Ok(read_span(path, |_| 0..0, Records::Without)?.totals[0])
 }
 
 /// Read this rank's slice of the checkpoint at `path`: an even share of
@@ -480,12 +479,25 @@ impl PartRead {
 /// Read slice `part` of `parts` of the checkpoint at `path` (see
 /// [`RowSpan::even_share`]): its rows and their records.
 fn read_part(path: &Path, part: usize, parts: usize) -> IoResult<PartRead> {
-    read_span(path, |n| RowSpan::even_share(n as u64, part, parts).range())
+    let rows = |n: usize| RowSpan::even_share(n as u64, part, parts).range();
+    read_span(path, rows, Records::With)
+}
+
+/// Whether a read of a checkpoint's rows takes their contact history.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Records {
+    With,
+    /// The particles only (a `file` block's), the history left unread.
+    Without,
 }
 
 /// Read the rows `rows(n)` of the checkpoint at `path` of `n` particles,
-/// with their records.
-fn read_span(path: &Path, rows: impl FnOnce(usize) -> Range<usize>) -> IoResult<PartRead> {
+/// with their records or not.
+fn read_span(
+    path: &Path,
+    rows: impl FnOnce(usize) -> Range<usize>,
+    records: Records,
+) -> IoResult<PartRead> {
     std::fs::metadata(path).at(path, "opening the checkpoint")?;
     let file =
         super::open_read(path).at(path, "cannot open as an HDF5 file (truncated or damaged?)")?;
@@ -561,7 +573,10 @@ fn read_span(path: &Path, rows: impl FnOnce(usize) -> Range<usize>) -> IoResult<
         collective::read_rows(&g, "frozen", n, rows.clone()).at(path, dataset("frozen"))?;
     // The records of these rows: from the first row's start to the next
     // slice's first row's start (or the end).
-    let records = |name: &str, total: usize| -> IoResult<Range<usize>> {
+    let records_of = |name: &str, total: usize| -> IoResult<Range<usize>> {
+        if records == Records::Without {
+            return Ok(0..0);
+        }
         let start = |i: usize| -> IoResult<usize> {
             Ok(if i < n {
                 ints(name, n, i..i + 1)?[0] as usize
@@ -578,8 +593,8 @@ fn read_span(path: &Path, rows: impl FnOnce(usize) -> Range<usize>) -> IoResult<
         }
         Ok(a..b)
     };
-    let pairs = records("pair_start", m)?;
-    let walls = records("wall_start", k)?;
+    let pairs = records_of("pair_start", m)?;
+    let walls = records_of("wall_start", k)?;
     let pair_ids: Vec<u64> = collective::read_matrix(&g, "pair_ids", m, 2, pairs.clone())
         .at(path, dataset("pair_ids"))?;
     let times = |r: &Range<usize>| r.start * h..r.end * h;
