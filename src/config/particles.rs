@@ -1018,9 +1018,11 @@ fn check_file_overlaps(
     initial: &Initial,
     domain: &Domain,
 ) -> Result<()> {
+    if initial.files().next().is_none() {
+        return Ok(());
+    }
     let listed = |k: usize| matches!(blocks[k], ParticleBlock::List { .. });
     let mut max_r = 0.0f64;
-    let mut placer = None::<Placer>;
     for (k, b) in initial.blocks() {
         match b {
             InitialBlock::Records(records) if listed(k) => {
@@ -1030,8 +1032,8 @@ fn check_file_overlaps(
             InitialBlock::Records(_) | InitialBlock::Random(_) | InitialBlock::File(_) => {}
         }
     }
+    let mut placer = Placer::new(max_r).periodic_in(domain);
     for (k, b) in initial.blocks() {
-        let placer = placer.get_or_insert_with(|| Placer::new(max_r).periodic_in(domain));
         match b {
             InitialBlock::Records(records) if listed(k) => {
                 records.iter().for_each(|r| placer.add(r.x, r.radius));
@@ -1040,9 +1042,9 @@ fn check_file_overlaps(
             InitialBlock::Records(_) | InitialBlock::Random(_) | InitialBlock::File(_) => {}
         }
     }
-    let Some(placer) = placer.filter(|p| !p.is_empty()) else {
+    if placer.is_empty() {
         return Ok(());
-    };
+    }
     for (k, file) in initial.files() {
         let walked = file.try_for_each(|p| {
             match placer.first_overlapping(p.x, p.radius) {

@@ -137,11 +137,15 @@ struct Stamp {
     modified: Option<SystemTime>,
 }
 
+/// The error of a walk that cannot read `path`.
+fn cannot_read<E>(path: &Path, e: &std::io::Error) -> FileWalk<E> {
+    FileWalk::Unread(format!("cannot read `{}`: {e}", path.display()))
+}
+
 impl Stamp {
     /// [`Self::of`], an error a walk reports.
     fn checked<E>(path: &Path) -> Result<Self, FileWalk<E>> {
-        Self::of(path)
-            .map_err(|e| FileWalk::Unread(format!("cannot read `{}`: {e}", path.display())))
+        Self::of(path).map_err(|e| cannot_read(path, &e))
     }
 
     fn of(path: &Path) -> std::io::Result<Self> {
@@ -177,8 +181,8 @@ impl ParticleFile {
         mut f: impl FnMut(&ParticleRecord) -> Result<(), E>,
     ) -> Result<Self, FileWalk<E>> {
         let shown = path.display();
-        let cannot = |e: std::io::Error| FileWalk::Unread(format!("cannot read `{shown}`: {e}"));
-        let stamp = Stamp::of(path).map_err(cannot)?;
+        let cannot = |e: std::io::Error| cannot_read(path, &e);
+        let stamp = Stamp::checked(path)?;
         let mut reader = BufReader::new(File::open(path).map_err(cannot)?);
         let mut line = Vec::new();
         let mut at = 0u64;
@@ -387,10 +391,7 @@ impl ParticleFile {
                 "`{}` changed after it was checked (its size or modification time); run again",
                 self.path.display()
             ))),
-            Err(e) => Err(FileWalk::Unread(format!(
-                "cannot read `{}`: {e}",
-                self.path.display()
-            ))),
+            Err(e) => Err(cannot_read(&self.path, &e)),
         }
     }
 
@@ -406,7 +407,7 @@ impl ParticleFile {
         f: &mut impl FnMut(&ParticleRecord) -> Result<(), E>,
     ) -> Result<(), FileWalk<E>> {
         let shown = self.path.display();
-        let cannot = |e: std::io::Error| FileWalk::Unread(format!("cannot read `{shown}`: {e}"));
+        let cannot = |e: std::io::Error| cannot_read(&self.path, &e);
         let mut reader = BufReader::with_capacity(1 << 16, File::open(&self.path).map_err(cannot)?);
         let Kind::Csv { data, .. } = self.kind else {
             unreachable!("a CSV file")

@@ -599,6 +599,19 @@ mod tests {
         }
     }
 
+    /// A ball of radius 0.45 in the unit cube, and the cube.
+    fn sphere_and_cube() -> (Region, Region) {
+        let sphere = Region::Sphere {
+            center: DVec3::splat(0.5),
+            radius: 0.45,
+        };
+        let cube = Region::Box {
+            lo: DVec3::ZERO,
+            hi: DVec3::ONE,
+        };
+        (sphere, cube)
+    }
+
     fn sites(l: &Lattice) -> Vec<(u64, DVec3)> {
         let mut out = Vec::new();
         let _ = l.try_for_each(|r| {
@@ -610,14 +623,7 @@ mod tests {
 
     #[test]
     fn a_lattice_asked_for_a_box_gives_the_walk_s_particles_in_it() {
-        let sphere = Region::Sphere {
-            center: DVec3::splat(0.5),
-            radius: 0.45,
-        };
-        let cube = Region::Box {
-            lo: DVec3::ZERO,
-            hi: DVec3::ONE,
-        };
+        let (sphere, cube) = sphere_and_cube();
         let boxes = [
             (DVec3::new(0.2, -1.0, 0.3), DVec3::new(0.5, 2.0, 0.61)),
             (DVec3::splat(f64::MIN), DVec3::new(f64::MAX, 0.4, f64::MAX)),
@@ -655,14 +661,7 @@ mod tests {
 
     #[test]
     fn a_lattice_walks_the_sites_lattice_positions_gives_with_ids_in_order() {
-        let sphere = Region::Sphere {
-            center: DVec3::splat(0.5),
-            radius: 0.45,
-        };
-        let cube = Region::Box {
-            lo: DVec3::ZERO,
-            hi: DVec3::ONE,
-        };
+        let (sphere, cube) = sphere_and_cube();
         for (region, limit) in [
             (cube, None),
             (cube, Some(100)),
