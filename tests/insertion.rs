@@ -321,19 +321,33 @@ fn a_pour_that_waits_for_room_is_number_uniform() {
         "{FLOOR}\n[[particles]]\nkind = \"pour\"\nmaterial = \"glass\"\nradius = {{ min = 0.0004, max = 0.0008 }}\nrate = 1e9\nuntil = 1.0\ncount = 1000\ninterval = 1\nregion = {{ lo = [0.0, 0.0, 0.0], hi = [0.02, 0.02, 0.01] }}\n"
     ));
     let mut src = s.pours[0].clone();
-    let mut placer = Placer::new(0.0008);
+    let mut placer = Placer::new(0.0008).periodic_in(&s.domain);
     let mut next = 0;
     let mut radii = Vec::new();
+    let mut numbers = std::collections::BTreeSet::new();
     for step in 1..=50 {
-        let new = src.insert(s.seed, step, 1.0, &s.walls, &mut placer, &mut next);
-        assert_clear(&s, new.iter().map(|p| (p.x, p.radius)), "pour");
-        radii.extend(new.iter().map(|p| p.radius));
+        let batch = src.batch(s.seed, step, 1.0, &s.walls, &s.domain);
+        let new = match batch {
+            Some(b) => src.insert(&b, &mut placer, &mut next),
+            None => Vec::new(),
+        };
+        assert_clear(&s, new.iter().map(|(_, p)| (p.x, p.radius)), "pour");
+        for (number, p) in &new {
+            // Ids follow on, in the order of the numbers within a batch.
+            assert_eq!(p.id, radii.len() as u64);
+            // Each number is poured once, with its own radius.
+            assert!(numbers.insert(*number), "number {number} poured twice");
+            assert_eq!(p.radius, src.radius_of(s.seed, *number));
+            radii.push(p.radius);
+        }
     }
     eprintln!("pour: {} placed of 1000", radii.len());
     assert!(radii.len() > 300 && radii.len() < 1000, "{}", radii.len());
-    // The poured radii are the source's radii by index, in order.
-    for (i, &r) in radii.iter().enumerate() {
-        assert_eq!(r, src.radius_of(s.seed, i as u64));
+    // Every number drawn is poured or waits: none is lost, none redrawn.
+    assert_eq!(src.inserted, radii.len() as u64);
+    assert_eq!(src.inserted + src.waiting_count(), 1000);
+    for w in &src.waiting {
+        assert!(w.clone().all(|n| !numbers.contains(&n)));
     }
     let (p, bins) = uniformity_p(&radii, 0.0004, 0.0008);
     eprintln!("pour: bins {bins:?}, p = {p:.3e}");

@@ -951,3 +951,94 @@ fn diagnostics_are_the_same_on_1_and_3_ranks() {
     }
     assert!(compared > 300, "{compared} non-zero values compared");
 }
+
+/// A pour of many cells into a region a bed reaches, so that cells end
+/// early and particles wait for room: the same bits on 1 to 4 ranks, and
+/// a 3-rank checkpoint taken while particles wait restarts on 2 ranks and
+/// continues bit for bit.
+#[test]
+fn a_pour_of_many_cells_that_waits_is_the_same_bits_on_any_ranks_and_restarts() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = Config::new("jam")
+        .run("dt", 5e-6)
+        .run("steps", 300)
+        .run("seed", 11)
+        .run("gravity", [0.0, 0.0, -9.81])
+        .domain([0.0; 3], [0.03, 0.015, 0.03])
+        .periodic([true, false, false])
+        .material(glass())
+        .contact("normal", hertz(0.5))
+        .contact("tangential", mindlin(0.5))
+        .wall(plane([0.0, 0.0, 0.0], [0.0, 0.0, 1.0], "glass"))
+        .particles(random(
+            "glass",
+            radius_range(0.0004, 0.0005),
+            600,
+            region([0.0, 0.0, 0.0], [0.03, 0.015, 0.006]),
+        ))
+        .particles(
+            pour(
+                "glass",
+                radius_range(0.0004, 0.0005),
+                1e7,
+                1.0,
+                region([0.0, 0.0, 0.004], [0.03, 0.015, 0.012]),
+            )
+            .with("count", 3000)
+            .with("interval", 100)
+            .with("velocity", [0.0, 0.0, -2.0]),
+        )
+        .output("every", 0)
+        .output("checkpoint_every", 150)
+        .text();
+    let config = write_file(dir.path(), "jam.toml", &text);
+    let reference = run_dump(dir.path(), &config, 1, 1, &[]);
+    let (n, pairs, _) = dump_counts(&reference);
+    assert!(n > 2000 && n <= 3600, "{n} particles");
+    eprintln!("{n} particles, {pairs} contacts");
+    assert!(pairs > 100, "{pairs} contacts");
+    for np in [2, 3, 4] {
+        let other = run_dump(dir.path(), &config, np, 1, &[]);
+        assert_same_dump(&reference, &other, &format!("{np} ranks"));
+    }
+    // Stop a 3-rank run at step 150, between the batches of steps 100
+    // and 200, and restart it on 2.
+    let out = dir.path().join("split");
+    let args = |extra: &[&str]| {
+        let mut a = vec!["run", config.to_str().unwrap(), "--quiet", "--threads", "1"];
+        a.extend_from_slice(extra);
+        a.iter().map(|s| s.to_string()).collect::<Vec<_>>()
+    };
+    let first = args(&["--steps", "150", "--out", out.to_str().unwrap()]);
+    let first: Vec<&str> = first.iter().map(String::as_str).collect();
+    let o = mpirun(3, &first, dir.path());
+    assert!(o.status.success(), "{}", describe(&o));
+    let ckpt = out.join("jam.checkpoint.h5");
+    let info = std::process::Command::new(BIN)
+        .args(["info", ckpt.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let info = String::from_utf8_lossy(&info.stdout).to_string();
+    assert!(
+        info.contains("drawn particles wait for room"),
+        "the checkpoint holds waiting particles: {info}"
+    );
+    let dump = dir.path().join("restarted.txt");
+    let second = args(&[
+        "--restart",
+        ckpt.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--dump-state",
+        dump.to_str().unwrap(),
+    ]);
+    let second: Vec<&str> = second.iter().map(String::as_str).collect();
+    let o = mpirun(2, &second, dir.path());
+    assert!(o.status.success(), "{}", describe(&o));
+    let restarted = std::fs::read_to_string(&dump).unwrap();
+    assert_same_dump(
+        &reference,
+        &restarted,
+        "3-rank checkpoint restarted on 2 ranks",
+    );
+}

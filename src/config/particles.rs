@@ -419,6 +419,7 @@ pub(super) fn particles(
                     velocity: DVec3::from_array(velocity.0),
                     interval: interval.unwrap_or(50),
                     inserted: 0,
+                    waiting: Vec::new(),
                 };
                 let total = (owed as u64).min(count.unwrap_or(u64::MAX));
                 sizes.push(BlockSizes {

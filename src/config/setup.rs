@@ -191,6 +191,7 @@ impl Setup {
         for s in &setup.pours {
             let mut s = s.clone();
             s.inserted = 0;
+            s.waiting.clear();
             blocks.str(&format!("{s:?}"));
         }
         blocks.u64(setup.next_id);

@@ -80,6 +80,32 @@ impl Domain {
         images
     }
 
+    /// Whether `x`, or one of its periodic images, lies in the box
+    /// `lo..=hi` (which may run past the domain along periodic axes).
+    pub fn in_box_periodic(&self, x: DVec3, lo: DVec3, hi: DVec3) -> bool {
+        (0..3).all(|a| self.spans_meet(a, (x[a], x[a]), (lo[a], hi[a])))
+    }
+
+    /// Whether the boxes `a` and `b` (each `(lo, hi)`) meet, directly or
+    /// through the periodic faces.
+    pub fn boxes_meet(&self, a: (DVec3, DVec3), b: (DVec3, DVec3)) -> bool {
+        (0..3).all(|k| self.spans_meet(k, (a.0[k], a.1[k]), (b.0[k], b.1[k])))
+    }
+
+    /// Whether the intervals `s` and `t` along axis `a` meet, counting
+    /// periodic images (up to two box lengths over).
+    fn spans_meet(&self, a: usize, s: (f64, f64), t: (f64, f64)) -> bool {
+        let meets = |d: f64| s.0 + d <= t.1 && s.1 + d >= t.0;
+        if !self.periodic[a] {
+            return meets(0.0);
+        }
+        let l = self.hi[a] - self.lo[a];
+        if t.1 - t.0 >= l || s.1 - s.0 >= l {
+            return true;
+        }
+        (-2..=2).any(|k| meets(f64::from(k) * l))
+    }
+
     /// The first non-periodic axis along which `x` lies outside the box, if any.
     pub fn outside_axis(&self, x: DVec3) -> Option<usize> {
         (0..3).find(|&a| {

@@ -123,24 +123,34 @@ pub fn unplaced_message(block: usize, u: &Unplaced) -> String {
     )
 }
 
+/// The cells of one placement and their quotas: `count` spheres, numbered
+/// from 0, in `region`, clear of `walls`, across the periodic faces of
+/// `domain` (steps 1 and 3 of the rule; a [`RandomFill`] and a pour's
+/// batch, [`super::pour::PourBatch`], place their cells on it).
+#[derive(Debug, Clone)]
+pub struct CellPlan {
+    count: u64,
+    region: Region,
+    r_max: f64,
+    walls: Vec<Wall>,
+    domain: Domain,
+    grid: Grid,
+    weights: Weights,
+}
+
 /// A `random` block with a `count`: the rule that places its spheres (see
 /// the module documentation). It holds no sphere.
 #[derive(Debug, Clone)]
 pub struct RandomFill {
     seed: u64,
     block: u64,
-    count: u64,
-    region: Region,
     dist: RadiusDist,
     /// The record of every sphere but its id, position, radius and mass.
     template: ParticleRecord,
     density: f64,
     first_id: u64,
-    walls: Vec<Wall>,
-    domain: Domain,
     earlier: Earlier,
-    grid: Grid,
-    weights: Weights,
+    plan: CellPlan,
 }
 
 /// The cells: `n` along each axis from `lo`, each `size` wide; along a
@@ -223,7 +233,17 @@ impl Grid {
 
     /// The cells along axis `a` that the coordinates `lo..=hi` touch.
     fn span(&self, a: usize, lo: f64, hi: f64) -> Span {
-        let at = |x: f64| ((x - self.lo[a]) / self.size[a]).floor() as i64;
+        if self.periodic[a] && hi - lo >= self.n[a] as f64 * self.size[a] {
+            return Span {
+                lo: 0,
+                hi: self.n[a] as i64 - 1,
+            };
+        }
+        // Clamped far from where `i64` arithmetic would overflow.
+        let at = |x: f64| {
+            let t = ((x - self.lo[a]) / self.size[a]).floor();
+            t.clamp(-1.0e12, 1.0e12) as i64
+        };
         let (mut s, mut e) = (at(lo), at(hi));
         if !self.periodic[a] {
             let last = self.n[a] as i64 - 1;
@@ -374,21 +394,29 @@ fn layer_weights(grid: &Grid, inner: &Region, walls: &[Wall], r_max: f64, i: usi
     out
 }
 
-/// The spheres of a cell: their numbers and radii.
-type CellSpheres = Vec<(u64, DVec3, f64)>;
+/// The spheres of a cell: their numbers, centres and radii.
+pub type CellSpheres = Vec<(u64, DVec3, f64)>;
 
 /// The prefix weights of the cells a placement asks about, by layer (a
 /// curved region's layers are counted once per placement).
 struct Prefixes<'a> {
-    fill: &'a RandomFill,
+    plan: &'a CellPlan,
     layers: HashMap<usize, Vec<u128>>,
 }
 
-impl Prefixes<'_> {
-    /// `P(c)`: the weight of the cells before `c`, x-fastest.
+impl<'a> Prefixes<'a> {
+    fn of(plan: &'a CellPlan) -> Self {
+        Prefixes {
+            plan,
+            layers: HashMap::new(),
+        }
+    }
+
+    /// `P(c)`: the weight of the cells before `c`, z-fastest.
     fn before(&mut self, c: [usize; 3]) -> u128 {
-        let g = &self.fill.grid;
-        match &self.fill.weights {
+        let plan = self.plan;
+        let g = &plan.grid;
+        match &plan.weights {
             Weights::Separable { axis, prefix } => {
                 // z-fastest: the x layers before, the y rows before in this
                 // layer, the cells before in this row.
@@ -399,12 +427,11 @@ impl Prefixes<'_> {
                         * (b[c[1]] * tz + u128::from(axis[1][c[1]]) * z[c[2]])
             }
             Weights::Layers { layer_prefix } => {
-                let inner = self.fill.inner();
+                let inner = plan.inner();
                 let layer = self.layers.entry(c[0]).or_insert_with(|| {
                     let mut p = Vec::with_capacity(g.n[1] * g.n[2] + 1);
                     p.push(0u128);
-                    let (walls, r_max) = (&self.fill.walls, self.fill.dist.max());
-                    for w in layer_weights(g, &inner, walls, r_max, c[0]) {
+                    for w in layer_weights(g, &inner, &plan.walls, plan.r_max, c[0]) {
                         p.push(p.last().unwrap() + u128::from(w));
                     }
                     p
@@ -416,7 +443,7 @@ impl Prefixes<'_> {
 
     /// The numbers of the spheres cell `c` holds.
     fn quota(&mut self, c: [usize; 3]) -> std::ops::Range<u64> {
-        let g = self.fill.grid;
+        let g = self.plan.grid;
         let start = self.before(c);
         // The cell after `c` in z-fastest order, or the end.
         let next = if c[2] + 1 < g.n[2] {
@@ -430,9 +457,245 @@ impl Prefixes<'_> {
         };
         let end = match next {
             Some(n) => self.before(n),
-            None => self.fill.weights.total(),
+            None => self.plan.weights.total(),
         };
-        self.fill.share(start)..self.fill.share(end)
+        self.plan.share(start)..self.plan.share(end)
+    }
+}
+
+/// A cell as a placement hands it to the rule that places its spheres.
+#[derive(Debug, Clone)]
+pub struct Cell {
+    /// Its number in z-fastest order (the key of its stream).
+    pub linear: u64,
+    /// Its box.
+    pub lo: DVec3,
+    /// Its box.
+    pub hi: DVec3,
+    /// The numbers of the spheres it holds.
+    pub numbers: std::ops::Range<u64>,
+}
+
+impl CellPlan {
+    /// The cells for `count` spheres of radii at most `r_max` in `region`,
+    /// sized to hold about `per_cell` spheres each (at least `2 r_max`
+    /// wide), weighted by the volume left to centres inside `region` and
+    /// clear of `walls`. `sized_for` is the count the cells are sized for
+    /// (`count`, or fewer where a region could not hold them all).
+    pub fn new(
+        count: u64,
+        sized_for: u64,
+        region: Region,
+        r_max: f64,
+        walls: &[Wall],
+        domain: &Domain,
+        per_cell: f64,
+    ) -> Self {
+        let per_sphere = region.volume() / (sized_for.max(1) as f64);
+        let edge = (2.0 * r_max).max((per_cell * per_sphere).cbrt());
+        let grid = Grid::new(&region, domain, edge);
+        let inner = shrunk(&region, r_max).unwrap_or(region);
+        let weights = Weights::new(&grid, &inner, walls, r_max);
+        CellPlan {
+            count,
+            region,
+            r_max,
+            walls: walls.to_vec(),
+            domain: *domain,
+            grid,
+            weights,
+        }
+    }
+
+    /// How many spheres the cells hold.
+    #[must_use]
+    pub fn count(&self) -> u64 {
+        self.count
+    }
+
+    /// The number of cells.
+    #[must_use]
+    pub fn cells(&self) -> u64 {
+        self.grid.cells()
+    }
+
+    fn inner(&self) -> Region {
+        shrunk(&self.region, self.r_max).unwrap_or(self.region)
+    }
+
+    /// `⌊N p / W⌋`.
+    fn share(&self, p: u128) -> u64 {
+        let total = self.weights.total();
+        if total == 0 {
+            return 0;
+        }
+        (u128::from(self.count) * p / total) as u64
+    }
+
+    /// Call `f(lo, hi, n)` for every cell `lo..hi` holding `n > 0` spheres.
+    pub fn for_each_cell_count(&self, mut f: impl FnMut(DVec3, DVec3, u64)) {
+        let mut prefixes = Prefixes::of(self);
+        let g = self.grid;
+        for i in 0..g.n[0] {
+            prefixes.layers.clear();
+            for j in 0..g.n[1] {
+                for k in 0..g.n[2] {
+                    let q = prefixes.quota([i, j, k]);
+                    if !q.is_empty() {
+                        let (lo, hi) = g.cell_box([i, j, k]);
+                        f(lo, hi, q.end - q.start);
+                    }
+                }
+            }
+        }
+    }
+
+    /// The cells the box `lo..=hi` touches, along each axis. The box is
+    /// taken a millionth of a cell wider, so that a centre on a cell's
+    /// face, which rounding may put in either cell, has both.
+    fn spans_near(&self, lo: DVec3, hi: DVec3) -> [Span; 3] {
+        std::array::from_fn(|a| {
+            let pad = 1e-6 * self.grid.size[a];
+            self.grid.span(a, lo[a] - pad, hi[a] + pad)
+        })
+    }
+
+    /// Every cell, along each axis.
+    fn spans_all(&self) -> [Span; 3] {
+        std::array::from_fn(|a| Span {
+            lo: 0,
+            hi: self.grid.n[a] as i64 - 1,
+        })
+    }
+
+    /// The box holding every point within `reach` of the cells that placing
+    /// the cells of `own` visits (they and those they depend on). Along a
+    /// periodic axis it may run past the domain.
+    fn visited_box(&self, own: [Span; 3], reach: f64) -> (DVec3, DVec3) {
+        let g = self.grid;
+        let (mut lo, mut hi) = (DVec3::ZERO, DVec3::ZERO);
+        for a in 0..3 {
+            let s = own[a];
+            let d = WIDEN[0][a];
+            lo[a] = g.lo[a] + (s.lo - d) as f64 * g.size[a] - reach;
+            hi[a] = g.lo[a] + (s.hi + d + 1) as f64 * g.size[a] + reach;
+        }
+        (lo, hi)
+    }
+
+    /// The box holding every sphere of radius up to `reach - r_max` that a
+    /// sphere of the cells near the box `lo..=hi` could touch
+    /// (the cells within reach of those cells and of the cells they
+    /// depend on).
+    #[must_use]
+    pub fn reach_of(&self, lo: DVec3, hi: DVec3, reach: f64) -> (DVec3, DVec3) {
+        self.visited_box(self.spans_near(lo, hi), reach)
+    }
+
+    /// Place the cells of `own` and the cells they depend on, phase by
+    /// phase, each by `place_cell` (which adds its spheres to `placer`);
+    /// return the spheres of `own`'s cells in number order.
+    fn place<E>(
+        &self,
+        own: [Span; 3],
+        placer: &mut Placer,
+        mut place_cell: impl FnMut(&Cell, &mut Placer) -> Result<CellSpheres, E>,
+    ) -> Result<CellSpheres, E> {
+        let g = self.grid;
+        if self.count == 0 || (0..3).any(|a| g.indices(a, own[a], 0).is_empty()) {
+            return Ok(Vec::new());
+        }
+        let mut prefixes = Prefixes::of(self);
+        let own_at: [Vec<usize>; 3] = std::array::from_fn(|a| g.indices(a, own[a], 0));
+        let mut mine: CellSpheres = Vec::new();
+        for (p, widen) in WIDEN.iter().enumerate() {
+            let at: [Vec<usize>; 3] = std::array::from_fn(|a| g.indices(a, own[a], widen[a]));
+            for &k in &at[2] {
+                for &j in &at[1] {
+                    for &i in &at[0] {
+                        let c = [i, j, k];
+                        if phase(c) != p {
+                            continue;
+                        }
+                        let numbers = prefixes.quota(c);
+                        if numbers.is_empty() {
+                            continue;
+                        }
+                        let (lo, hi) = g.cell_box(c);
+                        let cell = Cell {
+                            linear: g.linear(c),
+                            lo,
+                            hi,
+                            numbers,
+                        };
+                        let placed = place_cell(&cell, placer)?;
+                        if own_at[0].contains(&i)
+                            && own_at[1].contains(&j)
+                            && own_at[2].contains(&k)
+                        {
+                            mine.extend(placed);
+                        }
+                    }
+                }
+            }
+        }
+        mine.sort_by_key(|s| s.0);
+        Ok(mine)
+    }
+
+    /// Place the cells near the box `lo..=hi` and the cells they depend
+    /// on, phase by phase, each by `place_cell` (which adds its spheres to
+    /// `placer`); return the spheres of the cells near the box, in number
+    /// order.
+    ///
+    /// # Errors
+    /// `place_cell`'s.
+    pub fn place_near<E>(
+        &self,
+        lo: DVec3,
+        hi: DVec3,
+        placer: &mut Placer,
+        place_cell: impl FnMut(&Cell, &mut Placer) -> Result<CellSpheres, E>,
+    ) -> Result<CellSpheres, E> {
+        self.place(self.spans_near(lo, hi), placer, place_cell)
+    }
+
+    /// Place every cell, as [`Self::place_near`] does.
+    ///
+    /// # Errors
+    /// `place_cell`'s.
+    pub fn place_all<E>(
+        &self,
+        placer: &mut Placer,
+        place_cell: impl FnMut(&Cell, &mut Placer) -> Result<CellSpheres, E>,
+    ) -> Result<CellSpheres, E> {
+        self.place(self.spans_all(), placer, place_cell)
+    }
+
+    /// A centre for a sphere of radius `r` in `cell`: the first of up to
+    /// `attempts` uniform points of the cell, drawn from `rng`, that lies in
+    /// the region shrunk by `r`, clear of the walls and of the spheres in
+    /// `placer`; `None` if none is.
+    pub fn try_centre(
+        &self,
+        cell: &Cell,
+        r: f64,
+        attempts: u64,
+        rng: &mut rand_pcg::Pcg64,
+        placer: &Placer,
+    ) -> Option<DVec3> {
+        let inner = shrunk(&self.region, r)?;
+        let (ilo, ihi) = inner.bounds();
+        let (lo, hi) = (cell.lo.max(ilo), cell.hi.min(ihi));
+        if !lo.cmple(hi).all() {
+            return None;
+        }
+        (0..attempts).find_map(|_| {
+            let u = DVec3::new(uniform(rng), uniform(rng), uniform(rng));
+            let x = lo + u * (hi - lo);
+            (inner.contains(x) && clear_of_walls(&self.walls, x, r) && !placer.overlaps(x, r))
+                .then_some(x)
+        })
     }
 }
 
@@ -456,36 +719,35 @@ impl RandomFill {
         domain: &Domain,
         earlier: Earlier,
     ) -> Self {
-        let fill = RandomFill {
-            seed,
-            block,
+        let plan = CellPlan::new(
+            count,
             count,
             region,
+            dist.max(),
+            walls,
+            domain,
+            SPHERES_PER_CELL,
+        );
+        RandomFill {
+            seed,
+            block,
             dist,
             template,
             density,
             first_id: 0,
-            walls: walls.to_vec(),
-            domain: *domain,
             earlier,
-            grid: Grid::new(&region, domain, f64::INFINITY),
-            weights: Weights::Layers {
-                layer_prefix: vec![0],
-            },
-        };
-        fill.with_cells_of(SPHERES_PER_CELL)
+            plan,
+        }
     }
 
     /// The same fill with cells sized for `per_cell` spheres (tests use
     /// small cells, to have many).
+    #[cfg(test)]
     fn with_cells_of(mut self, per_cell: f64) -> Self {
-        let (region, domain, walls) = (self.region, self.domain, &self.walls);
-        let r_max = self.dist.max();
-        let per_sphere = region.volume() / (self.count.max(1) as f64);
-        let edge = (2.0 * r_max).max((per_cell * per_sphere).cbrt());
-        self.grid = Grid::new(&region, &domain, edge);
-        let inner = shrunk(&region, r_max).unwrap_or(region);
-        self.weights = Weights::new(&self.grid, &inner, walls, r_max);
+        let p = &self.plan;
+        self.plan = CellPlan::new(
+            p.count, p.count, p.region, p.r_max, &p.walls, &p.domain, per_cell,
+        );
         self
     }
 
@@ -503,13 +765,13 @@ impl RandomFill {
             (
                 self.seed,
                 self.block,
-                self.count,
+                self.plan.count,
                 self.first_id,
-                &self.region,
+                &self.plan.region,
                 &self.dist,
                 &self.template,
                 self.density,
-                self.grid,
+                self.plan.grid,
                 self.earlier.lattices.len(),
                 self.earlier.spheres.iter().map(|b| b.len()).sum::<usize>(),
                 self.earlier.fills.len(),
@@ -520,13 +782,13 @@ impl RandomFill {
     /// How many spheres the block places.
     #[must_use]
     pub fn count(&self) -> u64 {
-        self.count
+        self.plan.count
     }
 
     /// The block's region (every sphere lies wholly inside it).
     #[must_use]
     pub fn region(&self) -> &Region {
-        &self.region
+        &self.plan.region
     }
 
     /// The radius distribution.
@@ -563,29 +825,17 @@ impl RandomFill {
     /// The number of cells.
     #[must_use]
     pub fn cells(&self) -> u64 {
-        self.grid.cells()
-    }
-
-    fn inner(&self) -> Region {
-        shrunk(&self.region, self.dist.max()).unwrap_or(self.region)
-    }
-
-    /// `⌊N p / W⌋`.
-    fn share(&self, p: u128) -> u64 {
-        let total = self.weights.total();
-        if total == 0 {
-            return 0;
-        }
-        (u128::from(self.count) * p / total) as u64
+        self.plan.cells()
     }
 
     /// Call `f(x, 1)` once per sphere at a point of its cell: a cell's
     /// `n` points lie evenly along the diagonal of the part of the cell
-    /// where centres may go, so that they spread over it along every axis. Where the spheres will be, to within a
-    /// cell, without placing them (for cutting the decomposition).
+    /// where centres may go, so that they spread over it along every axis.
+    /// Where the spheres will be, to within a cell, without placing them
+    /// (for cutting the decomposition).
     pub fn for_each_cell_point(&self, mut f: impl FnMut(DVec3, u64)) {
-        let (ilo, ihi) = self.inner().bounds();
-        self.for_each_cell_count(|lo, hi, n| {
+        let (ilo, ihi) = self.plan.inner().bounds();
+        self.plan.for_each_cell_count(|lo, hi, n| {
             // The part of the cell where centres may go.
             let (lo, hi) = (lo.max(ilo), hi.min(ihi).max(lo.max(ilo)));
             for t in 0..n {
@@ -595,24 +845,8 @@ impl RandomFill {
     }
 
     /// Call `f(lo, hi, n)` for every cell `lo..hi` holding `n > 0` spheres.
-    pub fn for_each_cell_count(&self, mut f: impl FnMut(DVec3, DVec3, u64)) {
-        let mut prefixes = Prefixes {
-            fill: self,
-            layers: HashMap::new(),
-        };
-        let g = self.grid;
-        for i in 0..g.n[0] {
-            prefixes.layers.clear();
-            for j in 0..g.n[1] {
-                for k in 0..g.n[2] {
-                    let q = prefixes.quota([i, j, k]);
-                    if !q.is_empty() {
-                        let (lo, hi) = g.cell_box([i, j, k]);
-                        f(lo, hi, q.end - q.start);
-                    }
-                }
-            }
-        }
+    pub fn for_each_cell_count(&self, f: impl FnMut(DVec3, DVec3, u64)) {
+        self.plan.for_each_cell_count(f);
     }
 
     /// The spheres whose cells overlap the box `lo..=hi`, as
@@ -623,28 +857,19 @@ impl RandomFill {
     /// [`Unplaced`] when a sphere of these cells, or of one they depend
     /// on, found no room.
     pub fn place_near(&self, lo: DVec3, hi: DVec3) -> Result<CellSpheres, Unplaced> {
-        let spans: [Span; 3] = std::array::from_fn(|a| self.grid.span(a, lo[a], hi[a]));
-        self.place(spans)
+        self.place(self.plan.spans_near(lo, hi))
     }
 
     /// Place the cells of `own` and the cells they depend on; return the
     /// spheres of `own`.
     fn place(&self, own: [Span; 3]) -> Result<CellSpheres, Unplaced> {
-        let g = self.grid;
-        if self.count == 0 || (0..3).any(|a| g.indices(a, own[a], 0).is_empty()) {
+        let plan = &self.plan;
+        if plan.count == 0 {
             return Ok(Vec::new());
         }
-        let r_max = self.dist.max();
-        let mut placer = Placer::new(r_max).periodic_in(&self.domain);
+        let mut placer = Placer::new(plan.r_max).periodic_in(&plan.domain);
         // What earlier blocks left near every cell this placing visits.
-        let reach = DVec3::splat(2.0 * r_max);
-        let (mut lo, mut hi) = (DVec3::ZERO, DVec3::ZERO);
-        for a in 0..3 {
-            let s = own[a];
-            let d = WIDEN[0][a];
-            lo[a] = g.lo[a] + (s.lo - d) as f64 * g.size[a] - reach[a];
-            hi[a] = g.lo[a] + (s.hi + d + 1) as f64 * g.size[a] + reach[a];
-        }
+        let (lo, hi) = plan.visited_box(own, 2.0 * plan.r_max);
         for l in &self.earlier.lattices {
             placer.add_lattice(l);
         }
@@ -656,74 +881,29 @@ impl RandomFill {
                 placer.add(x, r);
             }
         }
-        let mut prefixes = Prefixes {
-            fill: self,
-            layers: HashMap::new(),
-        };
-        let mut mine: CellSpheres = Vec::new();
-        for (p, widen) in WIDEN.iter().enumerate() {
-            let at: [Vec<usize>; 3] = std::array::from_fn(|a| g.indices(a, own[a], widen[a]));
-            let own_at: [Vec<usize>; 3] = std::array::from_fn(|a| g.indices(a, own[a], 0));
-            for &k in &at[2] {
-                for &j in &at[1] {
-                    for &i in &at[0] {
-                        let c = [i, j, k];
-                        if phase(c) != p {
-                            continue;
-                        }
-                        let placed = self.place_cell(c, prefixes.quota(c), &mut placer)?;
-                        if own_at[0].contains(&i)
-                            && own_at[1].contains(&j)
-                            && own_at[2].contains(&k)
-                        {
-                            mine.extend(placed);
-                        }
-                    }
-                }
-            }
-        }
-        mine.sort_by_key(|s| s.0);
-        Ok(mine)
+        plan.place(own, &mut placer, |cell, placer| {
+            self.place_cell(cell, placer)
+        })
     }
 
-    /// Place cell `c`'s spheres `numbers`, largest first, adding them to
-    /// `placer`.
-    fn place_cell(
-        &self,
-        c: [usize; 3],
-        numbers: std::ops::Range<u64>,
-        placer: &mut Placer,
-    ) -> Result<CellSpheres, Unplaced> {
-        if numbers.is_empty() {
-            return Ok(Vec::new());
-        }
-        let mut spheres: Vec<(u64, f64)> = numbers.map(|i| (i, self.radius_of(i))).collect();
+    /// Place `cell`'s spheres, largest first, adding them to `placer`.
+    fn place_cell(&self, cell: &Cell, placer: &mut Placer) -> Result<CellSpheres, Unplaced> {
+        let mut spheres: Vec<(u64, f64)> = (cell.numbers.clone())
+            .map(|i| (i, self.radius_of(i)))
+            .collect();
         spheres.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-        let (clo, chi) = self.grid.cell_box(c);
-        let mut rng = stream(self.seed, self.block, self.grid.linear(c));
+        let mut rng = stream(self.seed, self.block, cell.linear);
         let mut out = Vec::with_capacity(spheres.len());
         for (index, r) in spheres {
-            let unplaced = Unplaced {
-                index,
-                radius: r,
-                cell_centre: 0.5 * (clo + chi),
-            };
-            let Some(inner) = shrunk(&self.region, r) else {
-                return Err(unplaced);
-            };
-            let (ilo, ihi) = inner.bounds();
-            let (lo, hi) = (clo.max(ilo), chi.min(ihi));
-            if !lo.cmple(hi).all() {
-                return Err(unplaced);
-            }
-            let found = (0..RANDOM_ATTEMPTS).find_map(|_| {
-                let u = DVec3::new(uniform(&mut rng), uniform(&mut rng), uniform(&mut rng));
-                let x = lo + u * (hi - lo);
-                (inner.contains(x) && clear_of_walls(&self.walls, x, r) && !placer.overlaps(x, r))
-                    .then_some(x)
-            });
-            let Some(x) = found else {
-                return Err(unplaced);
+            let Some(x) = self
+                .plan
+                .try_centre(cell, r, RANDOM_ATTEMPTS, &mut rng, placer)
+            else {
+                return Err(Unplaced {
+                    index,
+                    radius: r,
+                    cell_centre: 0.5 * (cell.lo + cell.hi),
+                });
             };
             placer.add(x, r);
             out.push((index, x, r));
@@ -742,11 +922,8 @@ impl RandomFill {
         &self,
         mut f: impl FnMut(u64, DVec3, f64) -> Result<(), E>,
     ) -> Result<(), E> {
-        let g = self.grid;
-        let all = |a: usize| Span {
-            lo: 0,
-            hi: g.n[a] as i64 - 1,
-        };
+        let g = self.plan.grid;
+        let all = self.plan.spans_all();
         for i0 in (0..g.n[0]).step_by(WALK_LAYERS) {
             let i1 = (i0 + WALK_LAYERS).min(g.n[0]) - 1;
             let slab = [
@@ -754,8 +931,8 @@ impl RandomFill {
                     lo: i0 as i64,
                     hi: i1 as i64,
                 },
-                all(1),
-                all(2),
+                all[1],
+                all[2],
             ];
             for (i, x, r) in self.place(slab)? {
                 f(i, x, r)?;
@@ -932,7 +1109,7 @@ mod tests {
         let (lo, hi) = (inner.iter().min().unwrap(), inner.iter().max().unwrap());
         assert!(hi - lo <= 1, "interior quotas {lo}..{hi}");
         // 10,000 in (0.98)³ of the unit box: about 10,400 per unit volume.
-        let cell = f.grid.size.element_product();
+        let cell = f.plan.grid.size.element_product();
         let expected = 10_000.0 * cell / 0.98f64.powi(3);
         assert!((*lo as f64 - expected).abs() <= 1.0, "{lo} vs {expected}");
     }

@@ -1,37 +1,37 @@
 //! Particle insertion: lattice fill, random non-overlapping fill, pouring at a
 //! rate, explicit lists and CSV files.
 //!
-//! Random draws come from `rand_pcg::Pcg64` streams seeded from
-//! `(seed, block index, insertion step)` only, so every rank draws the same
-//! candidates and a restarted run continues the same sequence. A poured
-//! particle's radius comes from its own stream, keyed by its index in the
-//! source ([`PourSource::radius_of`]).
+//! Random draws come from `rand_pcg::Pcg64` streams seeded from the seed,
+//! the block and a counter (a sphere's number, a cell, a step), so every
+//! rank draws the same candidates and a restarted run continues the same
+//! sequence.
 //!
 //! A `random` block with a `count` is placed cell by cell ([`cells`]), the
 //! same spheres on any number of ranks, each rank placing only the cells
-//! near its subdomain.
+//! near its subdomain; a pouring source places each batch on such cells
+//! too ([`pour`]).
 //!
 //! Size distributions stay true however dense the fill: each particle's
 //! radius is drawn once and kept while positions are retried
 //! ([`place_in_order`], [`cells`]), random cells place their largest
-//! spheres first, and a pour places its particles in index order, a
-//! particle that finds no room waiting, with its radius, for the next
-//! interval.
+//! spheres first, and a poured particle that finds no room waits, with
+//! its radius, for the next interval.
 
 pub mod cells;
 pub mod file;
 pub mod initial;
+pub mod pour;
 pub mod radius;
 pub mod relax;
 pub mod sample;
 
+pub use pour::{PourSource, POUR_ATTEMPTS};
 pub use radius::{RadiusDist, SizeStats};
 pub use sample::clear_of_walls;
 
 use crate::geometry::domain::Domain;
 use crate::geometry::region::Region;
 use crate::geometry::walls::Wall;
-use crate::state::particles::ParticleRecord;
 use glam::DVec3;
 use rand_core::{Rng, SeedableRng};
 use rand_pcg::Pcg64;
@@ -312,111 +312,12 @@ pub fn has_room(region: &Region, walls: &[Wall], r: f64) -> bool {
 /// The candidates a random block's sphere tries before the block fails.
 pub const RANDOM_ATTEMPTS: u64 = 10_000;
 
-/// The candidates a poured particle tries per interval before it waits
-/// for the next one.
-pub const POUR_ATTEMPTS: u64 = 1_000;
-
 /// Sort radii largest first (ties in drawn order), the order in which a
 /// random block places them, so that the large spheres, which find room
 /// hardest, are not the ones left out.
 pub fn largest_first(radii: &mut [f64]) {
     radii.sort_by(|a, b| b.total_cmp(a));
 }
-
-/// A pouring source: inserts particles at `rate` per second until `until`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct PourSource {
-    /// Index of the config block (part of the random stream key).
-    pub block: u64,
-    /// Material index.
-    pub material: u32,
-    /// Density of that material.
-    pub density: f64,
-    /// Radius distribution.
-    pub radius: RadiusDist,
-    /// Particles per second.
-    pub rate: f64,
-    /// Stop time.
-    pub until: f64,
-    /// Cap on the number inserted.
-    pub count: Option<u64>,
-    /// The region particles appear in (whole spheres).
-    pub region: Region,
-    /// Initial velocity.
-    pub velocity: DVec3,
-    /// Steps between insertion attempts.
-    pub interval: u64,
-    /// How many this source has inserted so far.
-    pub inserted: u64,
-}
-
-impl PourSource {
-    /// How many particles are owed at time `time` (inserted so far excluded).
-    pub fn owed(&self, time: f64) -> u64 {
-        let t = time.min(self.until);
-        let mut target = (self.rate * t).floor() as u64;
-        if let Some(c) = self.count {
-            target = target.min(c);
-        }
-        target.saturating_sub(self.inserted)
-    }
-
-    /// The radius of the source's particle number `index` (from 0): drawn
-    /// from its own stream, so a particle that waits keeps its radius, and
-    /// a restart (which knows how many were inserted) draws the same ones.
-    pub fn radius_of(&self, seed: u64, index: u64) -> f64 {
-        self.radius
-            .draw(&mut stream(seed ^ POUR_RADIUS_SALT, self.block, index))
-    }
-
-    /// Insert what is owed at `step` (time `time`), in index order, clear of
-    /// `walls` and of the spheres in `placer`; new particles get ids from
-    /// `next_id` upwards. A particle that finds no room in
-    /// [`POUR_ATTEMPTS`] candidates waits, with those after it, for the
-    /// next interval.
-    pub fn insert(
-        &mut self,
-        seed: u64,
-        step: u64,
-        time: f64,
-        walls: &[Wall],
-        placer: &mut Placer,
-        next_id: &mut u64,
-    ) -> Vec<ParticleRecord> {
-        if step % self.interval != 0 {
-            return Vec::new();
-        }
-        let owed = self.owed(time);
-        if owed == 0 {
-            return Vec::new();
-        }
-        let radii = (self.inserted..self.inserted + owed).map(|i| self.radius_of(seed, i));
-        let mut rng = stream(seed, self.block, step);
-        let placed = place_in_order(&mut rng, &self.region, walls, radii, placer, POUR_ATTEMPTS);
-        self.inserted += placed.len() as u64;
-        placed
-            .into_iter()
-            .map(|(x, r)| {
-                let id = *next_id;
-                *next_id += 1;
-                ParticleRecord {
-                    id,
-                    x,
-                    v: self.velocity,
-                    omega: DVec3::ZERO,
-                    radius: r,
-                    mass: ParticleRecord::sphere_mass(r, self.density),
-                    material: self.material,
-                    frozen: false,
-                }
-            })
-            .collect()
-    }
-}
-
-/// Mixed into the seed of the poured radii's streams, so that they are
-/// independent of the position streams.
-const POUR_RADIUS_SALT: u64 = 0x7261_6469_7573_0001;
 
 #[cfg(test)]
 mod tests {

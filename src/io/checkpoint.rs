@@ -20,6 +20,9 @@
 //!   `pair_history` (f64, M·h), `wall_ids` (u64, K), `wall_index` (u32, K),
 //!   `wall_history` (f64, K·h); only records with a non-zero bit are stored;
 //! - `pour_inserted` (u64, one per pouring source);
+//! - `pour_waiting` (u64, W×3: source, first number, one past the last),
+//!   the particles the sources drew that wait for room; a file without it
+//!   (written before 2026-11-27) has none waiting;
 //! - `/checkpoint/compat` with one u64 attribute per [`Compat`] entry.
 //!
 //! [`write_shared`] is atomic: the file is written as `<path>.tmp` by every
@@ -105,6 +108,8 @@ pub fn header_hash(snap: &Snapshot, totals: [u64; 3]) -> u64 {
     h.f64(snap.dt);
     h.f64(snap.deleted_mass);
     snap.pour_inserted.iter().for_each(|&v| h.u64(v));
+    // Hashed only when some wait, so that older files still verify.
+    snap.pour_waiting.iter().flatten().for_each(|&v| h.u64(v));
     h.str(&snap.config_text);
     for (k, v) in &snap.compat.entries {
         h.str(k);
@@ -327,6 +332,17 @@ impl Contents<'_> {
             total: snap.pour_inserted.len() as u64,
         };
         write_rows(&g, "pour_inserted", pours, Part { span, ..rows })?;
+        let waiting: Vec<u64> = if self.lead {
+            snap.pour_waiting.iter().flatten().copied().collect()
+        } else {
+            Vec::new()
+        };
+        let span = RowSpan {
+            offset: 0,
+            local: waiting.len() as u64 / 3,
+            total: snap.pour_waiting.len() as u64,
+        };
+        collective::write_matrix(&g, "pour_waiting", &waiting, 3, Part { span, ..rows })?;
         let compat = g.create_group("compat")?;
         for (k, v) in &snap.compat.entries {
             write_attr(&compat, k, v)?;
@@ -605,6 +621,15 @@ fn read_span(
         .dataset("pour_inserted")
         .at(path, "opening /checkpoint/pour_inserted")?
         .size();
+    let pour_waiting = match g.dataset("pour_waiting") {
+        Err(_) => Vec::new(),
+        Ok(ds) => {
+            let w = ds.shape().first().copied().unwrap_or(0);
+            let flat: Vec<u64> = collective::read_matrix(&g, "pour_waiting", w, 3, 0..w)
+                .at(path, dataset("pour_waiting"))?;
+            flat.chunks_exact(3).map(|c| [c[0], c[1], c[2]]).collect()
+        }
+    };
     let compat_group = g.group("compat").at(path, "opening /checkpoint/compat")?;
     let mut compat = Compat::default();
     for key in Compat::KEYS {
@@ -643,6 +668,7 @@ fn read_span(
         wall_keys: wall_ids.into_iter().zip(wall_index).collect(),
         wall_values: floats("wall_history", k * h, times(&walls))?,
         pour_inserted: ints("pour_inserted", pours, 0..pours)?,
+        pour_waiting,
         deleted: u("deleted")?,
         deleted_mass: f("deleted_mass")?,
         config_text,
@@ -701,6 +727,13 @@ pub fn summarize(path: &Path) -> IoResult<String> {
             out,
             "pouring sources: inserted so far [{}]",
             done.join(", ")
+        );
+    }
+    if !s.pour_waiting.is_empty() {
+        let waiting: u64 = s.pour_waiting.iter().map(|w| w[2] - w[1]).sum();
+        let _ = writeln!(
+            out,
+            "pouring sources: {waiting} drawn particles wait for room"
         );
     }
     let _ = writeln!(out, "checksum: {:#018x} (verified)", checksum(&s));

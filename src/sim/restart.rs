@@ -65,6 +65,9 @@ impl Simulation {
             history_len: self.neighbors.history_len(),
             walls: self.wall_history.walls(),
             pour_inserted: self.setup.pours.iter().map(|s| s.inserted).collect(),
+            pour_waiting: (self.setup.pours.iter().enumerate())
+                .flat_map(|(k, s)| s.waiting.iter().map(move |w| [k as u64, w.start, w.end]))
+                .collect(),
             deleted: self.deleted.count,
             deleted_mass: self.deleted.mass,
             config_text: self.setup.config_text.clone(),
@@ -113,6 +116,20 @@ impl Simulation {
         }
         for (src, &done) in setup.pours.iter_mut().zip(&snap.pour_inserted) {
             src.inserted = done;
+            src.waiting.clear();
+        }
+        for &[k, start, end] in &snap.pour_waiting {
+            let src = usize::try_from(k).ok().and_then(|k| setup.pours.get_mut(k));
+            let after =
+                |s: &crate::insert::PourSource| s.waiting.last().is_none_or(|w| w.end < start);
+            match src {
+                Some(src) if start < end && after(src) => src.waiting.push(start..end),
+                _ => {
+                    return Err(format!(
+                        "damaged checkpoint: the waiting particles {start}..{end} of pouring source {k} are not a run after the source's earlier ones"
+                    ))
+                }
+            }
         }
         let decomp = Decomposition::for_ranks(&setup, comm.size(), comm.rank())
             .map_err(|e| e.to_string())?;

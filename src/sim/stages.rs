@@ -9,6 +9,7 @@ use crate::error::{GravelError, Result};
 use crate::force::{self, ForceParams};
 use crate::geometry::domain::Domain;
 use crate::geometry::outlet::Lost;
+use crate::insert::pour::{Outcome, PourBatch, ShortCell};
 use crate::insert::Placer;
 use crate::integrate;
 use crate::neighbor;
@@ -232,75 +233,122 @@ impl Simulation {
         );
     }
 
-    /// Insert the particles the pouring sources owe at the current time.
-    /// Every rank draws the same candidates against the same (gathered)
-    /// neighbourhood and keeps those it owns. Returns whether any particle
-    /// was inserted anywhere. Collective when a source is due.
+    /// Insert the particles the pouring sources owe at the current time
+    /// ([`crate::insert::pour`]): each rank places the cells of a batch
+    /// near its subdomain, against the particles present near them (sent
+    /// by the ranks that own them), and keeps the spheres it owns; the
+    /// ranks then share which cells ended early. Returns whether any
+    /// particle was inserted anywhere. Collective when a source is due.
     pub(super) fn insert_due(&mut self) -> Result<bool> {
-        if self.setup.pours.is_empty() {
-            return Ok(false);
-        }
-        let time = self.time();
         let mut any = false;
         for s in 0..self.setup.pours.len() {
-            let src = &self.setup.pours[s];
-            if self.step % src.interval != 0 || src.owed(time) == 0 {
+            let (seed, step, time) = (self.setup.seed, self.step, self.time());
+            let Some(batch) =
+                self.setup.pours[s].batch(seed, step, time, &self.setup.walls, &self.setup.domain)
+            else {
                 continue;
-            }
-            // The spheres a candidate could touch, across periodic faces too
-            // (the placer records their images).
-            let reach = 2.0 * self.setup.max_radius;
-            let (lo, hi) = src.region.bounds();
-            let (lo, hi) = (lo - DVec3::splat(reach), hi + DVec3::splat(reach));
-            let domain = &self.setup.domain;
-            let p = &self.particles;
-            let mut near = Vec::new();
-            for k in 0..p.n_owned {
-                let images = domain.images_within(p.x[k], reach);
-                if images
-                    .iter()
-                    .any(|x| x.cmpge(lo).all() && x.cmple(hi).all())
-                {
-                    near.put_vec3(p.x[k]);
-                    near.put_f64(p.radius[k]);
-                }
-            }
-            let mut placer = Placer::new(self.setup.max_radius).periodic_in(domain);
+            };
+            let (lo, hi) = self.decomp.bounds();
+            let mut placer = self.pour_neighbourhood(&batch);
+            let placed = batch.place_near(lo, hi, &mut placer);
+            drop(placer);
             let tc = Instant::now();
-            let all = if self.comm.size() > 1 {
-                self.comm.all_gather(&near)
+            let outcome = if self.comm.size() > 1 {
+                let mut mine = Vec::new();
+                placed
+                    .short
+                    .iter()
+                    .flat_map(|c| c.to_array())
+                    .for_each(|v| mine.put_u64(v));
+                let mut short = Vec::new();
+                for b in self.comm.all_gather(&mine) {
+                    let mut u = Unpack::new(&b);
+                    while !u.is_empty() {
+                        short.push(ShortCell::from_array([u.u64(), u.u64(), u.u64()]));
+                    }
+                }
+                Outcome::new(short)
             } else {
-                vec![near]
+                Outcome::new(placed.short)
             };
             self.timers.comm += tc.elapsed();
-            for b in &all {
-                let mut u = Unpack::new(b);
+            let first_id = self.next_id;
+            let source = &mut self.setup.pours[s];
+            let mut mine = Vec::new();
+            for &(pos, x, r) in &placed.spheres {
+                if self.decomp.owner(self.setup.domain.wrap(x)) == self.decomp.rank {
+                    mine.push(source.record(first_id + outcome.ordinal(pos), x, r));
+                }
+            }
+            let poured = outcome.placed(batch.len());
+            source.settle(&batch, &outcome);
+            self.next_id += poured;
+            if poured > 0 {
+                any = true;
+                self.particles.truncate_ghosts();
+                for r in &mine {
+                    self.particles.push_owned(r);
+                    self.wall_history.push_zeroed();
+                }
+            }
+        }
+        Ok(any)
+    }
+
+    /// The particles present that a sphere of `batch`'s cells near this
+    /// rank's subdomain could touch: this rank's own, and those the other
+    /// ranks send it (each rank sends every rank the particles of its own
+    /// in the box that rank needs; ranks exchange when one's box meets
+    /// the other's subdomain widened by the skin, which owned particles
+    /// never leave by more between rebuilds). Collective.
+    fn pour_neighbourhood(&mut self, batch: &PourBatch) -> Placer {
+        let domain = self.setup.domain;
+        let reach = 2.0 * self.setup.max_radius;
+        let (me, size) = (self.decomp.rank, self.comm.size());
+        let need = |r: usize| {
+            let (lo, hi) = self.decomp.bounds_of(r);
+            batch.reach_of(lo, hi, reach)
+        };
+        let margin = DVec3::splat(self.setup.skin);
+        let around = |r: usize| {
+            let (lo, hi) = self.decomp.bounds_of(r);
+            (lo - margin, hi + margin)
+        };
+        let my_need = need(me);
+        let peers: Vec<usize> = (0..size)
+            .filter(|&r| r != me)
+            .filter(|&r| {
+                domain.boxes_meet(need(r), around(me)) || domain.boxes_meet(my_need, around(r))
+            })
+            .collect();
+        let needs: Vec<(DVec3, DVec3)> = peers.iter().map(|&r| need(r)).collect();
+        let mut placer = Placer::new(self.setup.max_radius).periodic_in(&domain);
+        let mut sends = vec![Vec::new(); peers.len()];
+        let p = &self.particles;
+        for k in 0..p.n_owned {
+            let x = p.x[k];
+            if domain.in_box_periodic(x, my_need.0, my_need.1) {
+                placer.add(x, p.radius[k]);
+            }
+            for (t, &(lo, hi)) in needs.iter().enumerate() {
+                if domain.in_box_periodic(x, lo, hi) {
+                    sends[t].put_vec3(x);
+                    sends[t].put_f64(p.radius[k]);
+                }
+            }
+        }
+        if size > 1 {
+            let tc = Instant::now();
+            for b in self.comm.exchange(&peers, &sends) {
+                let mut u = Unpack::new(&b);
                 while !u.is_empty() {
                     let x = u.vec3();
                     placer.add(x, u.f64());
                 }
             }
-            let (seed, step) = (self.setup.seed, self.step);
-            let new = self.setup.pours[s].insert(
-                seed,
-                step,
-                time,
-                &self.setup.walls,
-                &mut placer,
-                &mut self.next_id,
-            );
-            if !new.is_empty() {
-                any = true;
-                self.particles.truncate_ghosts();
-                for r in &new {
-                    if self.decomp.owner(self.setup.domain.wrap(r.x)) == self.decomp.rank {
-                        self.particles.push_owned(r);
-                        self.wall_history.push_zeroed();
-                    }
-                }
-            }
+            self.timers.comm += tc.elapsed();
         }
-        Ok(any)
+        placer
     }
 
     /// Wrap, migrate, sort spatially, rebuild ghosts and the neighbour list

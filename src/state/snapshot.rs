@@ -53,6 +53,9 @@ pub struct Snapshot {
     pub wall_values: Vec<f64>,
     /// Particles each pouring source has inserted so far, in config order.
     pub pour_inserted: Vec<u64>,
+    /// The particles each source has drawn that wait for room: `[source,
+    /// first number, one past the last]`, by source, in number order.
+    pub pour_waiting: Vec<[u64; 3]>,
     /// Particles deleted so far (outlets, open faces), over all ranks.
     pub deleted: u64,
     /// Their total mass (kg), with the bits the run's thermo shows.
@@ -148,6 +151,7 @@ impl Snapshot {
             history_len: self.history_len,
             walls: self.walls,
             pour_inserted: self.pour_inserted.clone(),
+            pour_waiting: self.pour_waiting.clone(),
             deleted: self.deleted,
             deleted_mass: self.deleted_mass,
             config_text: self.config_text.clone(),
@@ -467,6 +471,7 @@ mod tests {
             wall_keys: vec![(1, 0), (4, 1)],
             wall_values: vec![0.5, -0.5, 0.25, f64::EPSILON],
             pour_inserted: vec![3],
+            pour_waiting: vec![[0, 3, 5]],
             deleted: 2,
             deleted_mass: 1.5e-3,
             config_text: "name = \"x\"".into(),
