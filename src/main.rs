@@ -245,7 +245,7 @@ fn dispatch(cmd: Command, comm: Box<dyn Comm>) -> Result<(), GravelError> {
                 checkpoint_file(r, "--restart")?;
             }
             let reading = std::time::Instant::now();
-            let setup = Setup::from_file(&config)?;
+            let setup = Setup::from_file_shared(&config, comm.as_ref())?;
             let config_seconds = reading.elapsed().as_secs_f64();
             let opts = RunOptions {
                 steps,

@@ -1042,3 +1042,94 @@ fn a_pour_of_many_cells_that_waits_is_the_same_bits_on_any_ranks_and_restarts() 
         "3-rank checkpoint restarted on 2 ranks",
     );
 }
+
+/// A `file` block is checked by slices on several ranks, each rank
+/// walking its own: a fault anywhere in the file, whichever rank's slice
+/// holds it, is refused before step 0 with exit 2, once, naming the file
+/// and the particle, and nothing is written; the ranks agree on the first
+/// fault in the file's order; ids repeated across slices are found.
+#[test]
+fn a_file_checked_by_slices_refuses_a_fault_in_any_rank_s_slice() {
+    let dir = tempfile::tempdir().unwrap();
+    // 600 rows on a grid: 3 ranks get 200 each.
+    let row =
+        |id: u64, x: f64, y: f64, z: f64| format!("{id},0,{x},{y},{z},0.0005,2500,0,0,0,0,0,0\n");
+    let rows: Vec<String> = (0..600u64)
+        .map(|i| {
+            let (a, b, c) = (i % 15, (i / 15) % 8, i / 120);
+            row(
+                i,
+                0.0015 + 0.0025 * a as f64,
+                0.0015 + 0.0022 * b as f64,
+                0.0015 + 0.0025 * c as f64,
+            )
+        })
+        .collect();
+    let config = |name: &str| {
+        Config::new(name)
+            .run("dt", 1e-5)
+            .run("steps", 2)
+            .run("seed", 1)
+            .run("gravity", [0.0, 0.0, -9.81])
+            .domain([0.0; 3], [0.04, 0.02, 0.02])
+            .material(glass())
+            .contact("normal", hertz(0.5))
+            .wall(plane([0.0; 3], [0.0, 0.0, 1.0], "glass"))
+            .particles(file("glass", &format!("{name}.csv")))
+            .text()
+    };
+    let case = |name: &str, rows: &[String]| {
+        let csv = format!(
+            "{}\n{}",
+            gravel::insert::file::CSV_COLUMNS.join(","),
+            rows.concat()
+        );
+        std::fs::write(dir.path().join(format!("{name}.csv")), csv).unwrap();
+        let path = write_file(dir.path(), &format!("{name}.toml"), &config(name));
+        let out = dir.path().join(format!("out-{name}"));
+        let o = mpirun(
+            3,
+            &[
+                "run",
+                path.to_str().unwrap(),
+                "--quiet",
+                "--out",
+                out.to_str().unwrap(),
+            ],
+            dir.path(),
+        );
+        (o, out)
+    };
+    // The good file runs.
+    let (o, _) = case("good", &rows);
+    assert!(o.status.success(), "{}", describe(&o));
+    let refused = |name: &str, rows: &[String], want: &[&str]| {
+        let (o, out) = case(name, rows);
+        assert_eq!(o.status.code(), Some(2), "{name}: {}", describe(&o));
+        let err = String::from_utf8_lossy(&o.stderr).to_string();
+        assert_eq!(
+            err.matches("error:").count(),
+            1,
+            "{name}: one message: {err}"
+        );
+        for w in want {
+            assert!(err.contains(w), "{name}: `{w}` missing from: {err}");
+        }
+        assert!(!out.exists(), "{name}: nothing written");
+    };
+    // A row that does not parse, in the last rank's slice.
+    let mut bad = rows.clone();
+    bad[550] = "550,0,0.01,0.01,abc,0.0005,2500,0,0,0,0,0,0\n".into();
+    refused("parse", &bad, &["parse.csv", "byte", "abc"]);
+    // A particle outside the box in the middle rank's slice, and another
+    // in the last rank's: the first in the file's order is named.
+    let mut out = rows.clone();
+    out[300] = row(300, 0.01, 0.01, 0.5);
+    out[500] = row(500, 0.01, 0.01, 0.7);
+    refused("outside", &out, &["outside.toml", "particle id 300 "]);
+    // Ids repeated across slices: the first rank's first id again in the
+    // last rank's slice.
+    let mut twice = rows.clone();
+    twice[599] = row(0, 0.0365, 0.0169, 0.0115);
+    refused("twice", &twice, &["id 0 appears twice"]);
+}

@@ -4,6 +4,7 @@
 
 mod context;
 pub mod diagnostics;
+mod file_slices;
 mod fixed;
 mod laws;
 pub mod limits;

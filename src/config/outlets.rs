@@ -8,6 +8,7 @@ use crate::error::Result;
 use crate::geometry::domain::Domain;
 use crate::geometry::outlet::Outlet;
 use crate::insert::initial::Initial;
+use crate::parallel::comm::Comm;
 
 /// The outlets of `[[outlet]]`, in config order: each region of any kind
 /// (`shaped_region`: inside the domain), each name as given or
@@ -44,11 +45,12 @@ pub(super) fn check_initial(
     outlets: &[Outlet],
     initial: &Initial,
     domain: &Domain,
+    comm: Option<&dyn Comm>,
 ) -> Result<()> {
     if outlets.is_empty() {
         return Ok(());
     }
-    initial.try_for_each(|_, r| {
+    super::file_slices::try_for_each_initial(cx, initial, comm, |_, r| {
         let at = domain.wrap(r.x);
         match outlets.iter().position(|o| o.contains(at)) {
             Some(k) => Err(cx.err(format!(

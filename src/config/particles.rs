@@ -2,6 +2,7 @@
 //! inside the box and free of overlaps.
 
 use super::context::Ctx;
+use super::file_slices;
 use super::limits::{usable, MemoryBudget};
 use super::region::shaped_region;
 use super::schema::*;
@@ -15,6 +16,7 @@ use crate::insert::file::{FileWalk, ParticleFile};
 use crate::insert::initial::{Files, Initial, InitialBlock, Lattice};
 use crate::insert::relax::{relaxed_fill, FillError, FILL_MAX_SWEEPS, FILL_OVERLAP_TOLERANCE};
 use crate::insert::{self, Placer, PourSource, RadiusDist, SizeStats};
+use crate::parallel::comm::Comm;
 use crate::state::particles::ParticleRecord;
 use glam::DVec3;
 use std::path::Path;
@@ -192,6 +194,7 @@ type Inserted = (Initial, Vec<PourSource>, u64, Vec<BlockSizes>);
 /// sphere half sunk into a wall (50 %) or behind it is refused.
 pub const WALL_OVERLAP_TOLERANCE: f64 = 0.1;
 
+#[allow(clippy::too_many_arguments)]
 pub(super) fn particles(
     cx: &Ctx,
     blocks: &[ParticleBlock],
@@ -200,10 +203,13 @@ pub(super) fn particles(
     walls: &[Wall],
     seed: u64,
     budget: &mut MemoryBudget,
+    comm: Option<&dyn Comm>,
 ) -> Result<Inserted> {
     // Ids: those of files are kept; generated ids follow the largest id of any file.
     let mut files = Initial::default();
     let mut file_ids = FileIds::default();
+    // On several ranks, each rank's slices' ids, checked together at the end.
+    let mut slice_ids: Vec<u64> = Vec::new();
     let mut pending: Vec<(usize, InitialBlock)> = Vec::new();
     let mut pours = Vec::new();
     let mut sizes = Vec::new();
@@ -502,28 +508,43 @@ pub(super) fn particles(
                     })?;
                     check_inside(cx, r, domain)?;
                     check_walls(cx, k, r, walls)?;
-                    if let Some(id) = file_ids.add(r.id) {
+                    if comm.is_some() {
+                        slice_ids.push(r.id);
+                    } else if let Some(id) = file_ids.add(r.id) {
                         return Err(FileIds::twice(cx, id));
                     }
                     if keep {
-                        placer.add(r.x, r.radius);
                         spheres.push((r.x, r.radius));
                     }
                     Ok(())
                 };
-                let walked = if is_hdf5(&full) {
-                    open_output(cx, &key, &full, *step, m, mats, domain, &mut check)?
-                } else {
-                    if step.is_some() {
-                        return Err(cx.err(format!("{key}.step: only a gravel output file (HDF5) has frames; `{}` is not one", full.display())));
+                let file = if let Some(comm) = comm {
+                    // Each rank checks its slice; the ranks agree.
+                    let file = file_slices::check_by_slices(
+                        cx, &key, &full, *step, m, mats, domain, comm, &mut check,
+                    )?;
+                    if keep {
+                        spheres = file_slices::gather_spheres(comm, &spheres);
                     }
-                    ParticleFile::csv(&full, m, &mut check)
+                    file
+                } else {
+                    let walked = if is_hdf5(&full) {
+                        open_output(cx, &key, &full, *step, m, mats, domain, &mut check)?
+                    } else {
+                        if step.is_some() {
+                            return Err(cx.err(format!("{key}.step: only a gravel output file (HDF5) has frames; `{}` is not one", full.display())));
+                        }
+                        ParticleFile::csv(&full, m, &mut check)
+                    };
+                    match walked {
+                        Ok(file) => file,
+                        Err(FileWalk::Unread(e)) => return Err(cx.err(format!("{key}.path: {e}"))),
+                        Err(FileWalk::Stopped(e)) => return Err(e),
+                    }
                 };
-                let file = match walked {
-                    Ok(file) => file,
-                    Err(FileWalk::Unread(e)) => return Err(cx.err(format!("{key}.path: {e}"))),
-                    Err(FileWalk::Stopped(e)) => return Err(e),
-                };
+                if keep {
+                    spheres.iter().for_each(|&(x, r)| placer.add(x, r));
+                }
                 let n = file.rows();
                 budget.add(
                     cx,
@@ -554,10 +575,15 @@ pub(super) fn particles(
         }
         pending.push((k, block));
     }
-    if let Some(id) = file_ids.finish() {
-        return Err(FileIds::twice(cx, id));
-    }
-    let mut next_id = file_ids.next_id();
+    let mut next_id = match comm {
+        Some(comm) => file_slices::unique_ids(cx, comm, slice_ids)?,
+        None => {
+            if let Some(id) = file_ids.finish() {
+                return Err(FileIds::twice(cx, id));
+            }
+            file_ids.next_id()
+        }
+    };
     let mut all = files;
     for (k, mut block) in pending {
         match &mut block {
@@ -607,8 +633,13 @@ fn inside_domain(cx: &Ctx, key: &str, shape: &Region, domain: &Domain) -> Result
     Ok(())
 }
 
+/// The error for an id met twice in the particle files.
+pub(super) fn id_twice(cx: &Ctx, id: u64) -> crate::error::GravelError {
+    FileIds::twice(cx, id)
+}
+
 /// Whether `path` begins with HDF5's signature.
-fn is_hdf5(path: &Path) -> bool {
+pub(super) fn is_hdf5(path: &Path) -> bool {
     use std::io::Read;
     let mut head = [0u8; 8];
     std::fs::File::open(path)
@@ -634,6 +665,31 @@ fn open_output(
     domain: &Domain,
     check: impl FnMut(&ParticleRecord) -> Result<()>,
 ) -> Result<std::result::Result<ParticleFile, FileWalk<crate::error::GravelError>>> {
+    Ok(match output_kind(cx, key, path, step, m, mats)? {
+        OutputKind::Checkpoint => ParticleFile::checkpoint(path, m, *domain, check),
+        OutputKind::Frame { step, density } => ParticleFile::frame(path, step, m, density, check),
+    })
+}
+
+/// What a gravel output file given to a `file` block holds.
+pub(super) enum OutputKind {
+    /// A checkpoint.
+    Checkpoint,
+    /// The frame at `step`, whose masses come from `density`.
+    Frame { step: u64, density: f64 },
+}
+
+/// Whether the gravel output file `path` is a checkpoint or has the frame
+/// the block asks for (`step`, or the last), with a material whose
+/// density gives a frame's masses.
+pub(super) fn output_kind(
+    cx: &Ctx,
+    key: &str,
+    path: &Path,
+    step: Option<u64>,
+    m: u32,
+    mats: &[Material],
+) -> Result<OutputKind> {
     let shown = path.display();
     if crate::io::checkpoint::is_checkpoint(path) {
         if step.is_some() {
@@ -641,7 +697,7 @@ fn open_output(
                 "{key}.step: `{shown}` is a checkpoint (one state, no frames); leave `step` out"
             )));
         }
-        return Ok(ParticleFile::checkpoint(path, m, *domain, check));
+        return Ok(OutputKind::Checkpoint);
     }
     let density = mats[m as usize].density;
     if density.is_nan() || density <= 0.0 {
@@ -657,7 +713,7 @@ fn open_output(
     };
     let step = step.unwrap_or(last);
     crate::io::read::frame_len(path, step).map_err(|e| cx.err(format!("{key}.step: {e}")))?;
-    Ok(ParticleFile::frame(path, step, m, density, check))
+    Ok(OutputKind::Frame { step, density })
 }
 
 /// The ids of the particle files, checked unique as the walks that check
@@ -991,6 +1047,7 @@ pub(super) fn check_overlaps(
     blocks: &[ParticleBlock],
     initial: &Initial,
     domain: &Domain,
+    comm: Option<&dyn Comm>,
 ) -> Result<()> {
     if blocks
         .iter()
@@ -1005,7 +1062,7 @@ pub(super) fn check_overlaps(
         check_record_overlaps(cx, &held, domain)?;
     }
     check_lattice_overlaps(cx, initial, domain)?;
-    check_file_overlaps(cx, blocks, initial, domain)?;
+    check_file_overlaps(cx, blocks, initial, domain, comm)?;
     check_fill_overlaps(cx, blocks, initial, domain)
 }
 
@@ -1018,6 +1075,7 @@ fn check_file_overlaps(
     blocks: &[ParticleBlock],
     initial: &Initial,
     domain: &Domain,
+    comm: Option<&dyn Comm>,
 ) -> Result<()> {
     if initial.files().next().is_none() {
         return Ok(());
@@ -1047,24 +1105,28 @@ fn check_file_overlaps(
         return Ok(());
     }
     for (k, file) in initial.files() {
-        let walked = file.try_for_each(|p| {
+        let against = |p: &ParticleRecord| {
             match placer.first_overlapping(p.x, p.radius) {
-                None => Ok(()),
-                Some((y, s)) => Err(cx.err(format!(
-                    "particles[{k}]: particle id {} of `{}` at {:?} overlaps a sphere of radius {s:e} m at {:?} of a `list` or `lattice` block (distance {:e} < sum of radii {:e}, periodic images included); initial particles must not overlap: move or shrink one of the blocks",
-                    p.id,
-                    file.path().display(),
-                    p.x.to_array(),
-                    y.to_array(),
-                    (y - p.x).length(),
-                    s + p.radius
-                ))),
-            }
-        });
-        match walked {
-            Ok(()) => {}
-            Err(FileWalk::Unread(e)) => return Err(cx.err(format!("particles[{k}].path: {e}"))),
-            Err(FileWalk::Stopped(e)) => return Err(e),
+            None => Ok(()),
+            Some((y, s)) => Err(cx.err(format!(
+                "particles[{k}]: particle id {} of `{}` at {:?} overlaps a sphere of radius {s:e} m at {:?} of a `list` or `lattice` block (distance {:e} < sum of radii {:e}, periodic images included); initial particles must not overlap: move or shrink one of the blocks",
+                p.id,
+                file.path().display(),
+                p.x.to_array(),
+                y.to_array(),
+                (y - p.x).length(),
+                s + p.radius
+            ))),
+        }
+        };
+        let key = format!("particles[{k}]");
+        match comm {
+            Some(comm) => file_slices::walk_by_slices(cx, &key, file, comm, against)?,
+            None => match file.try_for_each(against) {
+                Ok(()) => {}
+                Err(FileWalk::Unread(e)) => return Err(cx.err(format!("{key}.path: {e}"))),
+                Err(FileWalk::Stopped(e)) => return Err(e),
+            },
         }
     }
     Ok(())

@@ -22,6 +22,7 @@ use crate::insert::initial::{Files, Initial};
 use crate::insert::PourSource;
 use crate::integrate::timestep::TimeScales;
 use crate::key::Key;
+use crate::parallel::comm::Comm;
 use crate::state::particles::ParticleRecord;
 use crate::state::snapshot::{Compat, Fnv};
 use glam::DVec3;
@@ -174,7 +175,22 @@ impl Setup {
     pub fn from_str(path: &Path, text: &str) -> Result<Self> {
         let cfg: Config = toml::from_str(text)
             .map_err(|e| GravelError::config(path, super::toml_error::explain(text, &e)))?;
-        build(path, text, cfg)
+        build(path, text, cfg, None)
+    }
+
+    /// [`Self::from_file`] on every rank of `comm` at once: on several
+    /// ranks each `file` block is checked by slices, each rank walking its
+    /// own (`config/file_slices.rs`), so that no rank reads a whole file.
+    /// The same setup, or the same error, on every rank. Collective.
+    pub fn from_file_shared(path: &Path, comm: &dyn Comm) -> Result<Self> {
+        if comm.size() == 1 {
+            return Self::from_file(path);
+        }
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| GravelError::config(path, format!("cannot read the config file: {e}")))?;
+        let cfg: Config = toml::from_str(&text)
+            .map_err(|e| GravelError::config(path, super::toml_error::explain(&text, &e)))?;
+        build(path, &text, cfg, Some(comm))
     }
 
     /// The fingerprint of what a checkpoint must share with the config that
@@ -210,7 +226,12 @@ impl Setup {
     }
 }
 
-pub(super) fn build(path: &Path, text: &str, cfg: Config) -> Result<Setup> {
+pub(super) fn build(
+    path: &Path,
+    text: &str,
+    cfg: Config,
+    comm: Option<&dyn Comm>,
+) -> Result<Setup> {
     let cx = Ctx { file: path };
     let materials = materials(&cx, &cfg.material)?;
     let lo = DVec3::from_array(cfg.domain.lo.0);
@@ -251,6 +272,7 @@ pub(super) fn build(path: &Path, text: &str, cfg: Config) -> Result<Setup> {
         &walls,
         cfg.run.seed,
         &mut budget,
+        comm,
     )?;
     // One walk over the initial particles: the materials they use and the
     // extremes of their radii.
@@ -301,8 +323,8 @@ pub(super) fn build(path: &Path, text: &str, cfg: Config) -> Result<Setup> {
         }
     }
     check_periodic(&cx, &wall_set, &domain, reach)?;
-    check_overlaps(&cx, &cfg.particles, &initial, &domain)?;
-    check_initial(&cx, &outlets, &initial, &domain)?;
+    check_overlaps(&cx, &cfg.particles, &initial, &domain, comm)?;
+    check_initial(&cx, &outlets, &initial, &domain, comm)?;
     let time_scales = time_scales(&cx, &laws, &materials, &initial, &pours)?;
     let dt = match &cfg.run.dt {
         DtSpec::Fixed(v) => cx.positive("run.dt", *v)?,

@@ -26,7 +26,7 @@ use glam::DVec3;
 
 use crate::geometry::domain::Domain;
 use crate::parallel::comm::RowSpan;
-use crate::state::particles::ParticleRecord;
+use crate::state::particles::{pack_record, unpack_record, ParticleRecord};
 use crate::state::snapshot::Fnv;
 
 /// The columns a particle CSV file must have, in this order.
@@ -60,30 +60,39 @@ struct Found {
     /// The first particle of the smallest radius and the first of the
     /// largest, in the file's order.
     extremes: Option<[ParticleRecord; 2]>,
-    /// The FNV-1a hash of every particle, in the file's order
-    /// ([`hash_record`]).
+    /// The wrapping sum of every particle's FNV-1a hash ([`hash_record`]):
+    /// a sum, so that slices of the file walked apart add up to it.
     digest: u64,
 }
 
-/// The walk's running state behind [`Found`].
-struct Finding {
+/// What a walk over a file, or over one slice of it, found: its rows, the
+/// first particle of the smallest radius and the first of the largest,
+/// and the sum of the particles' hashes. The findings of slices walked
+/// apart combine, in the file's order, into the whole file's
+/// ([`ParticleFile::set_found`]).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Finding {
     extremes: Option<[ParticleRecord; 2]>,
-    hash: Fnv,
+    digest: u64,
     rows: u64,
 }
 
 impl Finding {
     fn new() -> Self {
-        Finding {
-            extremes: None,
-            hash: Fnv::default(),
-            rows: 0,
-        }
+        Finding::default()
+    }
+
+    /// The particles the walk met.
+    #[must_use]
+    pub fn rows(&self) -> u64 {
+        self.rows
     }
 
     fn add(&mut self, r: &ParticleRecord) {
         self.rows += 1;
-        hash_record(&mut self.hash, r);
+        let mut h = Fnv::default();
+        hash_record(&mut h, r);
+        self.digest = self.digest.wrapping_add(h.finish());
         match &mut self.extremes {
             None => self.extremes = Some([r.clone(), r.clone()]),
             Some([small, large]) => {
@@ -97,10 +106,55 @@ impl Finding {
         }
     }
 
+    /// Take the finding of the slice after this one.
+    fn then(&mut self, next: &Finding) {
+        self.rows += next.rows;
+        self.digest = self.digest.wrapping_add(next.digest);
+        match (&mut self.extremes, &next.extremes) {
+            (_, None) => {}
+            (None, Some(e)) => self.extremes = Some(e.clone()),
+            (Some([small, large]), Some([s, l])) => {
+                if s.radius < small.radius {
+                    *small = s.clone();
+                }
+                if l.radius > large.radius {
+                    *large = l.clone();
+                }
+            }
+        }
+    }
+
     fn found(self) -> Found {
         Found {
             extremes: self.extremes,
-            digest: self.hash.finish(),
+            digest: self.digest,
+        }
+    }
+
+    /// Serialise (to send to the other ranks).
+    pub fn pack(&self, buf: &mut Vec<u8>) {
+        use crate::state::pack::Pack;
+        buf.put_u64(self.rows);
+        buf.put_u64(self.digest);
+        match &self.extremes {
+            None => buf.put_u64(0),
+            Some([s, l]) => {
+                buf.put_u64(1);
+                pack_record(s, buf);
+                pack_record(l, buf);
+            }
+        }
+    }
+
+    /// From [`Self::pack`].
+    pub fn unpack(u: &mut crate::state::pack::Unpack) -> Self {
+        let rows = u.u64();
+        let digest = u.u64();
+        let extremes = (u.u64() == 1).then(|| [unpack_record(u), unpack_record(u)]);
+        Finding {
+            extremes,
+            digest,
+            rows,
         }
     }
 }
@@ -180,6 +234,27 @@ impl ParticleFile {
         material: u32,
         mut f: impl FnMut(&ParticleRecord) -> Result<(), E>,
     ) -> Result<Self, FileWalk<E>> {
+        let mut file = Self::open_csv(path, material)?;
+        let Kind::Csv { data, header_line } = file.kind else {
+            unreachable!("a CSV file")
+        };
+        let mut finding = Finding::new();
+        file.csv_lines(data, u64::MAX, Some(header_line + 1), &mut |r| {
+            finding.add(r);
+            f(r)
+        })?;
+        file.rows = finding.rows;
+        file.found = finding.found();
+        Ok(file)
+    }
+
+    /// A particle CSV file, its header checked but not its rows: a file
+    /// to be checked by slices ([`Self::walk_part`], [`Self::set_found`]).
+    ///
+    /// # Errors
+    /// [`FileWalk::Unread`] if the file cannot be read or its header is
+    /// not [`CSV_COLUMNS`].
+    pub fn open_csv<E>(path: &Path, material: u32) -> Result<Self, FileWalk<E>> {
         let shown = path.display();
         let cannot = |e: std::io::Error| cannot_read(path, &e);
         let stamp = Stamp::checked(path)?;
@@ -214,15 +289,7 @@ impl ParticleFile {
             data: at,
             header_line,
         };
-        let mut file = Self::unchecked(path, kind, material, 0, stamp);
-        let mut finding = Finding::new();
-        file.csv_lines(at, u64::MAX, Some(header_line + 1), &mut |r| {
-            finding.add(r);
-            f(r)
-        })?;
-        file.rows = finding.rows;
-        file.found = finding.found();
-        Ok(file)
+        Ok(Self::unchecked(path, kind, material, 0, stamp))
     }
 
     /// The frame at `step` of the gravel output file `path`, its masses
@@ -245,6 +312,95 @@ impl ParticleFile {
             crate::io::read::frame_len(path, step).map_err(|e| FileWalk::Unread(e.to_string()))?;
         let kind = Kind::Frame { step, density };
         Self::unchecked(path, kind, material, rows as u64, stamp).checked(f)
+    }
+
+    /// The frame at `step` of `path`, not yet checked: a file to be
+    /// checked by slices ([`Self::walk_part`], [`Self::set_found`]).
+    ///
+    /// # Errors
+    /// The file cannot be read or has no such frame.
+    pub fn open_frame<E>(
+        path: &Path,
+        step: u64,
+        material: u32,
+        density: f64,
+    ) -> Result<Self, FileWalk<E>> {
+        let stamp = Stamp::checked(path)?;
+        let rows =
+            crate::io::read::frame_len(path, step).map_err(|e| FileWalk::Unread(e.to_string()))?;
+        let kind = Kind::Frame { step, density };
+        Ok(Self::unchecked(path, kind, material, rows as u64, stamp))
+    }
+
+    /// The checkpoint `path`, its size read but neither its checksum nor
+    /// its particles checked: a file to be checked by slices
+    /// ([`crate::io::checkpoint::check_part`], [`Self::walk_part`],
+    /// [`Self::set_found`]).
+    ///
+    /// # Errors
+    /// The file cannot be read or is not a checkpoint.
+    pub fn open_checkpoint<E>(
+        path: &Path,
+        material: u32,
+        domain: Domain,
+    ) -> Result<Self, FileWalk<E>> {
+        let stamp = Stamp::checked(path)?;
+        let n = crate::io::checkpoint::particle_count(path)
+            .map_err(|e| FileWalk::Unread(e.to_string()))?;
+        Ok(Self::unchecked(
+            path,
+            Kind::Checkpoint { domain },
+            material,
+            n,
+            stamp,
+        ))
+    }
+
+    /// Walk slice `part` of `parts` ([`Self::read_part`]'s slice, in
+    /// bounded pieces), handing each particle to `f`; what the walk found.
+    /// A CSV slice's errors name the byte its line starts at.
+    ///
+    /// # Errors
+    /// As [`Self::try_for_each`].
+    pub fn walk_part<E>(
+        &self,
+        part: usize,
+        parts: usize,
+        mut f: impl FnMut(&ParticleRecord) -> Result<(), E>,
+    ) -> Result<Finding, FileWalk<E>> {
+        self.unchanged()?;
+        let mut finding = Finding::new();
+        let mut take = |r: &ParticleRecord| {
+            finding.add(r);
+            f(r)
+        };
+        match self.kind {
+            Kind::Csv { data, header_line } => {
+                let span = RowSpan::even_share(self.stamp.len - data, part, parts);
+                let from = data + span.offset;
+                let line = (span.offset == 0).then_some(header_line + 1);
+                self.csv_lines(from, from + span.local, line, &mut take)?;
+            }
+            Kind::Frame { .. } | Kind::Checkpoint { .. } => {
+                let slice = RowSpan::even_share(self.rows, part, parts).range();
+                for start in slice.clone().step_by(WALK_ROWS) {
+                    let rows = start..(start + WALK_ROWS).min(slice.end);
+                    for r in &self.hdf5_rows(rows).map_err(FileWalk::Unread)? {
+                        take(r).map_err(FileWalk::Stopped)?;
+                    }
+                }
+            }
+        }
+        Ok(finding)
+    }
+
+    /// Take what the walks over the slices found, in slice order: the
+    /// file's rows, extremes and digest, as one walk over it finds them.
+    pub fn set_found(&mut self, slices: &[Finding]) {
+        let mut whole = Finding::new();
+        slices.iter().for_each(|s| whole.then(s));
+        self.rows = whole.rows;
+        self.found = whole.found();
     }
 
     /// The gravel checkpoint `path`, checked as a restart checks it (read
@@ -316,8 +472,8 @@ impl ParticleFile {
         self.found.extremes.as_ref()
     }
 
-    /// The hash of every particle in the file's order ([`hash_record`]),
-    /// found when the file was checked.
+    /// The wrapping sum of every particle's hash ([`hash_record`]), found
+    /// when the file was checked.
     #[must_use]
     pub fn digest(&self) -> u64 {
         self.found.digest

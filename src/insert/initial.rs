@@ -110,24 +110,7 @@ impl Initial {
         mut f: impl FnMut(usize, &ParticleRecord) -> Result<(), E>,
     ) -> Result<(), E> {
         for (k, b) in &self.blocks {
-            match b {
-                InitialBlock::Records(records) => {
-                    for r in records {
-                        f(*k, r)?;
-                    }
-                }
-                InitialBlock::Lattice(lattice) => lattice.try_for_each(|r| f(*k, r))?,
-                InitialBlock::File(file) => walk_file(file, |r| f(*k, r))?,
-                InitialBlock::Random(fill) => {
-                    let walked = fill.try_for_each(|i, x, r| {
-                        f(*k, &fill.record(i, x, r)).map_err(Walk::Stopped)
-                    });
-                    match walked {
-                        Ok(()) | Err(Walk::Unplaced) => {}
-                        Err(Walk::Stopped(e)) => return Err(e),
-                    }
-                }
-            }
+            b.try_for_each(|r| f(*k, r))?;
         }
         Ok(())
     }
@@ -323,6 +306,32 @@ impl Initial {
         for (_, b) in &mut self.blocks {
             if let InitialBlock::Records(r) = b {
                 *r = Vec::new();
+            }
+        }
+    }
+}
+
+impl InitialBlock {
+    /// Call `f` with every particle of the block, as
+    /// [`Initial::try_for_each`] does, stopping at the first error.
+    ///
+    /// # Errors
+    /// The first error `f` returns.
+    pub fn try_for_each<E>(
+        &self,
+        mut f: impl FnMut(&ParticleRecord) -> Result<(), E>,
+    ) -> Result<(), E> {
+        match self {
+            InitialBlock::Records(records) => records.iter().try_for_each(f),
+            InitialBlock::Lattice(lattice) => lattice.try_for_each(f),
+            InitialBlock::File(file) => walk_file(file, f),
+            InitialBlock::Random(fill) => {
+                let walked =
+                    fill.try_for_each(|i, x, r| f(&fill.record(i, x, r)).map_err(Walk::Stopped));
+                match walked {
+                    Ok(()) | Err(Walk::Unplaced) => Ok(()),
+                    Err(Walk::Stopped(e)) => Err(e),
+                }
             }
         }
     }

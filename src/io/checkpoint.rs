@@ -417,6 +417,29 @@ pub fn verify_by_parts(path: &Path, parts: usize) -> IoResult<u64> {
     Ok(last.totals[0])
 }
 
+/// Check slice `part` of `parts` of the checkpoint at `path` as [`read()`]
+/// checks its rows, and return the slice's [`rows_hash`]: the hashes of
+/// all the slices, added up, go to [`verify_rows`].
+///
+/// # Errors
+/// As [`read()`].
+pub fn check_part(path: &Path, part: usize, parts: usize) -> IoResult<u64> {
+    let read = read_part(path, part, parts)?;
+    read.snap
+        .check_rows()
+        .map_err(|e| IoError::invalid(path, format!("inconsistent checkpoint: {e}")))?;
+    Ok(rows_hash(&read.snap))
+}
+
+/// Check the checksum of the checkpoint at `path`, given the sum of the
+/// [`check_part`] hashes of all its slices.
+///
+/// # Errors
+/// As [`read()`]; the checksum does not match.
+pub fn verify_rows(path: &Path, rows: u64) -> IoResult<()> {
+    read_span(path, |_| 0..0, Records::Without)?.verify(path, rows)
+}
+
 /// The number of particles the checkpoint at `path` says it holds.
 ///
 /// # Errors
