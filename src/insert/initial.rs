@@ -152,22 +152,21 @@ impl Initial {
     }
 
     /// A sample of the bodies (radius, mass, material, frozen flag,
-    /// velocity) for extremes: every listed or lattice particle, of a file
-    /// its first particle of the smallest radius and its first of the
-    /// largest (found when it was checked: [`ParticleFile::extremes`]), in
-    /// block order; then of each random fill its distribution's smallest
-    /// and largest sphere. Ids are real; a fill's sample positions are its
-    /// region's centre.
+    /// velocity) for extremes: every listed particle, of a lattice its
+    /// template (the first site's id, at the origin: every site's body is
+    /// the same), of a file its first particle of the smallest radius and
+    /// its first of the largest (found when it was checked:
+    /// [`ParticleFile::extremes`]), in block order; then of each random
+    /// fill its distribution's smallest and largest sphere. Ids are real;
+    /// a fill's sample positions are its region's centre.
     pub fn for_each_body(&self, mut f: impl FnMut(usize, &ParticleRecord)) {
         for (k, b) in &self.blocks {
             match b {
                 InitialBlock::Records(records) => records.iter().for_each(|r| f(*k, r)),
-                InitialBlock::Lattice(lattice) => {
-                    let _ = lattice.try_for_each(|r| {
-                        f(*k, r);
-                        Ok::<(), ()>(())
-                    });
-                }
+                // Every site's particle is the template but for its id
+                // and position: one stands for all, without a walk.
+                InitialBlock::Lattice(lattice) if lattice.count() > 0 => f(*k, lattice.template()),
+                InitialBlock::Lattice(_) => {}
                 InitialBlock::File(file) => {
                     file.extremes().into_iter().flatten().for_each(|r| f(*k, r))
                 }
