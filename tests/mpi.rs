@@ -1101,7 +1101,7 @@ fn a_file_checked_by_slices_refuses_a_fault_in_any_rank_s_slice() {
         (o, out)
     };
     // The good file runs.
-    let (o, _) = case("good", &rows);
+    let (o, good_out) = case("good", &rows);
     assert!(o.status.success(), "{}", describe(&o));
     let refused = |name: &str, rows: &[String], want: &[&str]| {
         let (o, out) = case(name, rows);
@@ -1132,4 +1132,39 @@ fn a_file_checked_by_slices_refuses_a_fault_in_any_rank_s_slice() {
     let mut twice = rows.clone();
     twice[599] = row(0, 0.0365, 0.0169, 0.0115);
     refused("twice", &twice, &["id 0 appears twice"]);
+    // A checkpoint read by a `file` block with a bit flipped in a stored
+    // position (in one rank's slice): the slices' row hashes add up to
+    // another checksum.
+    let ckpt = good_out.join("good.checkpoint.h5");
+    let snap = gravel::io::checkpoint::read(&ckpt).unwrap();
+    let mut bytes = std::fs::read(&ckpt).unwrap();
+    let needle = snap.particles[590].x.x.to_le_bytes();
+    let at = bytes
+        .windows(8)
+        .position(|w| w == needle)
+        .expect("stored raw");
+    bytes[at + 3] ^= 0x10;
+    std::fs::write(dir.path().join("flipped.checkpoint.h5"), &bytes).unwrap();
+    let text = config("flipped").replace("flipped.csv", "flipped.checkpoint.h5");
+    let path = write_file(dir.path(), "flipped.toml", &text);
+    let out = dir.path().join("out-flipped");
+    let o = mpirun(
+        3,
+        &[
+            "run",
+            path.to_str().unwrap(),
+            "--quiet",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        dir.path(),
+    );
+    assert_eq!(o.status.code(), Some(2), "flipped: {}", describe(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(err.matches("error:").count(), 1, "one message: {err}");
+    assert!(
+        err.contains("flipped.checkpoint.h5") && err.contains("checksum"),
+        "{err}"
+    );
+    assert!(!out.exists(), "nothing written");
 }

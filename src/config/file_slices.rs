@@ -56,28 +56,32 @@ pub(super) fn check_by_slices(
 ) -> Result<ParticleFile> {
     let (rank, size) = (comm.rank(), comm.size());
     let hdf5 = super::particles::is_hdf5(path);
+    // What the file is and its header, read by every rank alike; the
+    // ranks agree all the same, so that a rank that could not read it
+    // does not leave the others waiting.
     let kind = if hdf5 {
-        Some(output_kind(cx, key, path, step, m, mats)?)
+        output_kind(cx, key, path, step, m, mats).map(Some)
     } else if step.is_some() {
-        return Err(cx.err(format!(
+        Err(cx.err(format!(
             "{key}.step: only a gravel output file (HDF5) has frames; `{}` is not one",
             path.display()
-        )));
+        )))
     } else {
-        None
+        Ok(None)
     };
     let opened = match kind {
-        None => ParticleFile::open_csv(path, m),
-        Some(OutputKind::Checkpoint) => ParticleFile::open_checkpoint(path, m, *domain),
-        Some(OutputKind::Frame { step, density }) => {
-            ParticleFile::open_frame(path, step, m, density)
+        Err(e) => Err(FileWalk::Stopped(e)),
+        Ok(None) => ParticleFile::open_csv(path, m).map(|f| (f, false)),
+        Ok(Some(OutputKind::Checkpoint)) => {
+            ParticleFile::open_checkpoint(path, m, *domain).map(|f| (f, true))
+        }
+        Ok(Some(OutputKind::Frame { step, density })) => {
+            ParticleFile::open_frame(path, step, m, density).map(|f| (f, false))
         }
     };
-    // Opening reads the same bytes on every rank: agree all the same, in
-    // case one rank could not.
     let (opened, _) = agree(cx, key, comm, opened.map(|f| (f, ())), |_, _| {}, |_| ())?;
-    let mut file = opened.expect("every rank opened the file");
-    if matches!(kind, Some(OutputKind::Checkpoint)) {
+    let (mut file, is_checkpoint) = opened.expect("every rank opened the file");
+    if is_checkpoint {
         let hash = crate::io::checkpoint::check_part(path, rank, size)
             .map_err(|e| FileWalk::Unread(e.to_string()));
         let (_, hashes) = agree(
