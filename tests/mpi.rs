@@ -1078,14 +1078,9 @@ fn a_file_checked_by_slices_refuses_a_fault_in_any_rank_s_slice() {
             .particles(file("glass", &format!("{name}.csv")))
             .text()
     };
-    let case = |name: &str, rows: &[String]| {
-        let csv = format!(
-            "{}\n{}",
-            gravel::insert::file::CSV_COLUMNS.join(","),
-            rows.concat()
-        );
-        std::fs::write(dir.path().join(format!("{name}.csv")), csv).unwrap();
-        let path = write_file(dir.path(), &format!("{name}.toml"), &config(name));
+    // Run the config `text` as `name` on 3 ranks.
+    let run3 = |name: &str, text: &str| {
+        let path = write_file(dir.path(), &format!("{name}.toml"), text);
         let out = dir.path().join(format!("out-{name}"));
         let o = mpirun(
             3,
@@ -1100,11 +1095,19 @@ fn a_file_checked_by_slices_refuses_a_fault_in_any_rank_s_slice() {
         );
         (o, out)
     };
+    let case = |name: &str, rows: &[String]| {
+        let csv = format!(
+            "{}\n{}",
+            gravel::insert::file::CSV_COLUMNS.join(","),
+            rows.concat()
+        );
+        std::fs::write(dir.path().join(format!("{name}.csv")), csv).unwrap();
+        run3(name, &config(name))
+    };
     // The good file runs.
     let (o, good_out) = case("good", &rows);
     assert!(o.status.success(), "{}", describe(&o));
-    let refused = |name: &str, rows: &[String], want: &[&str]| {
-        let (o, out) = case(name, rows);
+    let refused_run = |name: &str, (o, out): (std::process::Output, PathBuf), want: &[&str]| {
         assert_eq!(o.status.code(), Some(2), "{name}: {}", describe(&o));
         let err = String::from_utf8_lossy(&o.stderr).to_string();
         assert_eq!(
@@ -1116,6 +1119,9 @@ fn a_file_checked_by_slices_refuses_a_fault_in_any_rank_s_slice() {
             assert!(err.contains(w), "{name}: `{w}` missing from: {err}");
         }
         assert!(!out.exists(), "{name}: nothing written");
+    };
+    let refused = |name: &str, rows: &[String], want: &[&str]| {
+        refused_run(name, case(name, rows), want);
     };
     // A row that does not parse, in the last rank's slice.
     let mut bad = rows.clone();
@@ -1146,25 +1152,9 @@ fn a_file_checked_by_slices_refuses_a_fault_in_any_rank_s_slice() {
     bytes[at + 3] ^= 0x10;
     std::fs::write(dir.path().join("flipped.checkpoint.h5"), &bytes).unwrap();
     let text = config("flipped").replace("flipped.csv", "flipped.checkpoint.h5");
-    let path = write_file(dir.path(), "flipped.toml", &text);
-    let out = dir.path().join("out-flipped");
-    let o = mpirun(
-        3,
-        &[
-            "run",
-            path.to_str().unwrap(),
-            "--quiet",
-            "--out",
-            out.to_str().unwrap(),
-        ],
-        dir.path(),
+    refused_run(
+        "flipped",
+        run3("flipped", &text),
+        &["flipped.checkpoint.h5", "checksum"],
     );
-    assert_eq!(o.status.code(), Some(2), "flipped: {}", describe(&o));
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(err.matches("error:").count(), 1, "one message: {err}");
-    assert!(
-        err.contains("flipped.checkpoint.h5") && err.contains("checksum"),
-        "{err}"
-    );
-    assert!(!out.exists(), "nothing written");
 }
