@@ -301,9 +301,15 @@ fn redrawing_radii_on_rejection_fails_the_same_test() {
     let mut rejected = 0;
     while radii.len() < 700 && rejected < 50 * 700 + 1000 {
         let r = dist.draw(&mut rng);
-        let placed = insert::place_in_order(&mut rng, &region, &s.walls, [r], &mut placer, 1);
-        rejected += 1 - placed.len();
-        radii.extend(placed.iter().map(|p| p.1));
+        let inner = insert::sample::shrunk(&region, r).unwrap();
+        let u = [(); 3].map(|()| insert::uniform(&mut rng));
+        let x = insert::sample::point_in(&inner, u);
+        if insert::clear_of_walls(&s.walls, x, r) && !placer.overlaps(x, r) {
+            placer.add(x, r);
+            radii.push(r);
+        } else {
+            rejected += 1;
+        }
     }
     assert_eq!(radii.len(), 700);
     let (p, bins) = uniformity_p(&radii, 0.0004, 0.0008);

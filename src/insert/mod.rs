@@ -13,7 +13,7 @@
 //!
 //! Size distributions stay true however dense the fill: each particle's
 //! radius is drawn once and kept while positions are retried
-//! ([`place_in_order`], [`cells`]), random cells place their largest
+//! ([`cells`], [`pour`]), random cells place their largest
 //! spheres first, and a poured particle that finds no room waits, with
 //! its radius, for the next interval.
 
@@ -264,39 +264,6 @@ fn draw_point(rng: &mut Pcg64, region: &Region) -> DVec3 {
     sample::point_in(region, u)
 }
 
-/// Place spheres of the given `radii`, in their order, inside `region`
-/// (whole spheres), clear of every wall ([`clear_of_walls`]) and of the
-/// spheres in `placer` (to which each placed one is added). Each sphere
-/// keeps its radius and tries up to `attempts` uniform positions; the
-/// first that finds none ends the placing, so the result is a prefix of
-/// `radii` (its radii in order, with their centres). The radii are taken
-/// one at a time, so a long list that jams early costs only what was tried.
-pub fn place_in_order(
-    rng: &mut Pcg64,
-    region: &Region,
-    walls: &[Wall],
-    radii: impl IntoIterator<Item = f64>,
-    placer: &mut Placer,
-    attempts: u64,
-) -> Vec<(DVec3, f64)> {
-    let mut out = Vec::new();
-    for r in radii {
-        let Some(inner) = sample::shrunk(region, r) else {
-            break;
-        };
-        let found = (0..attempts).find_map(|_| {
-            let x = draw_point(rng, &inner);
-            (clear_of_walls(walls, x, r) && !placer.overlaps(x, r)).then_some(x)
-        });
-        let Some(x) = found else {
-            break;
-        };
-        placer.add(x, r);
-        out.push((x, r));
-    }
-    out
-}
-
 /// Whether `region` has room for one sphere of radius `r` clear of the
 /// walls: some of 100,000 uniform candidates (a fixed stream) is. A
 /// region that leaves less than about 1e-4 of itself to such a sphere is
@@ -395,7 +362,7 @@ mod tests {
     }
 
     #[test]
-    fn spheres_placed_in_order_do_not_overlap_clear_the_walls_and_keep_their_radii() {
+    fn room_for_a_sphere_above_a_floor() {
         let floor = Wall {
             shape: crate::geometry::walls::WallShape::Plane {
                 point: DVec3::new(0.0, 0.0, 0.3),
@@ -408,49 +375,8 @@ mod tests {
             lo: DVec3::ZERO,
             hi: DVec3::ONE,
         };
-        let draw = || {
-            let mut placer = Placer::new(0.06);
-            let mut radii = RadiusDist::Uniform {
-                min: 0.02,
-                max: 0.06,
-            }
-            .draw_many(&mut stream(3, 1, 0), 200);
-            largest_first(&mut radii);
-            let placed = place_in_order(
-                &mut stream(3, 0, 0),
-                &region,
-                std::slice::from_ref(&floor),
-                radii.iter().copied(),
-                &mut placer,
-                RANDOM_ATTEMPTS,
-            );
-            (radii, placed)
-        };
-        let (radii, a) = draw();
-        assert_eq!(a.len(), 200);
-        assert_eq!(a, draw().1);
-        for (k, &(x, r)) in a.iter().enumerate() {
-            assert_eq!(r, radii[k], "each sphere keeps its drawn radius");
-            assert!(region.holds_sphere(x, r) && floor.clearance(x) >= r);
-            for &(y, s) in &a[..k] {
-                assert!((x - y).length() >= r + s);
-            }
-        }
-        // A sphere that finds no room ends the placing: a prefix comes back.
-        let mut placer = Placer::new(0.3);
-        let got = place_in_order(
-            &mut stream(3, 0, 0),
-            &region,
-            std::slice::from_ref(&floor),
-            [0.3; 5],
-            &mut placer,
-            1000,
-        );
-        assert_eq!(
-            got.len(),
-            1,
-            "one sphere of radius 0.3 fits above the floor"
-        );
+        // Above the floor, 0.7 of the box's height is left: a sphere of
+        // radius 0.3 fits, one of 0.36 does not.
         assert!(has_room(&region, std::slice::from_ref(&floor), 0.3));
         assert!(!has_room(&region, &[floor], 0.36));
     }
