@@ -26,7 +26,7 @@ use std::path::Path;
 use glam::DVec3;
 
 use super::context::Ctx;
-use super::particles::{output_kind, OutputKind};
+use super::particles::{file_kind, FileKind};
 use crate::error::{GravelError, Result};
 use crate::geometry::domain::Domain;
 use crate::insert::file::{FileWalk, Finding, ParticleFile};
@@ -55,27 +55,16 @@ pub(super) fn check_by_slices(
     check: impl FnMut(&ParticleRecord) -> Result<()>,
 ) -> Result<ParticleFile> {
     let (rank, size) = (comm.rank(), comm.size());
-    let hdf5 = super::particles::is_hdf5(path);
     // What the file is and its header, read by every rank alike; the
     // ranks agree all the same, so that a rank that could not read it
     // does not leave the others waiting.
-    let kind = if hdf5 {
-        output_kind(cx, key, path, step, m, mats).map(Some)
-    } else if step.is_some() {
-        Err(cx.err(format!(
-            "{key}.step: only a gravel output file (HDF5) has frames; `{}` is not one",
-            path.display()
-        )))
-    } else {
-        Ok(None)
-    };
-    let opened = match kind {
+    let opened = match file_kind(cx, key, path, step, m, mats) {
         Err(e) => Err(FileWalk::Stopped(e)),
-        Ok(None) => ParticleFile::open_csv(path, m).map(|f| (f, false)),
-        Ok(Some(OutputKind::Checkpoint)) => {
+        Ok(FileKind::Csv) => ParticleFile::open_csv(path, m).map(|f| (f, false)),
+        Ok(FileKind::Checkpoint) => {
             ParticleFile::open_checkpoint(path, m, *domain).map(|f| (f, true))
         }
-        Ok(Some(OutputKind::Frame { step, density })) => {
+        Ok(FileKind::Frame { step, density }) => {
             ParticleFile::open_frame(path, step, m, density).map(|f| (f, false))
         }
     };
@@ -143,11 +132,7 @@ fn agree<K, T>(
             None
         }
     };
-    let all = if comm.size() > 1 {
-        comm.all_gather(&buf)
-    } else {
-        vec![buf]
-    };
+    let all = comm.all_gather(&buf);
     let mut values = Vec::with_capacity(all.len());
     for b in &all {
         let (tag, rest) = b.split_at(8);

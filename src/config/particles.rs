@@ -528,13 +528,14 @@ pub(super) fn particles(
                     }
                     file
                 } else {
-                    let walked = if is_hdf5(&full) {
-                        open_output(cx, &key, &full, *step, m, mats, domain, &mut check)?
-                    } else {
-                        if step.is_some() {
-                            return Err(cx.err(format!("{key}.step: only a gravel output file (HDF5) has frames; `{}` is not one", full.display())));
+                    let walked = match file_kind(cx, &key, &full, *step, m, mats)? {
+                        FileKind::Csv => ParticleFile::csv(&full, m, &mut check),
+                        FileKind::Checkpoint => {
+                            ParticleFile::checkpoint(&full, m, *domain, &mut check)
                         }
-                        ParticleFile::csv(&full, m, &mut check)
+                        FileKind::Frame { step, density } => {
+                            ParticleFile::frame(&full, step, m, density, &mut check)
+                        }
                     };
                     match walked {
                         Ok(file) => file,
@@ -639,7 +640,7 @@ pub(super) fn id_twice(cx: &Ctx, id: u64) -> crate::error::GravelError {
 }
 
 /// Whether `path` begins with HDF5's signature.
-pub(super) fn is_hdf5(path: &Path) -> bool {
+fn is_hdf5(path: &Path) -> bool {
     use std::io::Read;
     let mut head = [0u8; 8];
     std::fs::File::open(path)
@@ -647,57 +648,50 @@ pub(super) fn is_hdf5(path: &Path) -> bool {
         .is_ok_and(|()| head == *b"\x89HDF\r\n\x1a\n")
 }
 
-/// A gravel output file's frame (`step`, or the last) or a checkpoint, as
-/// the block `key`'s particles of material `m`, checked by a walk that
-/// hands each particle to `check`: ids, positions (a checkpoint's wrapped
-/// into the box), radii, frozen flags, and velocities and angular
-/// velocities where the file has them (a frame's `velocity` and `omega`
-/// fields; zero otherwise). A checkpoint gives the masses; a frame's come
-/// from `m`'s density. One run's settled bed seeds the next.
-#[allow(clippy::too_many_arguments)]
-fn open_output(
-    cx: &Ctx,
-    key: &str,
-    path: &Path,
-    step: Option<u64>,
-    m: u32,
-    mats: &[Material],
-    domain: &Domain,
-    check: impl FnMut(&ParticleRecord) -> Result<()>,
-) -> Result<std::result::Result<ParticleFile, FileWalk<crate::error::GravelError>>> {
-    Ok(match output_kind(cx, key, path, step, m, mats)? {
-        OutputKind::Checkpoint => ParticleFile::checkpoint(path, m, *domain, check),
-        OutputKind::Frame { step, density } => ParticleFile::frame(path, step, m, density, check),
-    })
-}
-
-/// What a gravel output file given to a `file` block holds.
-pub(super) enum OutputKind {
+/// What the file of a `file` block is. A gravel output file gives its
+/// frame (`step`, or the last) or its checkpoint's state: ids, positions
+/// (a checkpoint's wrapped into the box), radii, frozen flags, and
+/// velocities and angular velocities where the file has them (a frame's
+/// `velocity` and `omega` fields; zero otherwise). A checkpoint gives the
+/// masses; a frame's come from the block material's density. One run's
+/// settled bed seeds the next.
+pub(super) enum FileKind {
+    /// A particle CSV file.
+    Csv,
     /// A checkpoint.
     Checkpoint,
     /// The frame at `step`, whose masses come from `density`.
     Frame { step: u64, density: f64 },
 }
 
-/// Whether the gravel output file `path` is a checkpoint or has the frame
-/// the block asks for (`step`, or the last), with a material whose
-/// density gives a frame's masses.
-pub(super) fn output_kind(
+/// What the file `path` of the block `key` (of material `m`) is: a CSV
+/// file (no `step` then), a checkpoint (no `step` either), or an output
+/// file that has the frame the block asks for (`step`, or the last), with
+/// a material whose density gives the frame's masses.
+pub(super) fn file_kind(
     cx: &Ctx,
     key: &str,
     path: &Path,
     step: Option<u64>,
     m: u32,
     mats: &[Material],
-) -> Result<OutputKind> {
+) -> Result<FileKind> {
     let shown = path.display();
+    if !is_hdf5(path) {
+        if step.is_some() {
+            return Err(cx.err(format!(
+                "{key}.step: only a gravel output file (HDF5) has frames; `{shown}` is not one"
+            )));
+        }
+        return Ok(FileKind::Csv);
+    }
     if crate::io::checkpoint::is_checkpoint(path) {
         if step.is_some() {
             return Err(cx.err(format!(
                 "{key}.step: `{shown}` is a checkpoint (one state, no frames); leave `step` out"
             )));
         }
-        return Ok(OutputKind::Checkpoint);
+        return Ok(FileKind::Checkpoint);
     }
     let density = mats[m as usize].density;
     if density.is_nan() || density <= 0.0 {
@@ -713,7 +707,7 @@ pub(super) fn output_kind(
     };
     let step = step.unwrap_or(last);
     crate::io::read::frame_len(path, step).map_err(|e| cx.err(format!("{key}.step: {e}")))?;
-    Ok(OutputKind::Frame { step, density })
+    Ok(FileKind::Frame { step, density })
 }
 
 /// The ids of the particle files, checked unique as the walks that check

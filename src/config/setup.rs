@@ -166,16 +166,12 @@ impl Setup {
 
     /// Read and validate a config file.
     pub fn from_file(path: &Path) -> Result<Self> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| GravelError::config(path, format!("cannot read the config file: {e}")))?;
-        Self::from_str(path, &text)
+        Self::read(path, None)
     }
 
     /// Validate config text (`path` is used in messages and to resolve relative file paths).
     pub fn from_str(path: &Path, text: &str) -> Result<Self> {
-        let cfg: Config = toml::from_str(text)
-            .map_err(|e| GravelError::config(path, super::toml_error::explain(text, &e)))?;
-        build(path, text, cfg, None)
+        Self::parse(path, text, None)
     }
 
     /// [`Self::from_file`] on every rank of `comm` at once: on several
@@ -183,14 +179,19 @@ impl Setup {
     /// own (`config/file_slices.rs`), so that no rank reads a whole file.
     /// The same setup, or the same error, on every rank. Collective.
     pub fn from_file_shared(path: &Path, comm: &dyn Comm) -> Result<Self> {
-        if comm.size() == 1 {
-            return Self::from_file(path);
-        }
+        Self::read(path, (comm.size() > 1).then_some(comm))
+    }
+
+    fn read(path: &Path, comm: Option<&dyn Comm>) -> Result<Self> {
         let text = std::fs::read_to_string(path)
             .map_err(|e| GravelError::config(path, format!("cannot read the config file: {e}")))?;
-        let cfg: Config = toml::from_str(&text)
-            .map_err(|e| GravelError::config(path, super::toml_error::explain(&text, &e)))?;
-        build(path, &text, cfg, Some(comm))
+        Self::parse(path, &text, comm)
+    }
+
+    fn parse(path: &Path, text: &str, comm: Option<&dyn Comm>) -> Result<Self> {
+        let cfg: Config = toml::from_str(text)
+            .map_err(|e| GravelError::config(path, super::toml_error::explain(text, &e)))?;
+        build(path, text, cfg, comm)
     }
 
     /// The fingerprint of what a checkpoint must share with the config that

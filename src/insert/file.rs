@@ -93,32 +93,29 @@ impl Finding {
         let mut h = Fnv::default();
         hash_record(&mut h, r);
         self.digest = self.digest.wrapping_add(h.finish());
-        match &mut self.extremes {
-            None => self.extremes = Some([r.clone(), r.clone()]),
-            Some([small, large]) => {
-                if r.radius < small.radius {
-                    *small = r.clone();
-                }
-                if r.radius > large.radius {
-                    *large = r.clone();
-                }
-            }
-        }
+        self.meet(r, r);
     }
 
     /// Take the finding of the slice after this one.
     fn then(&mut self, next: &Finding) {
         self.rows += next.rows;
         self.digest = self.digest.wrapping_add(next.digest);
-        match (&mut self.extremes, &next.extremes) {
-            (_, None) => {}
-            (None, Some(e)) => self.extremes = Some(e.clone()),
-            (Some([small, large]), Some([s, l])) => {
-                if s.radius < small.radius {
-                    *small = s.clone();
+        if let Some([small, large]) = &next.extremes {
+            self.meet(small, large);
+        }
+    }
+
+    /// Meet, after those met so far, particles as small as `small` and as
+    /// large as `large`: each extreme is the first of its size.
+    fn meet(&mut self, small: &ParticleRecord, large: &ParticleRecord) {
+        match &mut self.extremes {
+            None => self.extremes = Some([small.clone(), large.clone()]),
+            Some([s, l]) => {
+                if small.radius < s.radius {
+                    *s = small.clone();
                 }
-                if l.radius > large.radius {
-                    *large = l.clone();
+                if large.radius > l.radius {
+                    *l = large.clone();
                 }
             }
         }
@@ -232,20 +229,9 @@ impl ParticleFile {
     pub fn csv<E>(
         path: &Path,
         material: u32,
-        mut f: impl FnMut(&ParticleRecord) -> Result<(), E>,
+        f: impl FnMut(&ParticleRecord) -> Result<(), E>,
     ) -> Result<Self, FileWalk<E>> {
-        let mut file = Self::open_csv(path, material)?;
-        let Kind::Csv { data, header_line } = file.kind else {
-            unreachable!("a CSV file")
-        };
-        let mut finding = Finding::new();
-        file.csv_lines(data, u64::MAX, Some(header_line + 1), &mut |r| {
-            finding.add(r);
-            f(r)
-        })?;
-        file.rows = finding.rows;
-        file.found = finding.found();
-        Ok(file)
+        Self::open_csv(path, material)?.checked(f)
     }
 
     /// A particle CSV file, its header checked but not its rows: a file
@@ -307,11 +293,7 @@ impl ParticleFile {
         density: f64,
         f: impl FnMut(&ParticleRecord) -> Result<(), E>,
     ) -> Result<Self, FileWalk<E>> {
-        let stamp = Stamp::checked(path)?;
-        let rows =
-            crate::io::read::frame_len(path, step).map_err(|e| FileWalk::Unread(e.to_string()))?;
-        let kind = Kind::Frame { step, density };
-        Self::unchecked(path, kind, material, rows as u64, stamp).checked(f)
+        Self::open_frame(path, step, material, density)?.checked(f)
     }
 
     /// The frame at `step` of `path`, not yet checked: a file to be
@@ -417,13 +399,11 @@ impl ParticleFile {
         domain: Domain,
         f: impl FnMut(&ParticleRecord) -> Result<(), E>,
     ) -> Result<Self, FileWalk<E>> {
-        use crate::io::checkpoint::{particle_count, verify_by_parts};
-        let unread = |e: crate::error::IoError| FileWalk::Unread(e.to_string());
-        let stamp = Stamp::checked(path)?;
-        let n = particle_count(path).map_err(unread)?;
-        let parts = usize::try_from(n.div_ceil(WALK_ROWS as u64)).unwrap_or(usize::MAX);
-        let rows = verify_by_parts(path, parts).map_err(unread)?;
-        Self::unchecked(path, Kind::Checkpoint { domain }, material, rows, stamp).checked(f)
+        let file = Self::open_checkpoint(path, material, domain)?;
+        let parts = usize::try_from(file.rows.div_ceil(WALK_ROWS as u64)).unwrap_or(usize::MAX);
+        crate::io::checkpoint::verify_by_parts(path, parts)
+            .map_err(|e| FileWalk::Unread(e.to_string()))?;
+        file.checked(f)
     }
 
     /// The file before the walk that checks it.
@@ -449,7 +429,7 @@ impl ParticleFile {
             finding.add(r);
             f(r)
         })?;
-        self.found = finding.found();
+        self.set_found(std::slice::from_ref(&finding));
         Ok(self)
     }
 
