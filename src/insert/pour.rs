@@ -276,7 +276,7 @@ impl PourSource {
     }
 
     /// Take a batch's outcome: count the placed, keep the rest waiting.
-    pub fn settle(&mut self, batch: &PourBatch, outcome: &Outcome) {
+    fn settle(&mut self, batch: &PourBatch, outcome: &Outcome) {
         self.inserted += outcome.placed(batch.len());
         let mut waiting: Vec<Range<u64>> = Vec::new();
         for c in &outcome.short {
@@ -286,6 +286,32 @@ impl PourSource {
             });
         }
         self.waiting = waiting;
+    }
+
+    /// Take a batch's `outcome` over all its cells: of the placed
+    /// `spheres` (`(position, centre, radius)`, some or all of the batch's),
+    /// those whose centre `keep` takes, as particles with ids from
+    /// `next_id` in batch order and their numbers in the source; the count
+    /// and the waiting list settled; `next_id` moved past every particle
+    /// the batch placed.
+    pub fn take(
+        &mut self,
+        batch: &PourBatch,
+        outcome: &Outcome,
+        spheres: &CellSpheres,
+        keep: impl Fn(DVec3) -> bool,
+        next_id: &mut u64,
+    ) -> Vec<(u64, ParticleRecord)> {
+        let out = (spheres.iter())
+            .filter(|s| keep(s.1))
+            .map(|&(pos, x, r)| {
+                let id = *next_id + outcome.ordinal(pos);
+                (batch.number_at(pos), self.record(id, x, r))
+            })
+            .collect();
+        *next_id += outcome.placed(batch.len());
+        self.settle(batch, outcome);
+        out
     }
 
     /// The record of a particle poured at `x` with radius `r` and id `id`.
@@ -315,17 +341,7 @@ impl PourSource {
     ) -> Vec<(u64, ParticleRecord)> {
         let placed = batch.place_all(placer);
         let outcome = Outcome::new(placed.short);
-        let out = placed
-            .spheres
-            .iter()
-            .map(|&(pos, x, r)| {
-                let id = *next_id + outcome.ordinal(pos);
-                (batch.number_at(pos), self.record(id, x, r))
-            })
-            .collect();
-        *next_id += outcome.placed(batch.len());
-        self.settle(batch, &outcome);
-        out
+        self.take(batch, &outcome, &placed.spheres, |_| true, next_id)
     }
 }
 

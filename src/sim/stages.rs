@@ -272,21 +272,19 @@ impl Simulation {
                 Outcome::new(placed.short)
             };
             self.timers.comm += tc.elapsed();
-            let first_id = self.next_id;
-            let source = &mut self.setup.pours[s];
-            let mut mine = Vec::new();
-            for &(pos, x, r) in &placed.spheres {
-                if self.decomp.owner(self.setup.domain.wrap(x)) == self.decomp.rank {
-                    mine.push(source.record(first_id + outcome.ordinal(pos), x, r));
-                }
-            }
+            let (decomp, domain) = (&self.decomp, &self.setup.domain);
+            let mine = self.setup.pours[s].take(
+                &batch,
+                &outcome,
+                &placed.spheres,
+                |x| decomp.owner(domain.wrap(x)) == decomp.rank,
+                &mut self.next_id,
+            );
             let poured = outcome.placed(batch.len());
-            source.settle(&batch, &outcome);
-            self.next_id += poured;
             if poured > 0 {
                 any = true;
                 self.particles.truncate_ghosts();
-                for r in &mine {
+                for (_, r) in &mine {
                     self.particles.push_owned(r);
                     self.wall_history.push_zeroed();
                 }
