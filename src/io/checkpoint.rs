@@ -43,7 +43,7 @@ use glam::DVec3;
 use hdf5::types::{VarLenAscii, VarLenUnicode};
 use hdf5::File;
 
-use super::collective::{self, write_rows, write_vectors, Part};
+use super::collective::{self, write_rows, write_vectors, Part, Pieces};
 use super::layout::{write_attr, write_str_attr};
 use crate::error::{Context, IoError, IoResult};
 use crate::parallel::comm::{sum_wrapping, Comm, RowSpan, SerialComm};
@@ -198,6 +198,7 @@ pub fn write_shared(
         rows,
         parts: [part(spans[0]), part(spans[1]), part(spans[2])],
         lead: comm.rank() == 0,
+        comm,
         checksum: sum,
         abort: abort_at == Some(header.step),
     };
@@ -230,6 +231,7 @@ struct Contents<'a> {
     rows: &'a dyn StateRows,
     parts: [Part; 3],
     lead: bool,
+    comm: &'a dyn Comm,
     checksum: u64,
     /// The test hook ([`ABORT_HOOK`]): die half way.
     abort: bool,
@@ -302,28 +304,24 @@ impl Contents<'_> {
         };
         write_rows(&g, "pair_start", &starts(true), rows)?;
         write_rows(&g, "wall_start", &starts(false), rows)?;
+        // The records, in pieces as they are read from the rows.
         let h = snap.history_len;
-        let [_, m, k] = self.rows.counts();
-        let mut ids = Vec::with_capacity(2 * m);
-        self.rows.for_each_pair(&mut |a, b, _| ids.extend([a, b]));
-        collective::write_matrix(&g, "pair_ids", &ids, 2, pairs)?;
-        drop(ids);
-        let mut values = Vec::with_capacity(m * h);
-        self.rows
-            .for_each_pair(&mut |_, _, v| values.extend_from_slice(v));
-        write_rows(&g, "pair_history", &values, pairs.times(h))?;
-        drop(values);
-        let mut ids = Vec::with_capacity(k);
-        let mut index = Vec::with_capacity(k);
-        let mut values = Vec::with_capacity(k * h);
-        self.rows.for_each_wall(&mut |a, w, v| {
-            ids.push(a);
-            index.push(w);
-            values.extend_from_slice(v);
-        });
-        write_rows(&g, "wall_ids", &ids, walls)?;
-        write_rows(&g, "wall_index", &index, walls)?;
-        write_rows(&g, "wall_history", &values, walls.times(h))?;
+        let comm = self.comm;
+        let mut ids = Pieces::<u64>::create(&g, "pair_ids", Some(2), pairs, comm)?;
+        self.rows.for_each_pair(&mut |a, b, _| ids.push(&[a, b]));
+        ids.finish()?;
+        let mut values = Pieces::<f64>::create(&g, "pair_history", None, pairs.times(h), comm)?;
+        self.rows.for_each_pair(&mut |_, _, v| values.push(v));
+        values.finish()?;
+        let mut ids = Pieces::<u64>::create(&g, "wall_ids", None, walls, comm)?;
+        self.rows.for_each_wall(&mut |a, _, _| ids.push(&[a]));
+        ids.finish()?;
+        let mut index = Pieces::<u32>::create(&g, "wall_index", None, walls, comm)?;
+        self.rows.for_each_wall(&mut |_, w, _| index.push(&[w]));
+        index.finish()?;
+        let mut values = Pieces::<f64>::create(&g, "wall_history", None, walls.times(h), comm)?;
+        self.rows.for_each_wall(&mut |_, _, v| values.push(v));
+        values.finish()?;
         // Run-wide values: rank 0's rows.
         let pours: &[u64] = if self.lead { &snap.pour_inserted } else { &[] };
         let span = RowSpan {

@@ -117,18 +117,34 @@ pub fn write_rows<T: H5Type>(
     rows: &[T],
     part: Part,
 ) -> hdf5::Result<Dataset> {
-    let total = part.span.total as usize;
-    let builder = group.new_dataset::<T>().shape(total);
-    let ds = if total == 0 || !part.checksummed {
-        builder.create(name)?
-    } else {
-        builder
-            .chunk(total.min(CHUNK_ROWS))
-            .fletcher32()
-            .create(name)?
-    };
+    let ds = create_dataset::<T>(group, name, None, part)?;
     write_part(&ds, rows, 1, part)?;
     Ok(ds)
+}
+
+/// The dataset `name` of `part.span.total` rows, 1-D (`width` `None`) or
+/// of `width` columns: chunked with the Fletcher32 checksum where `part`
+/// is checksummed and not empty, else plain. Collective.
+fn create_dataset<T: H5Type>(
+    group: &Group,
+    name: &str,
+    width: Option<usize>,
+    part: Part,
+) -> hdf5::Result<Dataset> {
+    let total = part.span.total as usize;
+    let builder = match width {
+        None => group.new_dataset::<T>().shape(total),
+        Some(w) => group.new_dataset::<T>().shape((total, w)),
+    };
+    if total == 0 || !part.checksummed {
+        return builder.create(name);
+    }
+    match width {
+        None => builder.chunk(total.min(CHUNK_ROWS)),
+        Some(w) => builder.chunk((total.min(CHUNK_ROWS), w)),
+    }
+    .fletcher32()
+    .create(name)
 }
 
 /// As [`write_rows`], for an N×3 f64 dataset of vectors.
@@ -155,18 +171,150 @@ pub fn write_matrix<T: H5Type>(
     width: usize,
     part: Part,
 ) -> hdf5::Result<Dataset> {
-    let total = part.span.total as usize;
-    let builder = group.new_dataset::<T>().shape((total, width));
-    let ds = if total == 0 || !part.checksummed {
-        builder.create(name)?
-    } else {
-        builder
-            .chunk((total.min(CHUNK_ROWS), width))
-            .fletcher32()
-            .create(name)?
-    };
+    let ds = create_dataset::<T>(group, name, Some(width), part)?;
     write_part(&ds, values, width, part)?;
     Ok(ds)
+}
+
+/// Values per piece of a [`Pieces`] table: 131,072 (1 MiB of `f64`).
+pub const PIECE_VALUES: usize = 1 << 17;
+
+/// The test hook: an environment variable that sets the values per piece
+/// of every [`Pieces`] table (so that a small run writes many pieces, and
+/// ranks different numbers of them).
+pub const PIECE_HOOK: &str = "GRAVEL_TEST_PIECE_VALUES";
+
+/// Values per piece: [`PIECE_VALUES`], or what [`PIECE_HOOK`] says.
+fn piece_values() -> usize {
+    std::env::var(PIECE_HOOK)
+        .ok()
+        .and_then(|v| v.trim().parse::<usize>().ok())
+        .filter(|&v| v > 0)
+        .unwrap_or(PIECE_VALUES)
+}
+
+/// A table written as its rows are produced, in pieces of at most
+/// [`PIECE_VALUES`] values (or a whole row where a row is longer), so that a rank never holds its whole part of
+/// it: a checkpoint's pair history is 56 B a contact with rolling and
+/// spinning, which a copy would hold all at once. With a collective
+/// transfer every rank makes the same number of writes (the most pieces
+/// any rank has; a rank out of rows writes an empty selection).
+pub struct Pieces<T: H5Type> {
+    ds: Dataset,
+    part: Part,
+    width: usize,
+    /// Rows per piece.
+    rows: usize,
+    buf: Vec<T>,
+    /// Rows of this rank written so far.
+    written: u64,
+    /// Writes still to make, the same on every rank.
+    writes_left: u64,
+    error: Option<hdf5::Error>,
+}
+
+impl<T: H5Type + Copy> Pieces<T> {
+    /// Create the dataset `name` of `part.span.total` rows, 1-D (`width`
+    /// `None`) or of `width` columns, to be filled by [`Self::push`]
+    /// with this rank's rows in order. Collective.
+    ///
+    /// # Errors
+    /// If HDF5 cannot create the dataset.
+    pub fn create(
+        group: &Group,
+        name: &str,
+        width: Option<usize>,
+        part: Part,
+        comm: &dyn Comm,
+    ) -> hdf5::Result<Self> {
+        Self::create_in(group, name, width, part, comm, piece_values())
+    }
+
+    /// [`Self::create`] with pieces of `values` values.
+    fn create_in(
+        group: &Group,
+        name: &str,
+        width: Option<usize>,
+        part: Part,
+        comm: &dyn Comm,
+        values: usize,
+    ) -> hdf5::Result<Self> {
+        let ds = create_dataset::<T>(group, name, width, part)?;
+        let width = width.unwrap_or(1);
+        let rows = (values / width).max(1);
+        let mut most = [part.span.local.div_ceil(rows as u64)];
+        if part.transfer == Transfer::Collective {
+            comm.max_u64s(&mut most);
+        }
+        Ok(Self {
+            ds,
+            part,
+            width,
+            rows,
+            buf: Vec::with_capacity(rows.min(part.span.local as usize) * width),
+            written: 0,
+            writes_left: most[0],
+            error: None,
+        })
+    }
+
+    /// Append values to this rank's rows (any number; the rows are
+    /// `width` values each), writing each piece as it fills.
+    pub fn push(&mut self, mut values: &[T]) {
+        while !values.is_empty() {
+            let room = self.rows * self.width - self.buf.len();
+            let (now, rest) = values.split_at(room.min(values.len()));
+            self.buf.extend_from_slice(now);
+            values = rest;
+            if self.buf.len() == self.rows * self.width {
+                self.write_piece();
+            }
+        }
+    }
+
+    /// Write the rows held as the next piece (collective where the
+    /// transfer is; an empty piece where none are held). After a failed
+    /// write the others are still made, so that every rank makes as many,
+    /// and the first error is kept.
+    fn write_piece(&mut self) {
+        let rows = (self.buf.len() / self.width) as u64;
+        let span = RowSpan {
+            offset: self.part.span.offset + self.written,
+            local: rows,
+            total: self.part.span.total,
+        };
+        let part = Part { span, ..self.part };
+        if let Err(e) = write_part(&self.ds, &self.buf, self.width, part) {
+            self.error.get_or_insert(e);
+        }
+        self.written += rows;
+        self.writes_left = self.writes_left.saturating_sub(1);
+        self.buf.clear();
+    }
+
+    /// Write what is held, and the empty pieces that match the other
+    /// ranks' writes. Collective.
+    ///
+    /// # Errors
+    /// If a write failed, or the rows pushed were not this rank's count.
+    pub fn finish(mut self) -> hdf5::Result<Dataset> {
+        let partial = self.buf.len() % self.width != 0;
+        if !self.buf.is_empty() {
+            self.write_piece();
+        }
+        while self.writes_left > 0 && self.part.transfer == Transfer::Collective {
+            self.write_piece();
+        }
+        if let Some(e) = self.error {
+            return Err(e);
+        }
+        if self.written != self.part.span.local || partial {
+            return Err(
+                format!("{} rows written of {}", self.written, self.part.span.local).into(),
+            );
+        }
+        Ok(self.ds)
+    }
 }
 
 /// Write `values` (`width` per row) at rows `part.span.range()` of `ds`
@@ -338,4 +486,51 @@ pub fn read_matrix<T: H5Type>(
     }
     let part = ds.read_slice_2d::<T, _>(ndarray::s![rows, ..])?;
     Ok(part.into_raw_vec_and_offset().0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::parallel::comm::SerialComm;
+
+    fn part(rows: usize) -> Part {
+        Part {
+            span: RowSpan::whole(rows),
+            transfer: Transfer::Serial,
+            checksummed: false,
+        }
+    }
+
+    /// Rows pushed in uneven slices come back whole, in order, from a
+    /// table written in many pieces (1-D and of two columns); a table
+    /// given a partial row or too few rows is refused.
+    #[test]
+    fn a_table_written_in_pieces_reads_back_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let (file, _) = create(&dir.path().join("t.h5"), &SerialComm).unwrap();
+        let g = file.create_group("g").unwrap();
+        let flat: Vec<u64> = (0..23).map(|k| 1000 + k * k).collect();
+        let mut t = Pieces::<u64>::create_in(&g, "flat", None, part(23), &SerialComm, 5).unwrap();
+        for chunk in [&flat[..3], &flat[3..4], &flat[4..17], &flat[17..]] {
+            t.push(chunk);
+        }
+        t.finish().unwrap();
+        let pairs: Vec<f64> = (0..22).map(|k| k as f64 * 0.5 - 3.0).collect();
+        let mut t =
+            Pieces::<f64>::create_in(&g, "pairs", Some(2), part(11), &SerialComm, 4).unwrap();
+        pairs.chunks(2).for_each(|row| t.push(row));
+        t.finish().unwrap();
+        assert_eq!(read_rows::<u64>(&g, "flat", 23, 0..23).unwrap(), flat);
+        assert_eq!(
+            read_matrix::<f64>(&g, "pairs", 11, 2, 0..11).unwrap(),
+            pairs
+        );
+        let mut t =
+            Pieces::<f64>::create_in(&g, "partial", Some(2), part(2), &SerialComm, 4).unwrap();
+        t.push(&[1.0, 2.0, 3.0]);
+        assert!(t.finish().is_err(), "a partial row");
+        let mut t = Pieces::<u64>::create_in(&g, "short", None, part(9), &SerialComm, 4).unwrap();
+        t.push(&[1, 2, 3, 4, 5]);
+        assert!(t.finish().is_err(), "5 rows of 9");
+    }
 }

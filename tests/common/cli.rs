@@ -75,8 +75,14 @@ pub fn dump_run_args<'a>(config: &'a Path, out: &'a Path, dump: &'a Path) -> Vec
 /// allowed: the settings of `scripts/mpi-env`), one at a time, killed after
 /// five minutes.
 pub fn mpirun(np: usize, args: &[&str], cwd: &Path) -> Output {
+    mpirun_with_env(np, &[], args, cwd)
+}
+
+/// As [`mpirun`], with the variables `env` set in every rank's environment.
+pub fn mpirun_with_env(np: usize, env: &[(&str, &str)], args: &[&str], cwd: &Path) -> Output {
     let _guard = MPIRUN.lock().unwrap_or_else(|e| e.into_inner());
     let mut cmd = Command::new("mpirun");
+    cmd.envs(env.iter().copied());
     cmd.args(["--oversubscribe", "--bind-to", "none", "-np"])
         .arg(np.to_string())
         .arg(BIN)
