@@ -310,12 +310,12 @@ fn bench_neighbor_build(c: &mut Criterion) {
     }
     // As the engine does it across ranks (per-particle rows that migrate):
     // lifted out of the old list by partner id, put back into the new one.
-    let rows = HistoryRows::from_list(&previous, p.n_owned);
+    let rows = HistoryRows::from_list(&previous, &p.id, p.n_owned);
     assert!(rows.records() > p.n_owned, "{} records", rows.records());
     group.bench_function("build_10k_periodic_with_history", |b| {
         b.iter(|| {
             let mut nl = NeighborList::build(black_box(&p), reach, 3);
-            rows.fill_list(&mut nl);
+            rows.fill_list(&mut nl, &p.id);
             nl
         });
     });
@@ -335,9 +335,9 @@ fn bench_neighbor_build(c: &mut Criterion) {
     group.bench_function("history_10k_periodic_by_rows", |b| {
         let mut nl = NeighborList::build(&p, reach, 3);
         b.iter(|| {
-            let rows = HistoryRows::from_list(black_box(&previous), p.n_owned);
+            let rows = HistoryRows::from_list(black_box(&previous), &p.id, p.n_owned);
             nl.clear_history();
-            rows.fill_list(&mut nl);
+            rows.fill_list(&mut nl, &p.id);
             rows.records()
         });
     });

@@ -38,16 +38,21 @@ impl HistoryRows {
         }
     }
 
-    /// The non-zero records of the first `n_owned` rows of `nl`; particles
-    /// `nl` does not cover (inserted since it was built) get empty rows.
-    pub fn from_list(nl: &NeighborList, n_owned: usize) -> Self {
+    /// The non-zero records of the first `n_owned` rows of `nl`, built for
+    /// particles with global ids `ids`; particles `nl` does not cover
+    /// (inserted since it was built) get empty rows.
+    pub fn from_list(nl: &NeighborList, ids: &[u64], n_owned: usize) -> Self {
         let (rows, jobs, history) = (nl.rows(), nl.jobs(), nl.history());
+        assert!(
+            rows.entries() == 0 || ids.len() == rows.particles(),
+            "history lifted from a list of other particles"
+        );
         let mut out = Self::empty(0, history.record_len());
         for p in 0..n_owned {
             if p < rows.owned() {
                 for e in rows.row(p) {
                     if let Some(rec) = history.held(jobs.job_of(e)) {
-                        out.partner.push(rows.partner_id(e));
+                        out.partner.push(rows.partner_id(e, ids));
                         out.values.extend_from_slice(rec);
                     }
                 }
@@ -124,12 +129,17 @@ impl HistoryRows {
     /// the row of the particle that evaluates it (both particles of a pair
     /// carry the same record). A record whose partner is not in the new list
     /// is dropped: the two were out of reach, so the contact had opened and
-    /// its record would have been reset anyway.
-    pub fn fill_list(&self, nl: &mut NeighborList) {
+    /// its record would have been reset anyway. `ids` are the global ids
+    /// of the particles the new list was built for.
+    pub fn fill_list(&self, nl: &mut NeighborList, ids: &[u64]) {
         let h = nl.history_len();
         if h == 0 || self.len != h {
             return;
         }
+        assert!(
+            nl.rows.entries() == 0 || ids.len() == nl.rows.particles(),
+            "ids of other particles"
+        );
         let (rows, jobs) = (&nl.rows, &nl.jobs);
         let job_offsets = jobs.offsets();
         // Each record written is marked active; the list is freshly built,
@@ -145,7 +155,7 @@ impl HistoryRows {
                 if !jobs.evaluated_by(p).contains(&job) {
                     continue; // evaluated by the partner
                 }
-                let id = rows.partner_id(entry);
+                let id = rows.partner_id(entry, ids);
                 while k < e && self.partner[k] < id {
                     k += 1;
                 }
@@ -256,7 +266,7 @@ impl PairRecords {
             let [a, b] = pair.map(|old| new_of_old[old as usize] as usize);
             let rec = &self.values[r * h..(r + 1) * h];
             for (x, y) in [(a, b), (b, a)] {
-                if let Some(e) = nl.entry_of(x, ids[y]) {
+                if let Some(e) = nl.entry_of(x, ids[y], ids) {
                     // Marked active (the fresh list's other jobs are
                     // inactive, with zero shares).
                     nl.record_mut(e).copy_from_slice(rec);

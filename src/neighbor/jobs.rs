@@ -189,8 +189,8 @@ impl PairJobs {
                     // The lower id evaluates; the higher looks for the
                     // pair in the partner's row (present there unless the
                     // rows disagree at the cut-off, then it evaluates too).
-                    let mirror = (q < n && rows.partner_id(e) < p.id[k])
-                        .then(|| rows.entry_of(q, p.id[k]))
+                    let mirror = (q < n && rows.partner_id(e, &p.id) < p.id[k])
+                        .then(|| rows.entry_of(q, p.id[k], &p.id))
                         .flatten();
                     role.push(mirror.map_or(EVALUATES, |m| m as u32));
                 }
@@ -220,7 +220,7 @@ impl PairJobs {
         for k in 0..n {
             let row = rows.row(k);
             let (roles, row0) = (&block_of(k).role, base(k));
-            let lower = rows.row_ids(k).partition_point(|&id| id < p.id[k]);
+            let lower = rows.below(k, p.id[k], &p.id);
             let slot0 = *self.slot_offsets.last().expect("starts with 0");
             self.slot_offsets.push(slot0 + lower);
             for e in row.clone() {

@@ -146,9 +146,11 @@ impl NeighborList {
         self.history.record_mut(j)
     }
 
-    /// The entry of owned particle `q`'s row whose partner has global id `id`.
-    pub fn entry_of(&self, q: usize, id: u64) -> Option<usize> {
-        self.rows.entry_of(q, id)
+    /// The entry of owned particle `q`'s row whose partner has global id
+    /// `id`, where `ids` are the global ids of the particles the list was
+    /// built for ([`crate::state::particles::Particles::id`]).
+    pub fn entry_of(&self, q: usize, id: u64, ids: &[u64]) -> Option<usize> {
+        self.rows.entry_of(q, id, ids)
     }
 
     /// Forget every contact: zero every history record and share slot and

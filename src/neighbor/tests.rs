@@ -110,15 +110,16 @@ fn permuted_spheres(perm: &[usize]) -> (Particles, Vec<u32>) {
 /// spheres and the two lists.
 fn carried(
     old: &NeighborList,
+    old_ids: &[u64],
     sources: &[u32],
     perm: &[usize],
 ) -> (Particles, NeighborList, NeighborList) {
     use crate::neighbor::carry::{HistoryRows, PairRecords};
     let (q, _) = permuted_spheres(perm);
     let mut by_rows = NeighborList::build(&q, 0.2, 3);
-    HistoryRows::from_list(old, q.n_owned)
+    HistoryRows::from_list(old, old_ids, q.n_owned)
         .select(perm)
-        .fill_list(&mut by_rows);
+        .fill_list(&mut by_rows, &q.id);
     let mut by_pairs = NeighborList::build(&q, 0.2, 3);
     PairRecords::from_list(old, sources).fill_list(&mut by_pairs, perm, &q.id);
     (q, by_rows, by_pairs)
@@ -137,7 +138,7 @@ fn pair_records_fill_a_rebuilt_list_as_history_rows_do() {
     // Every third pair has a record, the same on both of its jobs.
     for k in 0..p.n_owned {
         for e in old.rows().row(k) {
-            let (a, b) = (p.id[k], old.rows().partner_id(e));
+            let (a, b) = (p.id[k], old.rows().partner_id(e, &p.id));
             let (lo, hi) = (a.min(b), a.max(b));
             if (lo + hi) % 3 == 0 {
                 let v = lo as f64 + 0.001 * hi as f64;
@@ -146,7 +147,7 @@ fn pair_records_fill_a_rebuilt_list_as_history_rows_do() {
         }
     }
     let perm: Vec<usize> = (0..125).map(|k| (k * 7 + 3) % 125).collect();
-    let (q, by_rows, by_pairs) = carried(&old, &sources, &perm);
+    let (q, by_rows, by_pairs) = carried(&old, &p.id, &sources, &perm);
     let records = PairRecords::from_list(&old, &sources);
     assert_eq!(fields(&by_pairs), fields(&by_rows));
     let ghost_jobs = (0..by_pairs.jobs().len())
@@ -190,9 +191,9 @@ fn a_contact_that_comes_to_meet_through_images_keeps_its_record_on_both_sides() 
     after.push_ghost(&sphere(2, 5.45), DVec3::new(-5.5, 0.0, 0.0));
     after.refresh_packed();
     let mut by_rows = NeighborList::build(&after, 0.2, 3);
-    HistoryRows::from_list(&old, 2)
+    HistoryRows::from_list(&old, &before.id, 2)
         .select(&[0, 1])
-        .fill_list(&mut by_rows);
+        .fill_list(&mut by_rows, &after.id);
     let mut by_pairs = NeighborList::build(&after, 0.2, 3);
     PairRecords::from_list(&old, &[]).fill_list(&mut by_pairs, &[0, 1], &after.id);
     assert_eq!(fields(&by_pairs), fields(&by_rows));
@@ -215,9 +216,10 @@ fn every_pair_has_one_job_held_by_its_evaluator() {
     let mut entries_of_job = vec![0; jobs.len()];
     let mut ghost_pairs = 0;
     for k in 0..n {
-        let row = rows.row_ids(k);
+        let row: Vec<u64> = rows.row(k).map(|e| rows.partner_id(e, &p.id)).collect();
         assert!(row.windows(2).all(|w| w[0] < w[1]), "row {k} sorted");
         let lower = row.iter().filter(|&&id| id < p.id[k]).count();
+        assert_eq!(rows.below(k, p.id[k], &p.id), lower);
         assert_eq!(jobs.slots_of(k).len(), lower);
         let own = jobs.evaluated_by(k);
         let mut previous = None;
@@ -236,7 +238,7 @@ fn every_pair_has_one_job_held_by_its_evaluator() {
             } else {
                 assert_eq!(evaluator_of(j), q, "the lower id {} evaluates", p.id[q]);
                 assert_eq!(jobs.partner(j), k);
-                assert!(nl.entry_of(q, p.id[k]).is_some(), "symmetric rows");
+                assert!(nl.entry_of(q, p.id[k], &p.id).is_some(), "symmetric rows");
             }
         }
     }
@@ -320,11 +322,12 @@ fn the_rows_hold_exactly_the_pairs_within_reach() {
             .map(|q| p.id[q])
             .collect();
         expected.sort_unstable();
-        let row = nl.rows().row_ids(i);
+        let row: Vec<u64> = nl
+            .rows()
+            .row(i)
+            .map(|e| nl.rows().partner_id(e, &p.id))
+            .collect();
         assert_eq!(row, expected, "row of particle {i} (id {})", p.id[i]);
-        for e in nl.rows().row(i) {
-            assert_eq!(p.id[nl.rows().partner(e)], nl.rows().partner_id(e));
-        }
         pairs += row.len();
     }
     assert!(
@@ -374,19 +377,19 @@ fn records_move_with_their_particles_at_a_rebuild() {
     assert!(old.history().active().iter().all(|&a| !a));
     for k in 0..p.n_owned {
         for e in old.rows().row(k) {
-            if let Some(rec) = record_of(p.id[k], old.rows().partner_id(e)) {
+            if let Some(rec) = record_of(p.id[k], old.rows().partner_id(e, &p.id)) {
                 old.record_mut(e).copy_from_slice(&rec);
                 assert!(old.history().is_active(old.jobs().job_of(e)));
             }
         }
     }
     let perm: Vec<usize> = (0..125).map(|k| (k * 11 + 5) % 125).collect();
-    let (q, by_rows, by_pairs) = carried(&old, &sources, &perm);
+    let (q, by_rows, by_pairs) = carried(&old, &p.id, &sources, &perm);
     for nl in [&by_rows, &by_pairs] {
         let mut held = 0;
         for k in 0..q.n_owned {
             for e in nl.rows().row(k) {
-                let expected = record_of(q.id[k], nl.rows().partner_id(e));
+                let expected = record_of(q.id[k], nl.rows().partner_id(e, &q.id));
                 assert_eq!(nl.record(e), expected.unwrap_or_default(), "entry {e}");
                 let j = nl.jobs().job_of(e);
                 assert_eq!(nl.history().is_active(j), expected.is_some(), "job {j}");
@@ -430,7 +433,7 @@ fn records_of_deleted_particles_go_by_pairs_as_by_rows() {
     let mut old = NeighborList::build(&p, 0.2, 3);
     for k in 0..p.n_owned {
         for e in old.rows().row(k) {
-            let (a, b) = (p.id[k], old.rows().partner_id(e));
+            let (a, b) = (p.id[k], old.rows().partner_id(e, &p.id));
             let v = a.min(b) as f64 + 0.001 * a.max(b) as f64;
             old.record_mut(e).copy_from_slice(&[v, -v, 0.5]);
         }
@@ -445,7 +448,7 @@ fn records_of_deleted_particles_go_by_pairs_as_by_rows() {
     let mut pairs = PairRecords::from_list(&old, &sources);
     let before = pairs.records();
     pairs.retain_particles(&keep, p.n_owned);
-    let rows = HistoryRows::from_list(&old, p.n_owned).select(&keep);
+    let rows = HistoryRows::from_list(&old, &p.id, p.n_owned).select(&keep);
     assert!(rows.partner.iter().any(|q| deleted.contains(q)));
     // The survivors, without images.
     let mut q = p.clone();
@@ -453,7 +456,7 @@ fn records_of_deleted_particles_go_by_pairs_as_by_rows() {
     q.retain_owned(&keep);
     q.refresh_packed();
     let mut by_rows = NeighborList::build(&q, 0.2, 3);
-    rows.fill_list(&mut by_rows);
+    rows.fill_list(&mut by_rows, &q.id);
     let mut by_pairs = NeighborList::build(&q, 0.2, 3);
     let new: Vec<usize> = (0..keep.len()).collect();
     pairs.fill_list(&mut by_pairs, &new, &q.id);
@@ -463,7 +466,7 @@ fn records_of_deleted_particles_go_by_pairs_as_by_rows() {
     let mut held = 0;
     for k in 0..q.n_owned {
         for e in by_pairs.rows().row(k) {
-            let (a, b) = (q.id[k], by_pairs.rows().partner_id(e));
+            let (a, b) = (q.id[k], by_pairs.rows().partner_id(e, &q.id));
             assert!(!deleted.contains(&b));
             let v = a.min(b) as f64 + 0.001 * a.max(b) as f64;
             assert_eq!(by_pairs.record(e), &[v, -v, 0.5]);

@@ -17,8 +17,8 @@ use std::ops::Range;
 /// - one row per owned particle: [`Self::offsets`] starts at 0, never
 ///   decreases, and ends at the number of entries;
 /// - each row is sorted by partner global id, strictly (no partner twice,
-///   never the particle itself), and entry `e`'s [`Self::partner_id`] is
-///   the global id of its [`Self::partner`];
+///   never the particle itself); the ids are not stored (they would cost
+///   8 B an entry): [`Self::partner_id`] reads the particles' id array;
 /// - a pair of owned particles is in both their rows or in neither (the cut
 ///   is the same bits from either side); two frozen particles are never a
 ///   pair.
@@ -26,10 +26,11 @@ use std::ops::Range;
 pub struct VerletRows {
     /// Row starts: the partners of owned particle `p` are `offsets[p]..offsets[p+1]`.
     offsets: Vec<usize>,
-    /// Local index of each partner (owned or ghost).
+    /// Local index of each partner (owned or ghost); rows sorted by the
+    /// partners' global ids.
     partner: Vec<u32>,
-    /// Global id of each partner (the sort key and the history key).
-    partner_id: Vec<u64>,
+    /// The number of particles (owned and ghosts) the rows were built for.
+    particles: usize,
 }
 
 impl VerletRows {
@@ -44,6 +45,12 @@ impl VerletRows {
     /// Number of rows (the owned particles the rows were built for).
     pub fn owned(&self) -> usize {
         self.offsets.len().saturating_sub(1)
+    }
+
+    /// The number of particles, owned and ghosts, the rows were built for:
+    /// the length of the id array [`Self::partner_id`] reads.
+    pub fn particles(&self) -> usize {
+        self.particles
     }
 
     /// Number of entries, in all rows.
@@ -70,10 +77,12 @@ impl VerletRows {
         self.partner[e] as usize
     }
 
-    /// The global id of the partner of entry `e`.
+    /// The global id of the partner of entry `e`, where `ids` are the
+    /// global ids of the particles the rows were built for (owned and
+    /// ghosts: [`Particles::id`]).
     #[inline(always)]
-    pub fn partner_id(&self, e: usize) -> u64 {
-        self.partner_id[e]
+    pub fn partner_id(&self, e: usize, ids: &[u64]) -> u64 {
+        ids[self.partner[e] as usize]
     }
 
     /// The partners (local indices) of owned particle `p`, in row order.
@@ -81,38 +90,40 @@ impl VerletRows {
         &self.partner[self.row(p)]
     }
 
-    /// The partners' global ids of owned particle `p`, ascending.
-    pub fn row_ids(&self, p: usize) -> &[u64] {
-        &self.partner_id[self.row(p)]
+    /// The number of entries of owned particle `p`'s row whose partner's
+    /// global id is below `id` (`ids` as for [`Self::partner_id`]).
+    pub fn below(&self, p: usize, id: u64, ids: &[u64]) -> usize {
+        self.row_partners(p)
+            .partition_point(|&q| ids[q as usize] < id)
     }
 
-    /// The entry of owned particle `q`'s row whose partner has global id `id`.
-    pub fn entry_of(&self, q: usize, id: u64) -> Option<usize> {
+    /// The entry of owned particle `q`'s row whose partner has global id
+    /// `id` (`ids` as for [`Self::partner_id`]).
+    pub fn entry_of(&self, q: usize, id: u64, ids: &[u64]) -> Option<usize> {
         let row = self.row(q);
         let start = row.start;
-        self.partner_id[row]
-            .binary_search(&id)
+        self.partner[row]
+            .binary_search_by_key(&id, |&k| ids[k as usize])
             .ok()
             .map(|i| start + i)
     }
 
-    /// Fill the rows of `n` owned particles from the work blocks of a
-    /// build, in block order.
-    fn fill(&mut self, n: usize, blocks: &[BlockRows]) {
+    /// Fill the rows of the owned particles of `p` from the work blocks of
+    /// a build, in block order.
+    fn fill(&mut self, p: &Particles, blocks: &[BlockRows]) {
+        let n = p.n_owned;
+        self.particles = p.len();
         let total: usize = blocks.iter().map(|b| b.entries.len()).sum();
         self.offsets.clear();
         self.offsets.room_for(n + 1);
         self.offsets.push(0);
-        self.partner_id.clear();
-        self.partner_id.room_for(total);
         self.partner.clear();
         self.partner.room_for(total);
         for rows in blocks {
             for &c in &rows.counts {
                 self.offsets.push(self.offsets.last().unwrap() + c);
             }
-            self.partner_id.extend(rows.entries.iter().map(|e| e.0));
-            self.partner.extend(rows.entries.iter().map(|e| e.1));
+            self.partner.extend_from_slice(&rows.entries);
         }
         assert!(
             self.entries() < u32::MAX as usize,
@@ -127,22 +138,26 @@ impl VerletRows {
 /// about a fifth fewer candidate pairs to test.
 const SEARCH_SPLIT: usize = 3;
 
-/// One work block's part of a build: its rows' lengths, their
-/// `(partner id, partner index)` entries and each entry's role in job
-/// assignment.
+/// One work block's part of a build: its rows' lengths, their entries
+/// (partner indices, each row sorted by partner id) and each entry's role
+/// in job assignment.
 #[derive(Default)]
 pub(super) struct BlockRows {
     counts: Vec<usize>,
-    entries: Vec<(u64, u32)>,
+    entries: Vec<u32>,
     pub(super) role: Vec<u32>,
+    /// The row being searched: `(partner id, partner index)`, the id its
+    /// sort key.
+    found: Vec<(u64, u32)>,
 }
 
 impl BlockRows {
-    /// Give back the entries and roles (the counts, one per particle,
-    /// stay).
+    /// Give back the entries, roles and row scratch (the counts, one per
+    /// particle, stay).
     fn release(&mut self) {
         self.entries = Vec::new();
         self.role = Vec::new();
+        self.found = Vec::new();
     }
 }
 
@@ -179,21 +194,24 @@ impl RowSearch<'_> {
         } = *self;
         let n = p.n_owned;
         let BlockRows {
-            counts, entries, ..
+            counts,
+            entries,
+            found,
+            ..
         } = rows;
         counts.clear();
         entries.clear();
         let first = b * BLOCK;
         let last = (first + BLOCK).min(n);
         for (i, &xi) in images.iter().enumerate().take(last).skip(first) {
-            let start = entries.len();
             let (ri, fi) = (p.radius[i], p.frozen[i]);
             let ranges = grid.near_slots(xi);
             // Room for every candidate; the pairs in reach are
             // compacted to the front without a branch per candidate.
             let room: usize = ranges.iter().map(|r| r.len()).sum();
-            entries.reserve(room);
-            let spare = &mut entries.spare_capacity_mut()[..room];
+            found.clear();
+            found.reserve(room);
+            let spare = &mut found.spare_capacity_mut()[..room];
             let mut kept = 0;
             for range in ranges {
                 for (c, &(id, q, fq)) in near[range.clone()].iter().zip(&who[range]) {
@@ -207,9 +225,10 @@ impl RowSearch<'_> {
                 }
             }
             // SAFETY: the first `kept` spare slots were written above.
-            unsafe { entries.set_len(start + kept) };
-            sort_row(&mut entries[start..]);
-            counts.push(entries.len() - start);
+            unsafe { found.set_len(kept) };
+            sort_row(found);
+            entries.extend(found.iter().map(|e| e.1));
+            counts.push(kept);
         }
     }
 }
@@ -304,7 +323,7 @@ impl NeighborList {
             .par_iter_mut()
             .enumerate()
             .for_each(|(b, rows)| search.block(b, rows));
-        self.rows.fill(n, blocks);
+        self.rows.fill(p, blocks);
         self.jobs.assign(&self.rows, p, blocks);
         // The blocks' entries are in the rows now: their copies would hold
         // as much again between rebuilds. The candidates' images and ids

@@ -28,7 +28,7 @@ impl Simulation {
                 if rec.iter().any(|&x| x != 0.0) {
                     out.push((
                         p.id[k],
-                        HistoryPartner::Particle(nl.rows().partner_id(e)),
+                        HistoryPartner::Particle(nl.rows().partner_id(e, &p.id)),
                         rec.to_vec(),
                     ));
                 }

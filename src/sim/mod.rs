@@ -244,8 +244,9 @@ impl Simulation {
             balancer,
             comm,
         };
-        sim.insert_due()?;
-        sim.rebuild()?;
+        let mut carried = None;
+        sim.insert_due(&mut carried)?;
+        sim.rebuild_with(carried, None)?;
         sim.compute_forces();
         Ok(sim)
     }

@@ -217,10 +217,10 @@ impl Simulation {
             let (mut e, end) = (row.start, row.end);
             for r in first[i]..first[i + 1] {
                 let partner = snap.pair_keys[r].1;
-                while e < end && neighbors.rows().partner_id(e) < partner {
+                while e < end && neighbors.rows().partner_id(e, &particles.id) < partner {
                     e += 1;
                 }
-                if e == end || neighbors.rows().partner_id(e) != partner {
+                if e == end || neighbors.rows().partner_id(e, &particles.id) != partner {
                     problem = Some(format!(
                         "the contact-history record of particles {id} and {partner} has no pair in the rebuilt neighbour list"
                     ));
@@ -371,7 +371,7 @@ impl<'a> LiveRows<'a> {
         for e in nl.rows().row(k) {
             let rec = nl.record(e);
             if nonzero(rec) {
-                f(nl.rows().partner_id(e), rec);
+                f(nl.rows().partner_id(e, &self.sim.particles.id), rec);
             }
         }
     }

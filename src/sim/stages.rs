@@ -28,15 +28,15 @@ impl Simulation {
     /// (second half kick), each timed. Collective.
     pub fn step(&mut self) -> Result<()> {
         let mut clock = Lap::start();
-        let (max_disp2, deleted) = self.first_half()?;
+        let (max_disp2, mut carried) = self.first_half()?;
         self.step += 1;
         self.place_walls();
         self.timers.add(Stage::Integrate, clock.lap());
-        let inserted = self.insert_due()?;
+        let inserted = self.insert_due(&mut carried)?;
         self.timers.add(Stage::Insert, clock.lap());
         let half_skin = 0.5 * self.setup.skin;
-        let rebuild = deleted.is_some() || inserted || max_disp2 > half_skin * half_skin;
-        self.refresh_neighbors(rebuild, deleted)?;
+        let rebuild = carried.is_some() || inserted || max_disp2 > half_skin * half_skin;
+        self.refresh_neighbors(rebuild, carried)?;
         // The overlap bound at every rebuild (every step or two for
         // particles fast enough to collide that hard); reads only.
         if rebuild {
@@ -101,7 +101,7 @@ impl Simulation {
     /// The neighbour stage: a rebuild when `rebuild` (a global decision:
     /// particles were deleted or inserted, or one anywhere moved more than
     /// half the skin), else a halo update. `carried` is the history lifted
-    /// at a deletion.
+    /// at a deletion or insertion.
     fn refresh_neighbors(&mut self, rebuild: bool, carried: Option<Carried>) -> Result<()> {
         if rebuild {
             return self.rebuild_with(carried, None);
@@ -238,8 +238,11 @@ impl Simulation {
     /// near its subdomain, against the particles present near them (sent
     /// by the ranks that own them), and keeps the spheres it owns; the
     /// ranks then share which cells ended early. Returns whether any
-    /// particle was inserted anywhere. Collective when a source is due.
-    pub(super) fn insert_due(&mut self) -> Result<bool> {
+    /// particle was inserted anywhere. The pair history is lifted into
+    /// `carried` (unless it holds it already) before the first particle
+    /// goes in: the list names its partners by local index, and the new
+    /// particles take the ghosts' places. Collective when a source is due.
+    pub(super) fn insert_due(&mut self, carried: &mut Option<Carried>) -> Result<bool> {
         let mut any = false;
         for s in 0..self.setup.pours.len() {
             let (seed, step, time) = (self.setup.seed, self.step, self.time());
@@ -283,6 +286,9 @@ impl Simulation {
             let poured = outcome.placed(batch.len());
             if poured > 0 {
                 any = true;
+                if carried.is_none() {
+                    *carried = Some(self.lift_history());
+                }
                 self.particles.truncate_ghosts();
                 for (_, r) in &mine {
                     self.particles.push_owned(r);
@@ -349,13 +355,6 @@ impl Simulation {
         placer
     }
 
-    /// Wrap, migrate, sort spatially, rebuild ghosts and the neighbour list
-    /// (carrying history), then balance the load if due
-    /// ([`Self::balance_if_due`]). Collective.
-    pub(super) fn rebuild(&mut self) -> Result<()> {
-        self.rebuild_with(None, None)
-    }
-
     /// The pair history lifted out of the neighbour list, in the form the
     /// rebuild carries it: by pair on a single rank, else in per-particle
     /// rows (particles inserted since the list was built get empty rows).
@@ -366,15 +365,18 @@ impl Simulation {
             }
             _ => Carried::Rows(HistoryRows::from_list(
                 &self.neighbors,
+                &self.particles.id,
                 self.particles.n_owned,
             )),
         }
     }
 
-    /// [`Self::rebuild`] with the history `carried` if it was lifted
-    /// already (at a deletion, before this step's insertions), else lifted
-    /// now; particles migrate to `peers` if given (the ranks a move of the
-    /// cuts exchanges with), else to the adjacent subdomains. Collective.
+    /// Wrap, migrate, sort spatially, rebuild ghosts and the neighbour list
+    /// (carrying history), then balance the load if due
+    /// ([`Self::balance_if_due`]). The history is `carried` if it was
+    /// lifted already (at a deletion or an insertion), else lifted now;
+    /// particles migrate to `peers` if given (the ranks a move of the cuts
+    /// exchanges with), else to the adjacent subdomains. Collective.
     pub(super) fn rebuild_with(
         &mut self,
         carried: Option<Carried>,
@@ -424,7 +426,7 @@ impl Simulation {
         self.neighbors
             .rebuild(p, s.range_pad + s.skin, s.laws.history_len);
         match carried {
-            Carried::Rows(rows) => rows.select(&perm).fill_list(&mut self.neighbors),
+            Carried::Rows(rows) => rows.select(&perm).fill_list(&mut self.neighbors, &p.id),
             Carried::Pairs(pairs) => pairs.fill_list(&mut self.neighbors, &perm, &p.id),
         }
         // The owned particles were wrapped and sorted, the ghosts are new.
