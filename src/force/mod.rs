@@ -78,6 +78,13 @@ impl WallLoads {
     pub fn step(&self) -> Option<u64> {
         self.step
     }
+
+    /// Forget them and give their storage back.
+    pub fn release(&mut self) {
+        if self.values.capacity() > 0 {
+            *self = Self::default();
+        }
+    }
 }
 
 /// Results of the pair stage kept between steps so that their storage is
