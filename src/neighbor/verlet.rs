@@ -323,17 +323,19 @@ impl NeighborList {
             .par_iter_mut()
             .enumerate()
             .for_each(|(b, rows)| search.block(b, rows));
-        self.rows.fill(p, blocks);
-        self.jobs.assign(&self.rows, p, blocks);
-        // The blocks' entries are in the rows now: their copies would hold
-        // as much again between rebuilds. The candidates' images and ids
-        // (72 B a particle) are given back too; the cell grid stays.
-        blocks.iter_mut().for_each(BlockRows::release);
-        self.history.reset(self.jobs.len(), history_len);
-        self.shares.clear(self.jobs.slots());
+        // The candidates' images and ids (72 B a particle) are given back
+        // before the rows and jobs are laid out; the cell grid stays.
         scratch.images = Vec::new();
         scratch.near = Vec::new();
         scratch.who = Vec::new();
+        let blocks = &mut scratch.blocks;
+        self.rows.fill(p, blocks);
+        self.jobs.assign(&self.rows, p, blocks);
+        // The blocks' entries are in the rows now: their copies would hold
+        // as much again between rebuilds.
+        blocks.iter_mut().for_each(BlockRows::release);
+        self.history.reset(self.jobs.len(), history_len);
+        self.shares.clear(self.jobs.slots());
         self.scratch = scratch;
     }
 }
