@@ -47,11 +47,17 @@ impl HistoryRows {
             rows.entries() == 0 || ids.len() == rows.particles(),
             "history lifted from a list of other particles"
         );
-        let mut out = Self::empty(0, history.record_len());
+        let covered = n_owned.min(rows.owned());
+        let held = |e: usize| history.held(jobs.job_of(e));
+        let records = (0..covered)
+            .flat_map(|p| rows.row(p))
+            .filter(|&e| held(e).is_some())
+            .count();
+        let mut out = Self::with_room(n_owned, records, history.record_len());
         for p in 0..n_owned {
-            if p < rows.owned() {
+            if p < covered {
                 for e in rows.row(p) {
-                    if let Some(rec) = history.held(jobs.job_of(e)) {
+                    if let Some(rec) = held(e) {
                         out.partner.push(rows.partner_id(e, ids));
                         out.values.extend_from_slice(rec);
                     }
@@ -59,6 +65,18 @@ impl HistoryRows {
             }
             out.offsets.push(out.partner.len());
         }
+        out
+    }
+
+    /// No rows yet, with room reserved exactly for `rows` rows of
+    /// `records` records in all, `len` values each: the rows are rebuilt
+    /// at every rebuild, and storage grown by doubling would leave its
+    /// smaller blocks free in the allocator's heap each time.
+    fn with_room(rows: usize, records: usize, len: usize) -> Self {
+        let mut out = Self::empty(0, len);
+        out.offsets.reserve_exact(rows);
+        out.partner.reserve_exact(records);
+        out.values.reserve_exact(records * len);
         out
     }
 
@@ -94,7 +112,11 @@ impl HistoryRows {
 
     /// The rows `order[0], order[1], …` (a permutation or a subset).
     pub fn select(&self, order: &[usize]) -> Self {
-        let mut out = Self::empty(0, self.len);
+        let records = order
+            .iter()
+            .map(|&p| self.offsets[p + 1] - self.offsets[p])
+            .sum();
+        let mut out = Self::with_room(order.len(), records, self.len);
         for &p in order {
             out.push_row(self.row(p));
         }
