@@ -134,17 +134,20 @@ impl ContactInertia {
         inv_mass_j: f64,
         radius_j: f64,
     ) -> Self {
-        let (ii, ij) = (1.0 / inv_inertia_i, 1.0 / inv_inertia_j);
+        Self::of_bodies(
+            BodyInertia::of(inv_inertia_i, inv_mass_i, radius_i),
+            BodyInertia::of(inv_inertia_j, inv_mass_j, radius_j),
+        )
+    }
+
+    /// Two spheres, from each one's [`BodyInertia`]:
+    /// `I_r = (1/a_i + 1/a_j)⁻¹` ([`rolling::pair_rolling_inertia`], the
+    /// same bits) and `min(I_i, I_j)`.
+    #[inline(always)]
+    pub fn of_bodies(i: BodyInertia, j: BodyInertia) -> Self {
         Self {
-            rolling: rolling::pair_rolling_inertia(
-                ii,
-                1.0 / inv_mass_i,
-                radius_i,
-                ij,
-                1.0 / inv_mass_j,
-                radius_j,
-            ),
-            min: ii.min(ij),
+            rolling: 1.0 / (i.inv_rolling + j.inv_rolling),
+            min: i.moment.min(j.moment),
         }
     }
 
@@ -155,6 +158,32 @@ impl ContactInertia {
         Self {
             rolling: rolling::wall_rolling_inertia(i, 1.0 / inv_mass, radius),
             min: i,
+        }
+    }
+}
+
+/// One sphere's part of [`ContactInertia::pair`], which depends on that
+/// sphere alone: its moment of inertia `I = 1/(1/I)` and the inverse
+/// `1/a` of its rolling inertia about the contact point,
+/// `a = I + m R²` ([`rolling::wall_rolling_inertia`], `m = 1/(1/m)`).
+/// The force stage finds it once a step per particle rather than twice
+/// per contact (four divisions fewer a contact).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct BodyInertia {
+    /// Moment of inertia `I` \[kg m²\] (infinite for a frozen particle).
+    pub moment: f64,
+    /// `1/a` \[1/(kg m²)\] (zero for a frozen particle).
+    pub inv_rolling: f64,
+}
+
+impl BodyInertia {
+    /// From the sphere's inverse moment of inertia, inverse mass and radius.
+    #[inline]
+    pub fn of(inv_inertia: f64, inv_mass: f64, radius: f64) -> Self {
+        let moment = 1.0 / inv_inertia;
+        Self {
+            moment,
+            inv_rolling: 1.0 / rolling::wall_rolling_inertia(moment, 1.0 / inv_mass, radius),
         }
     }
 }

@@ -15,11 +15,13 @@ mod stage;
 mod walls;
 
 use crate::config::LawTable;
+use crate::contact::{BodyInertia, ContactLaw};
 use crate::geometry::walls::Wall;
 use crate::neighbor::{Contribution, NeighborList, BLOCK};
 use crate::rng::PairNoise;
 use crate::state::history::WallHistory;
 use crate::state::particles::Particles;
+use crate::state::room::Room;
 use glam::DVec3;
 use rayon::prelude::*;
 use shares::ShareSlots;
@@ -93,6 +95,9 @@ impl WallLoads {
 pub struct PairResults {
     /// Per owned particle: the sum of its contacts with higher-id partners.
     upper: Vec<Contribution>,
+    /// Per particle, owned and ghost, its part of the couples' inertia
+    /// (only where a law has rolling or spinning resistance, else empty).
+    bodies: Vec<BodyInertia>,
 }
 
 /// Compute `force` and `torque` of every owned particle, updating the contact
@@ -149,6 +154,15 @@ pub fn compute(
     let slots = ShareSlots::new(shares.values_mut());
     let (history, active) = history.records_and_flags_mut();
     results.upper.resize(n, Contribution::default());
+    results.bodies.clear();
+    if fp.laws.laws.iter().any(ContactLaw::needs_inertia) {
+        results.bodies.room_for(parts.id.len());
+        results
+            .bodies
+            .extend((0..parts.id.len()).map(|k| {
+                BodyInertia::of(parts.inv_inertia[k], parts.inv_mass[k], parts.radius[k])
+            }));
+    }
     let n_blocks = n.div_ceil(BLOCK);
     // The wall loads, `walls` per owned particle, or none (`lw = 0`).
     let mut no_loads = Vec::new();
@@ -166,6 +180,7 @@ pub fn compute(
     };
     let ctx = Stage {
         p: &parts,
+        bodies: &results.bodies,
         jobs,
         fp,
         n_blocks,

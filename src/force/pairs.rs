@@ -6,7 +6,9 @@ use super::filter::{filter_jobs, opened};
 use super::shares::ShareSlots;
 use super::ForceParams;
 use crate::contact::kinematics::PairBodies;
-use crate::contact::{Body, ContactInertia, ContactLaw, Kind, Kinematics, PairContext, PairForce};
+use crate::contact::{
+    Body, BodyInertia, ContactInertia, ContactLaw, Kind, Kinematics, PairContext, PairForce,
+};
 use crate::neighbor::Contribution;
 use crate::simd::isa::in_best_build;
 use crate::simd::lane::{F64x4, Lane, V3};
@@ -71,7 +73,8 @@ impl AnyLaw {
 
     /// The contact `c` (within range), with history record `rec`.
     #[inline(always)]
-    fn eval(&self, p: &ParticleView, c: &Pair, rec: &mut [f64], fp: &ForceParams) -> PairForce {
+    fn eval(&self, blk: &Block, c: &Pair, rec: &mut [f64]) -> PairForce {
+        let (p, fp) = (blk.p, blk.fp);
         let (i, j) = c.ij;
         let law = fp.laws.get(p.material[i], p.material[j]);
         if law.is_plain() {
@@ -79,7 +82,7 @@ impl AnyLaw {
             law.evaluate_plain(&kin, fp.dt, rec)
         } else {
             let ids = (p.id[i], p.id[j]);
-            general_pair(p, law, c.ij, c.bodies, ids, c.d, c.r, rec, fp)
+            general_pair(p, law, c.ij, c.bodies, ids, c.d, c.r, rec, fp, blk.bodies)
         }
     }
 }
@@ -144,6 +147,9 @@ pub(super) fn pass_one(blk: &Block, out: BlockOut) {
 /// What [`jobs_block`] and [`lanes_block`] read.
 pub(super) struct Block<'a> {
     pub(super) p: &'a ParticleView<'a>,
+    /// Each particle's part of the couples' inertia (empty where no law
+    /// has couples).
+    pub(super) bodies: &'a [BodyInertia],
     /// The block's first owned particle.
     pub(super) first: usize,
     /// The block's jobs (their partners).
@@ -258,7 +264,7 @@ fn jobs_block_body(blk: &Block, mut out: BlockOut) {
             d,
             r: r2.sqrt(),
         };
-        let pf = eval.eval(p, &pair, &mut history[j * h..(j + 1) * h], fp);
+        let pf = eval.eval(blk, &pair, &mut history[j * h..(j + 1) * h]);
         active[j] = true;
         // i receives force_i, j its negation (as f − force_i = f + (−force_i)).
         let on_j = Contribution {
@@ -377,7 +383,7 @@ fn contacts_in_lanes<const N: u8, const TG: u8, const C: bool, const H: usize>(
             group.history[v].set_lane(l, rec[v]);
         }
         if couples {
-            let inertia = pair_inertia(p, i, jj);
+            let inertia = ContactInertia::of_bodies(blk.bodies[i], blk.bodies[jj]);
             group.inertia.rolling.set_lane(l, inertia.rolling);
             group.inertia.min.set_lane(l, inertia.min);
         }
@@ -472,9 +478,10 @@ fn general_pair(
     r: f64,
     rec: &mut [f64],
     fp: &ForceParams,
+    bodies: &[BodyInertia],
 ) -> PairForce {
     let kin = Kinematics::pair(bi, bj, d, r);
-    let inertia = || pair_inertia(p, i, j);
+    let inertia = || ContactInertia::of_bodies(bodies[i], bodies[j]);
     if law.stochastic.is_some() {
         let ctx = PairContext {
             bi,
@@ -490,17 +497,4 @@ fn general_pair(
     } else {
         law.evaluate_with(&kin, fp.dt, rec, inertia)
     }
-}
-
-/// The rolling/spinning inertia of the pair `(i, j)` (canonical order).
-#[inline]
-fn pair_inertia(p: &ParticleView, i: usize, j: usize) -> ContactInertia {
-    ContactInertia::pair(
-        p.inv_inertia[i],
-        p.inv_mass[i],
-        p.radius[i],
-        p.inv_inertia[j],
-        p.inv_mass[j],
-        p.radius[j],
-    )
 }

@@ -5,6 +5,7 @@ use super::pairs::{pass_one, Block, BlockOut};
 use super::shares::ShareSlots;
 use super::walls::wall_forces;
 use super::ForceParams;
+use crate::contact::BodyInertia;
 use crate::neighbor::{Contribution, PairJobs, BLOCK};
 use crate::simd::isa::in_best_build;
 use crate::state::particles::ParticleView;
@@ -25,6 +26,9 @@ pub(super) struct RunOut<'a> {
 /// What both passes of the force stage read.
 pub(super) struct Stage<'a> {
     pub(super) p: &'a ParticleView<'a>,
+    /// Each particle's part of the couples' inertia (empty where no law
+    /// has couples).
+    pub(super) bodies: &'a [BodyInertia],
     pub(super) jobs: &'a PairJobs,
     pub(super) fp: &'a ForceParams<'a>,
     pub(super) n_blocks: usize,
@@ -60,6 +64,7 @@ impl Stage<'_> {
             let (j0, j1) = (block_jobs.start - job0, block_jobs.end - job0);
             let blk = Block {
                 p: self.p,
+                bodies: self.bodies,
                 first,
                 jobs: &jobs.partners()[block_jobs.clone()],
                 share_slot: &jobs.share_slots()[block_jobs.clone()],

@@ -69,6 +69,36 @@ fn pair_and_wall_inertia() {
     );
 }
 
+/// The force stage's split form (each sphere's part found once, then
+/// combined per contact) gives the bits of [`pair_rolling_inertia`] and of
+/// `min(I_i, I_j)`, frozen partners (inverses of zero) included.
+#[test]
+fn inertia_from_each_body_s_part_is_the_pair_s_bits() {
+    use crate::contact::{BodyInertia, ContactInertia};
+    // (1/I, 1/m, R): spheres of several sizes and densities, and frozen.
+    let spheres = [
+        (1.0 / 0.4, 1.0, 1.0),
+        (1.0 / 12.8, 1.0 / 8.0, 2.0),
+        (3.7e9, 1.1e3, 3.3e-4),
+        (1.0 / 7.1e-13, 1.0 / 2.9e-6, 5.0e-4),
+        (0.0, 0.0, 1.0e-3),
+    ];
+    for &(ii, mi, ri) in &spheres {
+        for &(ij, mj, rj) in &spheres {
+            let split =
+                ContactInertia::of_bodies(BodyInertia::of(ii, mi, ri), BodyInertia::of(ij, mj, rj));
+            let whole = pair_rolling_inertia(1.0 / ii, 1.0 / mi, ri, 1.0 / ij, 1.0 / mj, rj);
+            assert_eq!(
+                split.rolling.to_bits(),
+                whole.to_bits(),
+                "{ii} {mi} {ri} / {ij} {mj} {rj}"
+            );
+            assert_eq!(split.min.to_bits(), (1.0 / ii).min(1.0 / ij).to_bits());
+            assert_eq!(split, ContactInertia::pair(ii, mi, ri, ij, mj, rj));
+        }
+    }
+}
+
 #[test]
 fn single_step_by_hand_below_the_limit() {
     let p = Epsd::new(0.1, 0.3);
