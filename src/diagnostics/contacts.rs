@@ -120,7 +120,7 @@ pub(crate) fn contacts_of<'a>(
 /// ghost's periodic shift included), the bits the force stage used.
 #[inline]
 pub(crate) fn separation(p: &Particles, k: usize, q: usize) -> DVec3 {
-    (p.x[q] - p.x[k]) + (p.shift[q] - p.shift[k])
+    (p.x[q] - p.x[k]) + (p.shift_of(q) - p.shift_of(k))
 }
 
 /// The force that the pair of entry `e` of owned particle `k`'s row (partner

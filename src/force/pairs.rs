@@ -298,7 +298,7 @@ fn prefetch_candidate(blk: &Block, candidates: &[[u32; 2]], c: usize, history: &
         prefetch_at(p.omega, q);
         if q >= p.n_owned {
             prefetch_at(p.x, q);
-            prefetch_at(p.shift, q);
+            prefetch_at(p.shift, q - p.n_owned);
         }
         prefetch_at(p.inv_mass, q);
         prefetch_at(history, j * h);
@@ -319,7 +319,7 @@ fn separation_from(p: &ParticleView, pk: DVec4, pq: DVec4, q: usize) -> DVec3 {
     let (x_q, shift_q) = if q < p.n_owned {
         (pq.truncate(), DVec3::ZERO)
     } else {
-        (p.x[q], p.shift[q])
+        (p.x[q], p.shift[q - p.n_owned])
     };
     (x_q - pk.truncate()) + shift_q
 }

@@ -309,7 +309,7 @@ fn the_rows_hold_exactly_the_pairs_within_reach() {
     }
     let reach = 0.15;
     let nl = NeighborList::build(&p, reach, 0);
-    let image = |k: usize| p.x[k] + p.shift[k];
+    let image = |k: usize| p.x[k] + p.shift_of(k);
     let n = p.n_owned;
     let mut pairs = 0;
     for i in 0..n {

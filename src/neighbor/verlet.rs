@@ -287,7 +287,7 @@ impl NeighborList {
             blocks,
         } = &mut scratch;
         images.clear();
-        images.extend(p.x.iter().zip(&p.shift).map(|(&x, &s)| x + s));
+        images.extend((0..p.len()).map(|k| p.x[k] + p.shift_of(k)));
         // A hair more than the longest cut, so that a pair just within it is
         // never split across more cells than the stencil reaches by the
         // rounding of the cell coordinates.

@@ -60,9 +60,11 @@ pub struct Particles {
     pub material: Vec<u32>,
     /// Frozen flags.
     pub frozen: Vec<bool>,
-    /// Periodic image shift `s·L` of each entry: zero for owned particles; a
-    /// ghost's image sits at `x + shift`, but separations are always computed
-    /// as `(x_j − x_i) + (shift_j − shift_i)` so every rank gets the same bits.
+    /// Periodic image shift `s·L` of each ghost: ghost entry `n_owned + g`
+    /// has `shift[g]`; an owned particle's is `+0` and not stored
+    /// ([`Self::shift_of`]). A ghost's image sits at `x + shift`, but
+    /// separations are always computed as `(x_j − x_i) + (shift_j − shift_i)`
+    /// so every rank gets the same bits.
     pub shift: Vec<DVec3>,
     /// Image position `x + shift` and radius of every entry, packed for the
     /// neighbour-candidate test of the force loop. Whoever moves entries
@@ -108,7 +110,7 @@ pub struct ParticleView<'a> {
     pub material: &'a [u32],
     /// Frozen flags.
     pub frozen: &'a [bool],
-    /// Periodic image shifts.
+    /// Periodic image shifts of the ghosts ([`Particles::shift`]).
     pub shift: &'a [DVec3],
     /// Packed image positions and radii.
     pub packed: &'a [DVec4],
@@ -122,14 +124,35 @@ impl ParticleView<'_> {
     pub fn packed_image(&self, k: usize) -> DVec4 {
         packed_image(self.x, self.shift, self.radius, self.n_owned, k)
     }
+
+    /// [`Particles::shift_of`].
+    #[inline(always)]
+    pub fn shift_of(&self, k: usize) -> DVec3 {
+        shift_of(self.shift, self.n_owned, k)
+    }
 }
 
 /// The image `x + shift` of entry `k` (an owned particle's `x` itself) and
 /// its radius.
 #[inline(always)]
 fn packed_image(x: &[DVec3], shift: &[DVec3], radius: &[f64], n_owned: usize, k: usize) -> DVec4 {
-    let image = if k < n_owned { x[k] } else { x[k] + shift[k] };
+    let image = if k < n_owned {
+        x[k]
+    } else {
+        x[k] + shift[k - n_owned]
+    };
     image.extend(radius[k])
+}
+
+/// The periodic image shift of entry `k`: `+0` for an owned particle, a
+/// ghost's from `shift` (the ghosts' shifts, in entry order).
+#[inline(always)]
+fn shift_of(shift: &[DVec3], n_owned: usize, k: usize) -> DVec3 {
+    if k < n_owned {
+        DVec3::ZERO
+    } else {
+        shift[k - n_owned]
+    }
 }
 
 /// The [`ParticleView`] of the particles `$p` (a place expression, so that
@@ -190,7 +213,7 @@ impl Particles {
         self.inv_inertia.room_for(total);
         self.material.room_for(total);
         self.frozen.room_for(total);
-        self.shift.room_for(total);
+        self.shift.room_for(total.saturating_sub(owned));
         self.packed.room_for(total);
         self.force.room_for(owned);
         self.torque.room_for(owned);
@@ -203,7 +226,7 @@ impl Particles {
             self.len(),
             "ghosts must be dropped before adding owned particles"
         );
-        self.push_entry(r, DVec3::ZERO);
+        self.push_entry(r);
         self.force.push(DVec3::ZERO);
         self.torque.push(DVec3::ZERO);
         self.n_owned += 1;
@@ -211,10 +234,12 @@ impl Particles {
 
     /// Append a ghost: a copy of `r` seen through the image shift `shift`.
     pub fn push_ghost(&mut self, r: &ParticleRecord, shift: DVec3) {
-        self.push_entry(r, shift);
+        self.push_entry(r);
+        self.shift.push(shift);
     }
 
-    fn push_entry(&mut self, r: &ParticleRecord, shift: DVec3) {
+    /// Append `r` to every array an owned particle and a ghost both have.
+    fn push_entry(&mut self, r: &ParticleRecord) {
         let inertia = 0.4 * r.mass * r.radius * r.radius;
         self.id.push(r.id);
         self.x.push(r.x);
@@ -228,7 +253,6 @@ impl Particles {
             .push(if r.frozen { 0.0 } else { 1.0 / inertia });
         self.material.push(r.material);
         self.frozen.push(r.frozen);
-        self.shift.push(shift);
     }
 
     /// The record of entry `k`.
@@ -259,7 +283,7 @@ impl Particles {
         self.inv_inertia.truncate(n);
         self.material.truncate(n);
         self.frozen.truncate(n);
-        self.shift.truncate(n);
+        self.shift.clear();
     }
 
     /// Reorder the owned particles: new entry `k` is old entry `perm[k]`
@@ -298,7 +322,6 @@ impl Particles {
         apply(&mut self.inv_inertia, perm);
         apply(&mut self.material, perm);
         apply(&mut self.frozen, perm);
-        apply(&mut self.shift, perm);
         apply(&mut self.force, perm);
         apply(&mut self.torque, perm);
     }
@@ -334,6 +357,13 @@ impl Particles {
     /// its image `x + shift` (an owned particle's `x` itself) and radius.
     pub fn packed_image(&self, k: usize) -> DVec4 {
         packed_image(&self.x, &self.shift, &self.radius, self.n_owned, k)
+    }
+
+    /// The periodic image shift of entry `k`: `+0` for an owned particle
+    /// (see [`Self::shift`]).
+    #[inline(always)]
+    pub fn shift_of(&self, k: usize) -> DVec3 {
+        shift_of(&self.shift, self.n_owned, k)
     }
 
     /// Largest radius among all entries (0 if empty).
