@@ -304,7 +304,9 @@ impl Contents<'_> {
         };
         write_rows(&g, "pair_start", &starts(true), rows)?;
         write_rows(&g, "wall_start", &starts(false), rows)?;
-        // The records, in pieces as they are read from the rows.
+        // The records, in pieces as they are read from the rows: one walk
+        // per table, as a table's collective writes must not interleave
+        // with another's (`Pieces`).
         let h = snap.history_len;
         let comm = self.comm;
         let mut ids = Pieces::<u64>::create(&g, "pair_ids", Some(2), pairs, comm)?;

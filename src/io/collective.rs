@@ -194,11 +194,14 @@ fn piece_values() -> usize {
 }
 
 /// A table written as its rows are produced, in pieces of at most
-/// [`PIECE_VALUES`] values (or a whole row where a row is longer), so that a rank never holds its whole part of
-/// it: a checkpoint's pair history is 56 B a contact with rolling and
-/// spinning, which a copy would hold all at once. With a collective
-/// transfer every rank makes the same number of writes (the most pieces
-/// any rank has; a rank out of rows writes an empty selection).
+/// [`PIECE_VALUES`] values (or a whole row where a row is longer), so that
+/// a rank never holds its whole part of it: a checkpoint's pair history is
+/// 56 B a contact with rolling and spinning, which a copy would hold all
+/// at once. With a collective transfer every rank makes the same number of
+/// writes (the most pieces any rank has; a rank out of rows writes an
+/// empty selection). Fill one table at a time: collective writes to two
+/// tables filled together would come in a different order on ranks whose
+/// pieces fill at different moments.
 pub struct Pieces<T: H5Type> {
     ds: Dataset,
     part: Part,
