@@ -651,6 +651,97 @@ fn a_bed_read_from_a_3_rank_frame_is_the_same_bits_on_1_to_4_ranks() {
     assert_eq!(bits(&again.position[..600]), bits(&frame.position));
 }
 
+/// A `file` bed that later blocks must avoid is never gathered: each rank
+/// holds its slice's spheres and fetches the others' near the cells it
+/// places. A random count placed in and around the bed (periodic along
+/// x), a relaxed fill over its top, a lattice checked against the fills
+/// and an outlet checked against every particle give the same step 0, bit
+/// for bit, on 1 to 4 ranks as the serial set-up, and no two particles
+/// overlap (periodic images included).
+#[test]
+fn fills_around_a_file_bed_are_the_same_bits_on_1_to_4_ranks() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut csv = String::from("id,frozen,x,y,z,radius,density,vx,vy,vz,wx,wy,wz\n");
+    // 13 x 6 x 4 spheres 3 mm apart, in scrambled rows: every CSV slice
+    // holds spheres of every rank's neighbourhood.
+    let n = 13 * 6 * 4;
+    for k in 0..n {
+        let i = (k * 53) % n;
+        let (x, y, z) = (i % 13, (i / 13) % 6, i / 78);
+        csv += &format!(
+            "{},0,{},{},{},0.001,2500,0,0,0,0,0,0\n",
+            i,
+            0.0015 + 0.003 * x as f64,
+            0.0015 + 0.003 * y as f64,
+            0.002 + 0.003 * z as f64
+        );
+    }
+    std::fs::write(dir.path().join("bed.csv"), csv).unwrap();
+    let relaxed = Table::new()
+        .with("kind", "random")
+        .with("material", "glass")
+        .with("radius", 0.0005)
+        .with("fill", 0.04)
+        .with("region", region([0.0, 0.0, 0.009], [0.04, 0.02, 0.016]));
+    let text = Config::new("around")
+        .run("dt", 5e-6)
+        .run("steps", 1)
+        .run("seed", 17)
+        .run("gravity", [0.0, 0.0, -9.81])
+        .domain([0.0; 3], [0.04, 0.02, 0.03])
+        .periodic([true, false, false])
+        .material(glass())
+        .contact("normal", hertz(0.5))
+        .wall(plane([0.0; 3], [0.0, 0.0, 1.0], "glass"))
+        .output("every", 1)
+        .particles(file("glass", "bed.csv"))
+        .particles(random(
+            "glass",
+            radius_range(0.0003, 0.0004),
+            3000,
+            region([0.0, 0.0, 0.0], [0.04, 0.02, 0.013]),
+        ))
+        .particles(relaxed)
+        .particles(lattice(
+            "glass",
+            0.001,
+            0.0025,
+            region([0.0, 0.0, 0.02], [0.04, 0.02, 0.026]),
+        ))
+        .push(
+            "outlet",
+            Table::new().with("region", region([0.0, 0.0, 0.028], [0.04, 0.02, 0.03])),
+        )
+        .text();
+    let config = write_file(dir.path(), "around.toml", &text);
+    let want = gravel::config::Setup::from_file(&config).unwrap();
+    let mut want = want.initial.to_vec();
+    want.sort_by_key(|p| p.id);
+    assert!(want.len() > n + 3000 + 100, "{}", want.len());
+    // The count fills the bed's gaps: many of its spheres lie among it.
+    let among = (want.iter())
+        .filter(|p| p.id >= n as u64 && p.id < n as u64 + 3000 && p.x.z < 0.011)
+        .count();
+    assert!(among > 1500, "{among}");
+    let length = 0.04;
+    for (a, p) in want.iter().enumerate() {
+        for q in &want[a + 1..] {
+            let mut d = q.x - p.x;
+            d.x -= length * (d.x / length).round();
+            assert!(
+                d.length() >= p.radius + q.radius,
+                "ids {} and {} overlap by {:e}",
+                p.id,
+                q.id,
+                p.radius + q.radius - d.length()
+            );
+        }
+    }
+    let one = step0_the_same_on_1_to_4_ranks(dir.path(), &config, "around");
+    assert_eq!(one.id.len(), want.len());
+    assert_rows_are(&one, &want);
+}
+
 /// Frames and checkpoints are written by every rank at once (parallel
 /// HDF5, each rank's rows at its offset): the frames of a 3-rank run hold
 /// the rows of the 1-rank run, bit for bit, once sorted by id, and the

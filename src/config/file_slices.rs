@@ -17,13 +17,12 @@
 //!   smallest repeated id is reported.
 //!
 //! What one rank holds is its slice's ids and those of its range, about
-//! 16 B per particle over the ranks, never the whole file. The spheres of
-//! a file that a `random` block after it must avoid are the exception:
-//! every rank gathers them (32 B per particle).
+//! 16 B per particle over the ranks, never the whole file. Where a
+//! `random` block after the file must avoid its spheres, each rank keeps
+//! those of its own slice (32 B each), and a placing fetches the others'
+//! near its cells ([`crate::insert::earlier`]).
 
 use std::path::Path;
-
-use glam::DVec3;
 
 use super::context::Ctx;
 use super::particles::{file_kind, FileKind};
@@ -196,25 +195,6 @@ pub(super) fn unique_ids(cx: &Ctx, comm: &dyn Comm, ids: Vec<u64>) -> Result<u64
     Ok(end)
 }
 
-/// Every rank's `spheres`, in rank order (the slices in the file's
-/// order). Collective.
-pub(super) fn gather_spheres(comm: &dyn Comm, spheres: &[(DVec3, f64)]) -> Vec<(DVec3, f64)> {
-    let mut buf = Vec::with_capacity(32 * spheres.len());
-    for &(x, r) in spheres {
-        buf.put_vec3(x);
-        buf.put_f64(r);
-    }
-    let mut out = Vec::new();
-    for b in comm.all_gather(&buf) {
-        let mut u = Unpack::new(&b);
-        while !u.is_empty() {
-            let x = u.vec3();
-            out.push((x, u.f64()));
-        }
-    }
-    out
-}
-
 /// Walk this rank's slice of `file` (block `key`), handing each particle
 /// to `f`; the ranks agree on the first error in the file's order.
 /// Collective.
@@ -252,7 +232,7 @@ pub(super) fn try_for_each_initial(
             InitialBlock::File(file) => {
                 walk_by_slices(cx, &format!("particles[{k}]"), file, comm, |r| f(k, r))?;
             }
-            other => other.try_for_each(|r| f(k, r))?,
+            other => other.try_for_each_in(Some(comm), |r| f(k, r))?,
         }
     }
     Ok(())

@@ -11,7 +11,8 @@ use crate::error::Result;
 use crate::geometry::domain::Domain;
 use crate::geometry::region::Region;
 use crate::geometry::walls::Wall;
-use crate::insert::cells::{Earlier, RandomFill, Unplaced};
+use crate::insert::cells::RandomFill;
+use crate::insert::earlier::{file_spheres, Earlier, EarlierFile, NearFiles};
 use crate::insert::file::{FileWalk, ParticleFile};
 use crate::insert::initial::{Files, Initial, InitialBlock, Lattice};
 use crate::insert::relax::{relaxed_fill, FillError, FILL_MAX_SWEEPS, FILL_OVERLAP_TOLERANCE};
@@ -276,7 +277,7 @@ pub(super) fn particles(
                     )));
                 }
                 placer.add_lattice(&lattice);
-                earlier.lattices.push(lattice.clone());
+                earlier.push_lattice(lattice.clone());
                 InitialBlock::Lattice(Box::new(lattice))
             }
             ParticleBlock::Random {
@@ -342,25 +343,20 @@ pub(super) fn particles(
                                 (0..(*n).min(POUR_PREVIEW)).map(|i| fill.radius_of(i)),
                             ),
                         });
-                        earlier.fills.push(fill.clone());
+                        earlier.push_fill(fill.clone());
                         pending.push((k, InitialBlock::Random(Box::new(fill))));
                         continue;
                     }
                     (None, Some(f)) => {
                         // A relaxed fill is held whole: it sees the earlier
-                        // random fills' spheres as records.
-                        for e in &earlier.fills {
-                            let _ = e.try_for_each(|_, x, r| {
-                                placer.add(x, r);
-                                Ok::<(), insert::cells::Unplaced>(())
-                            });
-                        }
+                        // random fills' and files' spheres near its region.
+                        earlier_near(&earlier, &shape, dist.max(), domain, comm, &mut placer);
                         let mut rng = insert::stream(seed, k as u64, u64::MAX);
                         let placed = random_fill(
                             cx, &key, *f, &dist, &shape, walls, &mut rng, &mut placer, budget,
                         )?;
                         if random_follows(k) {
-                            earlier.spheres.push(Arc::new(placed.clone()));
+                            earlier.push_held(Arc::new(placed.clone()));
                         }
                         sizes.push(BlockSizes {
                             key: key.clone(),
@@ -487,7 +483,7 @@ pub(super) fn particles(
                 }
                 if random_follows(k) {
                     let spheres = out.iter().map(|p| (p.x, p.radius)).collect();
-                    earlier.spheres.push(Arc::new(spheres));
+                    earlier.push_held(Arc::new(spheres));
                 }
                 InitialBlock::Records(out)
             }
@@ -499,7 +495,8 @@ pub(super) fn particles(
                 let m = cx.material(&format!("{key}.material"), material, mats)?;
                 let full = cx.file.parent().unwrap_or(Path::new(".")).join(path);
                 // One walk: every body usable, the ids counted; the spheres
-                // kept only where a random block must avoid them.
+                // kept only where a random block must avoid them (on
+                // several ranks, each rank those of its slice).
                 let keep = random_follows(k);
                 let mut spheres = Vec::new();
                 let mut check = |r: &ParticleRecord| {
@@ -520,13 +517,9 @@ pub(super) fn particles(
                 };
                 let file = if let Some(comm) = comm {
                     // Each rank checks its slice; the ranks agree.
-                    let file = file_slices::check_by_slices(
+                    file_slices::check_by_slices(
                         cx, &key, &full, *step, m, mats, domain, comm, &mut check,
-                    )?;
-                    if keep {
-                        spheres = file_slices::gather_spheres(comm, &spheres);
-                    }
-                    file
+                    )?
                 } else {
                     let walked = match file_kind(cx, &key, &full, *step, m, mats)? {
                         FileKind::Csv => ParticleFile::csv(&full, m, &mut check),
@@ -543,9 +536,6 @@ pub(super) fn particles(
                         Err(FileWalk::Stopped(e)) => return Err(e),
                     }
                 };
-                if keep {
-                    spheres.iter().for_each(|&(x, r)| placer.add(x, r));
-                }
                 let n = file.rows();
                 budget.add(
                     cx,
@@ -553,7 +543,13 @@ pub(super) fn particles(
                     n as f64,
                 )?;
                 if keep {
-                    earlier.spheres.push(Arc::new(spheres));
+                    earlier.push_file(EarlierFile {
+                        block: k,
+                        rows: n,
+                        r_max: file.extremes().map_or(0.0, |[_, large]| large.radius),
+                        spheres: Arc::new(spheres),
+                        whole: comm.is_none(),
+                    });
                 }
                 files.push(k, InitialBlock::File(Box::new(file)));
                 continue;
@@ -632,6 +628,43 @@ fn inside_domain(cx: &Ctx, key: &str, shape: &Region, domain: &Domain) -> Result
         }
     }
     Ok(())
+}
+
+/// Record in `placer` the spheres of the earlier random counts and files
+/// that a relaxed fill of `shape` (radii up to `r_max`) may touch: those
+/// of the cells and files near the region, widened by the largest radius
+/// of both. The rule does not depend on the number of ranks; on several
+/// ranks the files' spheres come from the ranks' slices (collective). A
+/// count that cannot place its spheres adds none (the run refuses it).
+fn earlier_near(
+    earlier: &Earlier,
+    shape: &Region,
+    r_max: f64,
+    domain: &Domain,
+    comm: Option<&dyn Comm>,
+    placer: &mut Placer,
+) {
+    let (lo, hi) = shape.bounds();
+    let reach = DVec3::splat(r_max + earlier.r_max());
+    let (lo, hi) = (lo - reach, hi + reach);
+    let files = earlier.all_files();
+    let near = (!files.is_empty()).then(|| {
+        let mut asked: Vec<_> = earlier.files().iter().map(|f| (f.block, lo, hi)).collect();
+        for e in earlier.fills() {
+            e.requests_near(lo, hi, &mut asked);
+        }
+        NearFiles::fetch(comm, &files, &asked, domain)
+    });
+    for f in earlier.files() {
+        for (x, r) in file_spheres(f, lo, hi, domain, near.as_ref()) {
+            placer.add(x, r);
+        }
+    }
+    for e in earlier.fills() {
+        if let Ok(placed) = e.place_near(lo, hi, near.as_ref()) {
+            placed.into_iter().for_each(|(_, x, r)| placer.add(x, r));
+        }
+    }
 }
 
 /// The error for an id met twice in the particle files.
@@ -1057,7 +1090,7 @@ pub(super) fn check_overlaps(
     }
     check_lattice_overlaps(cx, initial, domain)?;
     check_file_overlaps(cx, blocks, initial, domain, comm)?;
-    check_fill_overlaps(cx, blocks, initial, domain)
+    check_fill_overlaps(cx, blocks, initial, domain, comm)
 }
 
 /// Each file's particles against the lattices and the `list` blocks, which
@@ -1128,63 +1161,65 @@ fn check_file_overlaps(
 
 /// A random fill avoids the blocks before it; the `list` and `lattice`
 /// blocks after it, which do not look where they go, are checked against
-/// its spheres here, by a walk over the fill (only when such a block
-/// follows one).
+/// its spheres here: those of the fill's cells near the later block (its
+/// box widened by the largest radius of both), in the fill's order, so
+/// the first overlap named is the first in id order. On several ranks the
+/// spheres of files the fill avoids come from the ranks' slices
+/// (collective: every rank checks the same).
 fn check_fill_overlaps(
     cx: &Ctx,
     blocks: &[ParticleBlock],
     initial: &Initial,
     domain: &Domain,
+    comm: Option<&dyn Comm>,
 ) -> Result<()> {
+    let avoided = initial.files_avoided();
     for (k, fill) in initial.fills() {
         for (later, b) in initial.blocks().filter(|(j, _)| *j > k) {
             let mut placer = Placer::new(fill.dist().max()).periodic_in(domain);
-            let kind = match b {
+            let (kind, (lo, hi), r_later) = match b {
                 InitialBlock::Lattice(l) => {
                     placer.add_lattice(l);
-                    "lattice"
+                    ("lattice", l.bounds(), l.radius())
                 }
                 InitialBlock::Records(r) if matches!(blocks[later], ParticleBlock::List { .. }) => {
                     r.iter().for_each(|p| placer.add(p.x, p.radius));
-                    "list"
+                    let lo = r.iter().fold(DVec3::INFINITY, |a, p| a.min(p.x - p.radius));
+                    let hi = r
+                        .iter()
+                        .fold(DVec3::NEG_INFINITY, |a, p| a.max(p.x + p.radius));
+                    let r_max = r.iter().map(|p| p.radius).fold(0.0, f64::max);
+                    ("list", (lo, hi), r_max)
                 }
                 _ => continue,
             };
-            let walked = fill.try_for_each(|i, x, r| {
-                match placer.first_overlapping(x, r) {
-                    None => Ok(()),
-                    Some((y, s)) => Err(FillWalk::Overlap(cx.err(format!(
+            if !lo.cmple(hi).all() {
+                continue;
+            }
+            let reach = DVec3::splat(fill.dist().max() + r_later);
+            let (lo, hi) = (lo - reach, hi + reach);
+            let near = (!avoided.is_empty()).then(|| {
+                let mut asked = Vec::new();
+                fill.requests_near(lo, hi, &mut asked);
+                NearFiles::fetch(comm, &avoided, &asked, domain)
+            });
+            let spheres = (fill.place_near(lo, hi, near.as_ref()))
+                .map_err(|u| cx.err(insert::cells::unplaced_message(k, &u)))?;
+            for (i, x, r) in spheres {
+                if let Some((y, s)) = placer.first_overlapping(x, r) {
+                    return Err(cx.err(format!(
                         "particles[{later}]: {kind} particle at {:?} (radius {s:e} m) overlaps a sphere of radius {r:e} m at {:?}, particle id {} of the random block particles[{k}] (distance {:e} < sum of radii {:e}, periodic images included); initial particles must not overlap: a random block avoids only the blocks before it, so list this block first, or move one of the regions",
                         y.to_array(),
                         x.to_array(),
                         fill.record(i, x, r).id,
                         (y - x).length(),
                         s + r
-                    )))),
-                }
-            });
-            match walked {
-                Ok(()) => {}
-                Err(FillWalk::Overlap(e)) => return Err(e),
-                Err(FillWalk::Unplaced(u)) => {
-                    return Err(cx.err(insert::cells::unplaced_message(k, &u)))
+                    )));
                 }
             }
         }
     }
     Ok(())
-}
-
-/// Why a walk over a fill's spheres stopped.
-enum FillWalk {
-    Overlap(crate::error::GravelError),
-    Unplaced(Unplaced),
-}
-
-impl From<Unplaced> for FillWalk {
-    fn from(u: Unplaced) -> Self {
-        FillWalk::Unplaced(u)
-    }
 }
 
 /// Each lattice's sites against the held records and the lattices before

@@ -54,17 +54,19 @@
 //! whole-region addition.
 
 use std::collections::HashMap;
-use std::sync::Arc;
 
 use glam::DVec3;
 
-use super::initial::Lattice;
+#[cfg(test)]
+use super::earlier::EarlierFile;
+use super::earlier::{files_avoided, Earlier, NearFiles, Request};
 use super::radius::RadiusDist;
 use super::sample::{clear_of_walls, shrunk};
 use super::{stream, uniform, Placer, RANDOM_ATTEMPTS};
 use crate::geometry::domain::Domain;
 use crate::geometry::region::Region;
 use crate::geometry::walls::Wall;
+use crate::parallel::comm::Comm;
 use crate::state::particles::ParticleRecord;
 
 /// The number of spheres a cell is sized to hold, where `2 R_max` does not
@@ -86,19 +88,6 @@ const AXIS_UNITS: f64 = 65_536.0;
 
 /// Sample points per axis of a curved region's cell weight.
 const SAMPLES: usize = 5;
-
-/// What an earlier block leaves for a fill to avoid.
-#[derive(Debug, Clone, Default)]
-pub struct Earlier {
-    /// Lattices, asked by index arithmetic.
-    pub lattices: Vec<Lattice>,
-    /// Held records (`list` and `file` blocks, relaxed fills): centre and
-    /// radius, a shared list per block (each fill after them shares them,
-    /// it does not copy them).
-    pub spheres: Vec<Arc<Vec<(DVec3, f64)>>>,
-    /// Random fills, placed where they are needed.
-    pub fills: Vec<RandomFill>,
-}
 
 /// A sphere that found no room: the fill cannot hold the block's count.
 #[derive(Debug, Clone, PartialEq)]
@@ -760,6 +749,7 @@ impl RandomFill {
     /// places: the same rule places the same spheres).
     #[must_use]
     pub fn rule(&self) -> String {
+        let (lattices, spheres, fills) = self.earlier.counts();
         format!(
             "{:?}",
             (
@@ -772,9 +762,9 @@ impl RandomFill {
                 &self.template,
                 self.density,
                 self.plan.grid,
-                self.earlier.lattices.len(),
-                self.earlier.spheres.iter().map(|b| b.len()).sum::<usize>(),
-                self.earlier.fills.len(),
+                lattices,
+                spheres,
+                fills,
             )
         )
     }
@@ -856,31 +846,53 @@ impl RandomFill {
     /// # Errors
     /// [`Unplaced`] when a sphere of these cells, or of one they depend
     /// on, found no room.
-    pub fn place_near(&self, lo: DVec3, hi: DVec3) -> Result<CellSpheres, Unplaced> {
-        self.place(self.plan.spans_near(lo, hi))
+    pub fn place_near(
+        &self,
+        lo: DVec3,
+        hi: DVec3,
+        near: Option<&NearFiles>,
+    ) -> Result<CellSpheres, Unplaced> {
+        self.place(self.plan.spans_near(lo, hi), near)
+    }
+
+    /// What the fill avoids.
+    #[must_use]
+    pub fn earlier(&self) -> &Earlier {
+        &self.earlier
+    }
+
+    /// The boxes of earlier files' spheres that [`Self::place_near`]
+    /// (`lo..=hi`) needs, appended to `out`.
+    pub fn requests_near(&self, lo: DVec3, hi: DVec3, out: &mut Vec<Request>) {
+        self.requests(self.plan.spans_near(lo, hi), out);
+    }
+
+    /// The boxes of earlier files' spheres that placing `own` needs.
+    fn requests(&self, own: [Span; 3], out: &mut Vec<Request>) {
+        let (lo, hi) = self.visited(own);
+        self.earlier.requests(lo, hi, out);
+    }
+
+    /// The box holding every earlier sphere that a sphere of the cells
+    /// placing `own` visits could touch: the visited cells widened by the
+    /// largest radius of this fill and of the earlier blocks.
+    fn visited(&self, own: [Span; 3]) -> (DVec3, DVec3) {
+        let reach = self.plan.r_max + self.earlier.r_max();
+        self.plan.visited_box(own, reach)
     }
 
     /// Place the cells of `own` and the cells they depend on; return the
-    /// spheres of `own`.
-    fn place(&self, own: [Span; 3]) -> Result<CellSpheres, Unplaced> {
+    /// spheres of `own`. An earlier file's spheres come from `near`, or,
+    /// without it, from the file held whole.
+    fn place(&self, own: [Span; 3], near: Option<&NearFiles>) -> Result<CellSpheres, Unplaced> {
         let plan = &self.plan;
         if plan.count == 0 {
             return Ok(Vec::new());
         }
         let mut placer = Placer::new(plan.r_max).periodic_in(&plan.domain);
         // What earlier blocks left near every cell this placing visits.
-        let (lo, hi) = plan.visited_box(own, 2.0 * plan.r_max);
-        for l in &self.earlier.lattices {
-            placer.add_lattice(l);
-        }
-        for &(x, r) in self.earlier.spheres.iter().flat_map(|b| b.iter()) {
-            placer.add(x, r);
-        }
-        for f in &self.earlier.fills {
-            for (_, x, r) in f.place_near(lo, hi)? {
-                placer.add(x, r);
-            }
-        }
+        let (lo, hi) = self.visited(own);
+        (self.earlier).record_near(lo, hi, &plan.domain, near, &mut placer)?;
         plan.place(own, &mut placer, |cell, placer| {
             self.place_cell(cell, placer)
         })
@@ -914,16 +926,21 @@ impl RandomFill {
     /// Call `f` for every sphere, in number order, placing slabs of
     /// 4 x layers of cells at a time, with the one layer either
     /// side that they depend on (bounded memory), until `f` fails or a
-    /// sphere finds no room.
+    /// sphere finds no room. On several ranks (`comm`) the earlier files'
+    /// spheres near each slab are fetched from the ranks' slices first
+    /// ([`NearFiles::fetch`]); collective then, every rank walking.
     ///
     /// # Errors
     /// `f`'s error, or [`Unplaced`] converted.
     pub fn try_for_each<E: From<Unplaced>>(
         &self,
+        comm: Option<&dyn Comm>,
         mut f: impl FnMut(u64, DVec3, f64) -> Result<(), E>,
     ) -> Result<(), E> {
         let g = self.plan.grid;
         let all = self.plan.spans_all();
+        let files = files_avoided([self]);
+        let sliced = files.iter().any(|f| !f.whole);
         for i0 in (0..g.n[0]).step_by(WALK_LAYERS) {
             let i1 = (i0 + WALK_LAYERS).min(g.n[0]) - 1;
             let slab = [
@@ -934,7 +951,12 @@ impl RandomFill {
                 all[1],
                 all[2],
             ];
-            for (i, x, r) in self.place(slab)? {
+            let near = sliced.then(|| {
+                let mut asked = Vec::new();
+                self.requests(slab, &mut asked);
+                NearFiles::fetch(comm, &files, &asked, &self.plan.domain)
+            });
+            for (i, x, r) in self.place(slab, near.as_ref())? {
                 f(i, x, r)?;
             }
         }
@@ -947,6 +969,16 @@ mod tests {
     use super::*;
 
     fn fill(region: Region, domain: Domain, count: u64, dist: RadiusDist) -> RandomFill {
+        fill_after(region, domain, count, dist, Earlier::default())
+    }
+
+    fn fill_after(
+        region: Region,
+        domain: Domain,
+        count: u64,
+        dist: RadiusDist,
+        earlier: Earlier,
+    ) -> RandomFill {
         let template = ParticleRecord {
             id: 0,
             x: DVec3::ZERO,
@@ -967,14 +999,14 @@ mod tests {
             1000.0,
             &[],
             &domain,
-            Earlier::default(),
+            earlier,
         )
         .with_cells_of(8.0)
     }
 
     fn all(f: &RandomFill) -> CellSpheres {
         let mut out = Vec::new();
-        f.try_for_each(|i, x, r| {
+        f.try_for_each(None, |i, x, r| {
             out.push((i, x, r));
             Ok::<(), Unplaced>(())
         })
@@ -1061,7 +1093,7 @@ mod tests {
                             x[a] >= lo[a] && (x[a] < hi[a] || (p + 1 == parts && x[a] <= hi[a]))
                         };
                         got.extend(
-                            f.place_near(lo, hi)
+                            f.place_near(lo, hi, None)
                                 .unwrap()
                                 .into_iter()
                                 .filter(|s| inside(s.1)),
@@ -1118,9 +1150,91 @@ mod tests {
     fn a_fill_too_dense_names_the_sphere_that_found_no_room() {
         let f = fill(unit_box(), closed(), 400, RadiusDist::Fixed(0.1));
         let e = f
-            .try_for_each(|_, _, _| Ok::<(), Unplaced>(()))
+            .try_for_each(None, |_, _, _| Ok::<(), Unplaced>(()))
             .unwrap_err();
         assert_eq!(e.radius, 0.1);
         assert!(e.index < 400);
+    }
+
+    /// A fill of small spheres after a fill of spheres six times larger
+    /// and a file of spheres five times larger: no sphere overlaps an
+    /// earlier one, and any box of cells, given only the file's spheres
+    /// it asks for, places what the whole walk places. (The visited cells
+    /// must be widened by the earlier blocks' largest radius, not by the
+    /// fill's own: with its own, some cuts placed spheres over a large
+    /// one.)
+    #[test]
+    fn a_fill_after_larger_spheres_avoids_them_in_any_box_of_cells() {
+        let domain = Domain {
+            lo: DVec3::ZERO,
+            hi: DVec3::ONE,
+            periodic: [true, false, false],
+        };
+        let big = fill(unit_box(), domain, 150, RadiusDist::Fixed(0.06));
+        let big_spheres = all(&big);
+        assert_eq!(big_spheres.len(), 150);
+        // The file: a layer of spheres at every x and y, clear of the big
+        // ones (so some lie at the edges of the walk's slabs).
+        let mut file_spheres = Vec::new();
+        for k in 0..400 {
+            let x = DVec3::new(
+                0.05 * (k % 20) as f64 + 0.02,
+                0.05 * (k / 20) as f64 + 0.02,
+                0.5,
+            );
+            let clear = (big_spheres.iter()).all(|&(_, y, s)| (y - x).length() > s + 0.05)
+                && (file_spheres.iter()).all(|&(y, _): &(DVec3, f64)| (y - x).length() > 0.1);
+            if clear {
+                file_spheres.push((x, 0.05));
+            }
+        }
+        assert!(file_spheres.len() >= 20, "{}", file_spheres.len());
+        let file = EarlierFile {
+            block: 0,
+            rows: file_spheres.len() as u64,
+            r_max: 0.05,
+            spheres: std::sync::Arc::new(file_spheres.clone()),
+            whole: true,
+        };
+        let mut earlier = Earlier::default();
+        earlier.push_file(file);
+        earlier.push_fill(big);
+        let small = fill_after(unit_box(), domain, 8_000, RadiusDist::Fixed(0.008), earlier);
+        let whole = all(&small);
+        assert_eq!(whole.len(), 8_000);
+        let mut placer = Placer::new(0.008).periodic_in(&domain);
+        big_spheres.iter().for_each(|&(_, x, r)| placer.add(x, r));
+        file_spheres.iter().for_each(|&(x, r)| placer.add(x, r));
+        for &(i, x, r) in &whole {
+            assert!(
+                !placer.overlaps(x, r),
+                "sphere {i} at {x} overlaps an earlier one"
+            );
+        }
+        let files = files_avoided([&small]);
+        assert_eq!(files.len(), 1);
+        for a in 0..3 {
+            for parts in [2, 3, 5] {
+                let mut got: CellSpheres = Vec::new();
+                for p in 0..parts {
+                    let mut lo = DVec3::splat(-1.0);
+                    let mut hi = DVec3::splat(2.0);
+                    lo[a] = p as f64 / parts as f64;
+                    hi[a] = (p + 1) as f64 / parts as f64;
+                    let inside = |x: DVec3| {
+                        x[a] >= lo[a] && (x[a] < hi[a] || (p + 1 == parts && x[a] <= hi[a]))
+                    };
+                    let mut asked = Vec::new();
+                    small.requests_near(lo, hi, &mut asked);
+                    let near = NearFiles::fetch(None, &files, &asked, &domain);
+                    got.extend(
+                        (small.place_near(lo, hi, Some(&near)).unwrap().into_iter())
+                            .filter(|s| inside(s.1)),
+                    );
+                }
+                got.sort_by_key(|s| s.0);
+                assert_eq!(got, whole, "cut {parts} along {a}");
+            }
+        }
     }
 }

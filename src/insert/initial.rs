@@ -8,7 +8,9 @@
 //! its subdomain ([`Initial::place_near`]; a box lattice's by index
 //! arithmetic, without a walk). A `random` block with a `count` is a rule
 //! too ([`RandomFill`]): each rank places only the cells near its
-//! subdomain. A `file` block is read, not held ([`ParticleFile`]): walks
+//! subdomain, and fetches the spheres of earlier files it must avoid
+//! near those cells from the ranks' slices ([`super::earlier`]). A `file`
+//! block is read, not held ([`ParticleFile`]): walks
 //! read it in bounded pieces, and each rank reads one slice of it and
 //! sends the particles to their owners. Blocks whose particles are listed
 //! (`list`, and a `random` block's relaxed `fill`) are held as records
@@ -17,8 +19,10 @@
 use glam::DVec3;
 
 use super::cells::{RandomFill, Unplaced};
+use super::earlier::{files_avoided, EarlierFile, NearFiles, Request};
 use super::file::{FileWalk, ParticleFile};
 use crate::geometry::region::Region;
+use crate::parallel::comm::Comm;
 use crate::state::particles::ParticleRecord;
 
 /// The particles present at step 0, block by block, in id order.
@@ -247,10 +251,28 @@ impl Initial {
     /// The block index and the first sphere that found no room.
     pub fn check_placed(&self) -> Result<(), (usize, Unplaced)> {
         for (k, fill) in self.fills() {
-            fill.try_for_each(|_, _, _| Ok::<(), Unplaced>(()))
+            fill.try_for_each(None, |_, _, _| Ok::<(), Unplaced>(()))
                 .map_err(|u| (k, u))?;
         }
         Ok(())
+    }
+
+    /// The files that the random fills avoid, once each: what
+    /// [`NearFiles::fetch`] answers [`Self::requests_near`] from.
+    #[must_use]
+    pub fn files_avoided(&self) -> Vec<EarlierFile> {
+        files_avoided(self.fills().map(|(_, f)| f))
+    }
+
+    /// The boxes of earlier files' spheres that [`Self::place_near`]
+    /// (`lo..=hi`) needs.
+    #[must_use]
+    pub fn requests_near(&self, lo: DVec3, hi: DVec3) -> Vec<Request> {
+        let mut out = Vec::new();
+        for (_, fill) in self.fills() {
+            fill.requests_near(lo, hi, &mut out);
+        }
+        out
     }
 
     /// Every particle of the listed blocks, those of a lattice's sites
@@ -260,6 +282,8 @@ impl Initial {
     /// to keep its own. A box lattice and a fill cost the sites and cells
     /// near the box only. Files are not read here: each rank reads a slice
     /// of each ([`Self::files`]) and sends the particles to their owners.
+    /// The spheres of files held by slices that the fills avoid come from
+    /// `near` (fetched for [`Self::requests_near`]).
     ///
     /// # Errors
     /// The block index and the first sphere that found no room.
@@ -267,6 +291,7 @@ impl Initial {
         &self,
         lo: DVec3,
         hi: DVec3,
+        near: Option<&NearFiles>,
         mut f: impl FnMut(usize, &ParticleRecord),
     ) -> Result<(), (usize, Unplaced)> {
         for (k, b) in &self.blocks {
@@ -280,7 +305,7 @@ impl Initial {
                 }
                 InitialBlock::File(_) => {}
                 InitialBlock::Random(fill) => {
-                    let placed = fill.place_near(lo, hi).map_err(|u| (*k, u))?;
+                    let placed = fill.place_near(lo, hi, near).map_err(|u| (*k, u))?;
                     for (i, x, r) in placed {
                         f(*k, &fill.record(i, x, r));
                     }
@@ -318,6 +343,20 @@ impl InitialBlock {
     /// The first error `f` returns.
     pub fn try_for_each<E>(
         &self,
+        f: impl FnMut(&ParticleRecord) -> Result<(), E>,
+    ) -> Result<(), E> {
+        self.try_for_each_in(None, f)
+    }
+
+    /// [`Self::try_for_each`]; a random fill that avoids a file held by
+    /// slices walks collectively on the ranks of `comm`
+    /// ([`RandomFill::try_for_each`]).
+    ///
+    /// # Errors
+    /// The first error `f` returns.
+    pub fn try_for_each_in<E>(
+        &self,
+        comm: Option<&dyn Comm>,
         mut f: impl FnMut(&ParticleRecord) -> Result<(), E>,
     ) -> Result<(), E> {
         match self {
@@ -325,8 +364,9 @@ impl InitialBlock {
             InitialBlock::Lattice(lattice) => lattice.try_for_each(f),
             InitialBlock::File(file) => walk_file(file, f),
             InitialBlock::Random(fill) => {
-                let walked =
-                    fill.try_for_each(|i, x, r| f(&fill.record(i, x, r)).map_err(Walk::Stopped));
+                let walked = fill.try_for_each(comm, |i, x, r| {
+                    f(&fill.record(i, x, r)).map_err(Walk::Stopped)
+                });
                 match walked {
                     Ok(()) | Err(Walk::Unplaced) => Ok(()),
                     Err(Walk::Stopped(e)) => Err(e),
@@ -441,6 +481,12 @@ impl Lattice {
     #[must_use]
     pub fn count(&self) -> usize {
         self.count
+    }
+
+    /// A box holding every site's sphere whole (its region's bounds).
+    #[must_use]
+    pub fn bounds(&self) -> (DVec3, DVec3) {
+        self.region.bounds()
     }
 
     /// The record every site's particle shares, but its id and position.

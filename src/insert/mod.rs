@@ -18,6 +18,7 @@
 //! its radius, for the next interval.
 
 pub mod cells;
+pub mod earlier;
 pub mod file;
 pub mod initial;
 pub mod pour;

@@ -29,6 +29,7 @@ use crate::error::{GravelError, Result};
 use crate::force;
 use crate::geometry::motion::place_walls;
 use crate::geometry::walls::WallShape;
+use crate::insert::earlier::NearFiles;
 use crate::insert::initial::Files;
 use crate::neighbor::carry::{HistoryRows, PairRecords};
 use crate::neighbor::NeighborList;
@@ -113,8 +114,15 @@ fn own_initial(
             }
         }
     }
+    // The spheres of files that the fills avoid, near the cells this
+    // rank places, from the ranks' slices (collective).
+    let avoided = setup.initial.files_avoided();
+    let near = (!avoided.is_empty()).then(|| {
+        let asked = setup.initial.requests_near(lo, hi);
+        NearFiles::fetch(Some(comm), &avoided, &asked, &setup.domain)
+    });
     let mut mine = Vec::new();
-    let placed = setup.initial.place_near(lo, hi, |_, r| {
+    let placed = setup.initial.place_near(lo, hi, near.as_ref(), |_, r| {
         if owner(r) == me {
             mine.push(r.clone());
         }
