@@ -742,6 +742,110 @@ fn fills_around_a_file_bed_are_the_same_bits_on_1_to_4_ranks() {
     assert_rows_are(&one, &want);
 }
 
+/// No rank walks a whole lattice at set-up: each counts, checks and
+/// places its part of the sites (an even share of the site indices). A
+/// fault in any part is refused on 2 and 3 ranks with the message one
+/// process gives, naming the first faulty particle in id order, once, and
+/// nothing is written: a lattice reaching into a wall (its top layers, in
+/// the last rank's part), a lattice over a listed sphere (in the middle
+/// part), and a lattice reaching into an outlet.
+#[test]
+fn a_lattice_checked_by_parts_refuses_the_first_fault_as_one_process_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = |name: &str| {
+        Config::new(name)
+            .run("dt", 1e-5)
+            .run("steps", 2)
+            .run("seed", 1)
+            .run("gravity", [0.0, 0.0, -9.81])
+            .domain([0.0; 3], [0.04, 0.02, 0.02])
+            .material(glass())
+            .contact("normal", hertz(0.5))
+            .wall(plane([0.0; 3], [0.0, 0.0, 1.0], "glass"))
+    };
+    let box_lattice = || {
+        lattice(
+            "glass",
+            0.0005,
+            0.0012,
+            region([0.0; 3], [0.04, 0.02, 0.012]),
+        )
+    };
+    let run = |name: &str, text: &str, np: usize| {
+        let path = write_file(dir.path(), &format!("{name}.toml"), text);
+        let out = dir.path().join(format!("out-{name}-{np}"));
+        let args = [
+            "run",
+            path.to_str().unwrap(),
+            "--quiet",
+            "--out",
+            out.to_str().unwrap(),
+        ];
+        (mpirun(np, &args, dir.path()), out)
+    };
+    let refused = |name: &str, text: &str, want: &[&str]| {
+        let mut messages = Vec::new();
+        for np in [1, 2, 3] {
+            let (o, out) = run(name, text, np);
+            assert_eq!(o.status.code(), Some(2), "{name} on {np}: {}", describe(&o));
+            let err = String::from_utf8_lossy(&o.stderr).to_string();
+            assert_eq!(
+                err.matches("error:").count(),
+                1,
+                "{name} on {np}: one message: {err}"
+            );
+            for w in want {
+                assert!(err.contains(w), "{name} on {np}: `{w}` missing from: {err}");
+            }
+            assert!(!out.exists(), "{name} on {np}: nothing written");
+            // The message, without what mpirun adds after it.
+            let line = err
+                .lines()
+                .find(|l| l.starts_with("error:"))
+                .unwrap_or_default();
+            messages.push(line.to_string());
+        }
+        assert_eq!(
+            messages[1], messages[0],
+            "{name}: 2 ranks say what one process says"
+        );
+        assert_eq!(
+            messages[2], messages[0],
+            "{name}: 3 ranks say what one process says"
+        );
+    };
+    // The good lattice runs on 3 ranks.
+    let good = base("good").particles(box_lattice()).text();
+    let (o, _) = run("good", &good, 3);
+    assert!(o.status.success(), "{}", describe(&o));
+    // A ceiling tilted down towards +x cuts the top layers' far end: their
+    // ids are the largest, in the last part.
+    let tilted = base("wall")
+        .wall(plane([0.04, 0.0, 0.0115], [0.05, 0.0, -1.0], "glass"))
+        .particles(box_lattice())
+        .text();
+    refused("wall", &tilted, &["wall[1]"]);
+    // A listed sphere in the middle of the lattice.
+    let over = base("over")
+        .particles(list("glass", 0.0005, vec![[0.0201, 0.0101, 0.0061]]))
+        .particles(box_lattice())
+        .text();
+    refused(
+        "over",
+        &over,
+        &["particles[1]: lattice particle id", "overlaps"],
+    );
+    // An outlet over the far end of the lattice's top layer.
+    let outlet = base("outlet")
+        .particles(box_lattice())
+        .push(
+            "outlet",
+            Table::new().with("region", region([0.035, 0.0, 0.0105], [0.04, 0.02, 0.012])),
+        )
+        .text();
+    refused("outlet", &outlet, &["outlet[0]", "starts inside"]);
+}
+
 /// Frames and checkpoints are written by every rank at once (parallel
 /// HDF5, each rank's rows at its offset): the frames of a 3-rank run hold
 /// the rows of the 1-rank run, bit for bit, once sorted by id, and the

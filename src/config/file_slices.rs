@@ -29,7 +29,6 @@ use super::particles::{file_kind, FileKind};
 use crate::error::{GravelError, Result};
 use crate::geometry::domain::Domain;
 use crate::insert::file::{FileWalk, Finding, ParticleFile};
-use crate::insert::initial::{Initial, InitialBlock};
 use crate::parallel::comm::Comm;
 use crate::state::pack::{Pack, Unpack};
 use crate::state::particles::ParticleRecord;
@@ -210,30 +209,5 @@ pub(super) fn walk_by_slices(
 ) -> Result<()> {
     let walked = file.walk_part(comm.rank(), comm.size(), f);
     agree(cx, key, comm, walked.map(|_| ((), ())), |_, _| {}, |_| ())?;
-    Ok(())
-}
-
-/// [`Initial::try_for_each`] with each file walked by slices on the ranks
-/// of `comm` ([`walk_by_slices`]), or whole without one. Collective.
-///
-/// # Errors
-/// The first error in the blocks' order, the same on every rank.
-pub(super) fn try_for_each_initial(
-    cx: &Ctx,
-    initial: &Initial,
-    comm: Option<&dyn Comm>,
-    mut f: impl FnMut(usize, &ParticleRecord) -> Result<()>,
-) -> Result<()> {
-    let Some(comm) = comm else {
-        return initial.try_for_each(f);
-    };
-    for (k, b) in initial.blocks() {
-        match b {
-            InitialBlock::File(file) => {
-                walk_by_slices(cx, &format!("particles[{k}]"), file, comm, |r| f(k, r))?;
-            }
-            other => other.try_for_each_in(Some(comm), |r| f(k, r))?,
-        }
-    }
     Ok(())
 }

@@ -2,6 +2,7 @@
 //! typed parameters a run uses ([`Setup`]). Every error names the file, the key
 //! (or the TOML line) and what is allowed, and is raised before step 0.
 
+mod agree;
 mod context;
 pub mod diagnostics;
 mod file_slices;

@@ -1,14 +1,20 @@
 //! `[[outlet]]`: the regions that delete particles, with their output
 //! names, and the refusal of a particle that starts inside one.
 
+use super::agree::lowest_rank_error;
 use super::context::Ctx;
+use super::file_slices::walk_by_slices;
 use super::region::shaped_region;
 use super::schema::OutletConfig;
 use crate::error::Result;
 use crate::geometry::domain::Domain;
 use crate::geometry::outlet::Outlet;
-use crate::insert::initial::Initial;
+use crate::insert::cells::unplaced_message;
+use crate::insert::earlier::NearFiles;
+use crate::insert::file::FileWalk;
+use crate::insert::initial::{Initial, InitialBlock};
 use crate::parallel::comm::Comm;
+use crate::state::particles::ParticleRecord;
 
 /// The outlets of `[[outlet]]`, in config order: each region of any kind
 /// (`shaped_region`: inside the domain), each name as given or
@@ -39,7 +45,10 @@ pub(super) fn outlets(cx: &Ctx, cfg: &[OutletConfig], domain: &Domain) -> Result
 /// Refuse a particle present at step 0 whose centre (wrapped into the box)
 /// lies in an outlet, frozen or not: the first step would delete it, so the
 /// set-up is not what it says. Names the first such particle (in config
-/// order) and the outlet.
+/// order) and the outlet. Each block is walked by its own rule: a listed
+/// block whole, a lattice by parts and a file by slices on several ranks
+/// (the ranks agree on the first fault), a random count only where its
+/// cells meet an outlet. Collective on several ranks.
 pub(super) fn check_initial(
     cx: &Ctx,
     outlets: &[Outlet],
@@ -50,7 +59,7 @@ pub(super) fn check_initial(
     if outlets.is_empty() {
         return Ok(());
     }
-    super::file_slices::try_for_each_initial(cx, initial, comm, |_, r| {
+    let inside = |r: &ParticleRecord| -> Result<()> {
         let at = domain.wrap(r.x);
         match outlets.iter().position(|o| o.contains(at)) {
             Some(k) => Err(cx.err(format!(
@@ -62,5 +71,48 @@ pub(super) fn check_initial(
             ))),
             None => Ok(()),
         }
-    })
+    };
+    let comm = comm.filter(|c| c.size() > 1);
+    let avoided = initial.files_avoided();
+    for (k, b) in initial.blocks() {
+        match b {
+            InitialBlock::Records(records) => records.iter().try_for_each(inside)?,
+            InitialBlock::Lattice(l) => lowest_rank_error(cx, comm, l.try_for_each_part(inside))?,
+            InitialBlock::File(file) => match comm {
+                Some(comm) => walk_by_slices(cx, &format!("particles[{k}]"), file, comm, inside)?,
+                None => match file.try_for_each(inside) {
+                    Ok(()) => {}
+                    Err(FileWalk::Unread(e)) => {
+                        return Err(cx.err(format!("particles[{k}].path: {e}")))
+                    }
+                    Err(FileWalk::Stopped(e)) => return Err(e),
+                },
+            },
+            InitialBlock::Random(fill) => {
+                // The spheres of the cells near each outlet (every rank
+                // places the same); the first inside one, in id order.
+                let mut first: Option<ParticleRecord> = None;
+                for o in outlets {
+                    let (lo, hi) = o.region.bounds();
+                    let near = (!avoided.is_empty()).then(|| {
+                        let mut asked = Vec::new();
+                        fill.requests_near(lo, hi, &mut asked);
+                        NearFiles::fetch(comm, &avoided, &asked, domain)
+                    });
+                    let placed = (fill.place_near(lo, hi, near.as_ref()))
+                        .map_err(|u| cx.err(unplaced_message(k, &u)))?;
+                    for (i, x, r) in placed {
+                        let p = fill.record(i, x, r);
+                        if inside(&p).is_err() && first.as_ref().is_none_or(|f| p.id < f.id) {
+                            first = Some(p);
+                        }
+                    }
+                }
+                if let Some(p) = first {
+                    inside(&p)?;
+                }
+            }
+        }
+    }
+    Ok(())
 }

@@ -1,6 +1,7 @@
 //! `[[particles]]`: the initial particles and the pouring sources, checked
 //! inside the box and free of overlaps.
 
+use super::agree::lowest_rank_error;
 use super::context::Ctx;
 use super::file_slices;
 use super::limits::{usable, MemoryBudget};
@@ -14,7 +15,7 @@ use crate::geometry::walls::Wall;
 use crate::insert::cells::RandomFill;
 use crate::insert::earlier::{file_spheres, Earlier, EarlierFile, NearFiles};
 use crate::insert::file::{FileWalk, ParticleFile};
-use crate::insert::initial::{Files, Initial, InitialBlock, Lattice};
+use crate::insert::initial::{Initial, InitialBlock, Lattice, Share};
 use crate::insert::relax::{relaxed_fill, FillError, FILL_MAX_SWEEPS, FILL_OVERLAP_TOLERANCE};
 use crate::insert::{self, Placer, PourSource, RadiusDist, SizeStats};
 use crate::parallel::comm::Comm;
@@ -208,6 +209,12 @@ pub(super) fn particles(
 ) -> Result<Inserted> {
     // Ids: those of files are kept; generated ids follow the largest id of any file.
     let mut files = Initial::default();
+    if let Some(comm) = comm {
+        files.set_share(Share {
+            rank: comm.rank(),
+            size: comm.size(),
+        });
+    }
     let mut file_ids = FileIds::default();
     // On several ranks, each rank's slices' ids, checked together at the end.
     let mut slice_ids: Vec<u64> = Vec::new();
@@ -270,7 +277,8 @@ pub(super) fn particles(
                     m,
                     *frozen,
                 );
-                let lattice = Lattice::new(shape, spacing, *count, template);
+                // On several ranks each rank counts its part of the sites.
+                let lattice = Lattice::new_in_parts(shape, spacing, *count, template, comm);
                 if lattice.count() == 0 {
                     return Err(cx.err(format!(
                         "{key}.region: too small to hold one sphere of radius {r}"
@@ -602,11 +610,19 @@ pub(super) fn particles(
         }
         all.push(k, block);
     }
-    // The files' particles were checked as they were read.
-    all.try_for_each_listed_in(Files::Skip, |k, r| {
-        check_inside(cx, r, domain)?;
-        check_walls(cx, k, r, walls)
-    })?;
+    // The files' particles were checked as they were read; on several
+    // ranks each rank checks its part of each lattice.
+    for (k, b) in all.blocks() {
+        let check = |r: &ParticleRecord| {
+            check_inside(cx, r, domain)?;
+            check_walls(cx, k, r, walls)
+        };
+        match b {
+            InitialBlock::Records(records) => records.iter().try_for_each(check)?,
+            InitialBlock::Lattice(l) => lowest_rank_error(cx, comm, l.try_for_each_part(check))?,
+            InitialBlock::Random(_) | InitialBlock::File(_) => {}
+        }
+    }
     Ok((all, pours, next_id, sizes))
 }
 
@@ -1088,7 +1104,7 @@ pub(super) fn check_overlaps(
         }
         check_record_overlaps(cx, &held, domain)?;
     }
-    check_lattice_overlaps(cx, initial, domain)?;
+    check_lattice_overlaps(cx, initial, domain, comm)?;
     check_file_overlaps(cx, blocks, initial, domain, comm)?;
     check_fill_overlaps(cx, blocks, initial, domain, comm)
 }
@@ -1223,8 +1239,14 @@ fn check_fill_overlaps(
 }
 
 /// Each lattice's sites against the held records and the lattices before
-/// it, asked of a [`Placer`] (the lattices by index arithmetic).
-fn check_lattice_overlaps(cx: &Ctx, initial: &Initial, domain: &Domain) -> Result<()> {
+/// it, asked of a [`Placer`] (the lattices by index arithmetic); on
+/// several ranks each rank checks its part of the sites.
+fn check_lattice_overlaps(
+    cx: &Ctx,
+    initial: &Initial,
+    domain: &Domain,
+    comm: Option<&dyn Comm>,
+) -> Result<()> {
     let lattices = (initial.blocks())
         .filter(|(_, b)| matches!(b, InitialBlock::Lattice(_)))
         .count();
@@ -1243,7 +1265,7 @@ fn check_lattice_overlaps(cx: &Ctx, initial: &Initial, domain: &Domain) -> Resul
         let InitialBlock::Lattice(lattice) = b else {
             continue;
         };
-        lattice.try_for_each(|p| {
+        let walked = lattice.try_for_each_part(|p| {
             match placer.first_overlapping(p.x, p.radius) {
                 None => Ok(()),
                 Some((y, s)) => Err(cx.err(format!(
@@ -1255,7 +1277,8 @@ fn check_lattice_overlaps(cx: &Ctx, initial: &Initial, domain: &Domain) -> Resul
                     s + p.radius
                 ))),
             }
-        })?;
+        });
+        lowest_rank_error(cx, comm, walked)?;
         placer.add_lattice(lattice);
     }
     Ok(())

@@ -18,7 +18,7 @@ use crate::geometry::motion::{place_walls, MovingWall};
 use crate::geometry::outlet::{Lost, Outlet};
 use crate::geometry::walls::Wall;
 use crate::insert::file::hash_record;
-use crate::insert::initial::{Files, Initial};
+use crate::insert::initial::{Initial, InitialBlock};
 use crate::insert::PourSource;
 use crate::integrate::timestep::TimeScales;
 use crate::key::Key;
@@ -449,10 +449,11 @@ impl Default for Balance {
 /// [`Setup::compat`].
 fn fingerprint(initial: &Initial) -> Fnv {
     let mut blocks = Fnv::default();
-    let _ = initial.try_for_each_listed_in(Files::Skip, |_, r| {
-        hash_record(&mut blocks, r);
-        Ok::<(), ()>(())
-    });
+    for (_, b) in initial.blocks() {
+        if let InitialBlock::Records(records) = b {
+            records.iter().for_each(|r| hash_record(&mut blocks, r));
+        }
+    }
     // A file is the hash of its particles, found when it was checked.
     for (k, file) in initial.files() {
         blocks.u64(k as u64);
@@ -462,6 +463,14 @@ fn fingerprint(initial: &Initial) -> Fnv {
     for (k, fill) in initial.fills() {
         blocks.u64(k as u64);
         blocks.str(&fill.rule());
+    }
+    // So is a lattice (the same on any number of ranks, none of which
+    // walks it whole).
+    for (k, b) in initial.blocks() {
+        if let InitialBlock::Lattice(lattice) = b {
+            blocks.u64(k as u64);
+            blocks.str(&lattice.rule());
+        }
     }
     blocks
 }

@@ -58,15 +58,15 @@ use std::collections::HashMap;
 use glam::DVec3;
 
 #[cfg(test)]
-use super::earlier::EarlierFile;
-use super::earlier::{files_avoided, Earlier, NearFiles, Request};
+use super::earlier::{files_avoided, EarlierFile};
+use super::earlier::{Earlier, NearFiles, Request};
+use super::initial::Share;
 use super::radius::RadiusDist;
 use super::sample::{clear_of_walls, shrunk};
 use super::{stream, uniform, Placer, RANDOM_ATTEMPTS};
 use crate::geometry::domain::Domain;
 use crate::geometry::region::Region;
 use crate::geometry::walls::Wall;
-use crate::parallel::comm::Comm;
 use crate::state::particles::ParticleRecord;
 
 /// The number of spheres a cell is sized to hold, where `2 R_max` does not
@@ -522,13 +522,29 @@ impl CellPlan {
     }
 
     /// Call `f(lo, hi, n)` for every cell `lo..hi` holding `n > 0` spheres.
-    pub fn for_each_cell_count(&self, mut f: impl FnMut(DVec3, DVec3, u64)) {
+    pub fn for_each_cell_count(&self, f: impl FnMut(DVec3, DVec3, u64)) {
+        self.for_each_cell_count_in(0..u64::MAX, f);
+    }
+
+    /// [`Self::for_each_cell_count`] over the cells whose ordinal (x
+    /// slowest, z fastest, empty cells counted) lies in `ordinals`.
+    fn for_each_cell_count_in(
+        &self,
+        ordinals: std::ops::Range<u64>,
+        mut f: impl FnMut(DVec3, DVec3, u64),
+    ) {
         let mut prefixes = Prefixes::of(self);
         let g = self.grid;
+        let mut ordinal = 0u64;
         for i in 0..g.n[0] {
             prefixes.layers.clear();
             for j in 0..g.n[1] {
                 for k in 0..g.n[2] {
+                    let at = ordinal;
+                    ordinal += 1;
+                    if !ordinals.contains(&at) {
+                        continue;
+                    }
                     let q = prefixes.quota([i, j, k]);
                     if !q.is_empty() {
                         let (lo, hi) = g.cell_box([i, j, k]);
@@ -823,9 +839,18 @@ impl RandomFill {
     /// where centres may go, so that they spread over it along every axis.
     /// Where the spheres will be, to within a cell, without placing them
     /// (for cutting the decomposition).
-    pub fn for_each_cell_point(&self, mut f: impl FnMut(DVec3, u64)) {
+    pub fn for_each_cell_point(&self, f: impl FnMut(DVec3, u64)) {
+        self.for_each_cell_point_in(Share::default(), f);
+    }
+
+    /// [`Self::for_each_cell_point`] for the cells of `share` (an even
+    /// share of the cells holding spheres, in their order).
+    pub fn for_each_cell_point_in(&self, share: Share, mut f: impl FnMut(DVec3, u64)) {
         let (ilo, ihi) = self.plan.inner().bounds();
-        self.plan.for_each_cell_count(|lo, hi, n| {
+        let cells = usize::try_from(self.plan.cells()).unwrap_or(usize::MAX);
+        let mine = share.of(cells);
+        let mine = mine.start as u64..mine.end as u64;
+        self.plan.for_each_cell_count_in(mine, |lo, hi, n| {
             // The part of the cell where centres may go.
             let (lo, hi) = (lo.max(ilo), hi.min(ihi).max(lo.max(ilo)));
             for t in 0..n {
@@ -926,21 +951,17 @@ impl RandomFill {
     /// Call `f` for every sphere, in number order, placing slabs of
     /// 4 x layers of cells at a time, with the one layer either
     /// side that they depend on (bounded memory), until `f` fails or a
-    /// sphere finds no room. On several ranks (`comm`) the earlier files'
-    /// spheres near each slab are fetched from the ranks' slices first
-    /// ([`NearFiles::fetch`]); collective then, every rank walking.
+    /// sphere finds no room. For one process, which holds the files the
+    /// fill avoids whole (`gravel check`, tests).
     ///
     /// # Errors
     /// `f`'s error, or [`Unplaced`] converted.
     pub fn try_for_each<E: From<Unplaced>>(
         &self,
-        comm: Option<&dyn Comm>,
         mut f: impl FnMut(u64, DVec3, f64) -> Result<(), E>,
     ) -> Result<(), E> {
         let g = self.plan.grid;
         let all = self.plan.spans_all();
-        let files = files_avoided([self]);
-        let sliced = files.iter().any(|f| !f.whole);
         for i0 in (0..g.n[0]).step_by(WALK_LAYERS) {
             let i1 = (i0 + WALK_LAYERS).min(g.n[0]) - 1;
             let slab = [
@@ -951,12 +972,7 @@ impl RandomFill {
                 all[1],
                 all[2],
             ];
-            let near = sliced.then(|| {
-                let mut asked = Vec::new();
-                self.requests(slab, &mut asked);
-                NearFiles::fetch(comm, &files, &asked, &self.plan.domain)
-            });
-            for (i, x, r) in self.place(slab, near.as_ref())? {
+            for (i, x, r) in self.place(slab, None)? {
                 f(i, x, r)?;
             }
         }
@@ -1006,7 +1022,7 @@ mod tests {
 
     fn all(f: &RandomFill) -> CellSpheres {
         let mut out = Vec::new();
-        f.try_for_each(None, |i, x, r| {
+        f.try_for_each(|i, x, r| {
             out.push((i, x, r));
             Ok::<(), Unplaced>(())
         })
@@ -1150,7 +1166,7 @@ mod tests {
     fn a_fill_too_dense_names_the_sphere_that_found_no_room() {
         let f = fill(unit_box(), closed(), 400, RadiusDist::Fixed(0.1));
         let e = f
-            .try_for_each(None, |_, _, _| Ok::<(), Unplaced>(()))
+            .try_for_each(|_, _, _| Ok::<(), Unplaced>(()))
             .unwrap_err();
         assert_eq!(e.radius, 0.1);
         assert!(e.index < 400);

@@ -3,10 +3,11 @@
 //! A `lattice` block is a rule, not a list: [`Lattice`] gives its sites one
 //! at a time, in the order and with the ids the block assigns, and answers
 //! "which sites lie near this point" by index arithmetic. So no rank ever
-//! holds a lattice's particles: the validation walks them (bounded memory),
-//! the decomposition histograms them, and each rank takes only those in
-//! its subdomain ([`Initial::place_near`]; a box lattice's by index
-//! arithmetic, without a walk). A `random` block with a `count` is a rule
+//! holds a lattice's particles, nor walks them all: on several ranks each
+//! rank counts, checks and histograms its part of the sites
+//! ([`Lattice::new_in_parts`], [`Share`]), and takes those in its
+//! subdomain ([`Initial::place_near`]; a box lattice's by index
+//! arithmetic, a curved one's from every rank's part, sent to the owners). A `random` block with a `count` is a rule
 //! too ([`RandomFill`]): each rank places only the cells near its
 //! subdomain, and fetches the spheres of earlier files it must avoid
 //! near those cells from the ranks' slices ([`super::earlier`]). A `file`
@@ -30,6 +31,35 @@ use crate::state::particles::ParticleRecord;
 pub struct Initial {
     /// `(config block index, block)`, in the order their ids were given.
     blocks: Vec<(usize, InitialBlock)>,
+    /// This process's share of the set-up walks.
+    share: Share,
+}
+
+/// A process's share of the set-up's walks over the initial particles:
+/// rank `rank` of `size` walks an even share of each listed block's
+/// records, of each lattice's sites ([`Lattice::new_in_parts`]) and of
+/// each random fill's cells; one process (`0` of `1`) walks them all.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Share {
+    /// This process's rank.
+    pub rank: usize,
+    /// The number of ranks.
+    pub size: usize,
+}
+
+impl Default for Share {
+    fn default() -> Self {
+        Share { rank: 0, size: 1 }
+    }
+}
+
+impl Share {
+    /// This share's part of `n` items, `lo..hi`.
+    #[must_use]
+    pub fn of(&self, n: usize) -> std::ops::Range<usize> {
+        let (lo, hi) = share(n, self.rank, self.size);
+        lo..hi
+    }
 }
 
 /// Whether a walk reads the `file` blocks or leaves them out.
@@ -55,6 +85,18 @@ pub enum InitialBlock {
 }
 
 impl Initial {
+    /// Walk this process's share at set-up ([`Share`]): lattices built
+    /// with [`Lattice::new_in_parts`] on the same ranks.
+    pub fn set_share(&mut self, share: Share) {
+        self.share = share;
+    }
+
+    /// This process's share of the set-up's walks.
+    #[must_use]
+    pub fn share(&self) -> Share {
+        self.share
+    }
+
     /// Append the block of `[[particles]]` entry `block`.
     pub fn push(&mut self, block: usize, particles: InitialBlock) {
         self.blocks.push((block, particles));
@@ -155,6 +197,39 @@ impl Initial {
         Ok(())
     }
 
+    /// This process's share ([`Share`]) of [`Self::try_for_each_listed_in`]:
+    /// its share of each `list` block and relaxed fill, its part of each
+    /// lattice, and of each file (with [`Files::Read`]) its slice. On
+    /// several ranks the shares together are every particle once.
+    ///
+    /// # Errors
+    /// The first error `f` returns.
+    pub fn try_for_each_share<E>(
+        &self,
+        files: Files,
+        mut f: impl FnMut(usize, &ParticleRecord) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let share = self.share;
+        for (k, b) in &self.blocks {
+            match b {
+                InitialBlock::Records(records) => {
+                    records[share.of(records.len())]
+                        .iter()
+                        .try_for_each(|r| f(*k, r))?;
+                }
+                InitialBlock::Lattice(lattice) => lattice.try_for_each_part(|r| f(*k, r))?,
+                InitialBlock::File(file) if files == Files::Read => {
+                    match file.walk_part(share.rank, share.size, |r| f(*k, r)) {
+                        Ok(_) | Err(FileWalk::Unread(_)) => {}
+                        Err(FileWalk::Stopped(e)) => return Err(e),
+                    }
+                }
+                InitialBlock::File(_) | InitialBlock::Random(_) => {}
+            }
+        }
+        Ok(())
+    }
+
     /// A sample of the bodies (radius, mass, material, frozen flag,
     /// velocity) for extremes: every listed particle, of a lattice its
     /// template (the first site's id, at the origin: every site's body is
@@ -189,30 +264,33 @@ impl Initial {
         }
     }
 
-    /// Call `f(x, n)` with where the particles are, `n` at a time: each
-    /// listed, read or lattice particle at its centre, a random fill's
-    /// spheres spread over their cells (for cutting the decomposition).
-    /// With [`Files::Skip`], the files are left out (each rank adds its
-    /// slice of them).
+    /// Call `f(x, n)` with where this process's share of the particles
+    /// are ([`Self::try_for_each_share`]), `n` at a time: each listed,
+    /// read or lattice particle at its centre, a random fill's spheres
+    /// spread over their cells (for cutting the decomposition; on several
+    /// ranks the ranks add their shares up). With [`Files::Skip`], the
+    /// files are left out (each rank adds its slice of them).
     pub fn for_each_weighted(&self, files: Files, mut f: impl FnMut(DVec3, u64)) {
-        let _ = self.try_for_each_listed_in(files, |_, r| {
+        let _ = self.try_for_each_share(files, |_, r| {
             f(r.x, 1);
             Ok::<(), ()>(())
         });
         for (_, b) in &self.blocks {
             if let InitialBlock::Random(fill) = b {
-                fill.for_each_cell_point(&mut f);
+                fill.for_each_cell_point_in(self.share, &mut f);
             }
         }
     }
 
-    /// The box holding every particle whole (a random fill: its region),
-    /// or `None` for none; with [`Files::Skip`], the files left out.
+    /// The box holding this process's share of the particles whole (a
+    /// random fill: its region), or `None` for none; with [`Files::Skip`],
+    /// the files left out. On several ranks the union of the ranks' boxes
+    /// holds every particle.
     #[must_use]
     pub fn bounds(&self, files: Files) -> Option<(DVec3, DVec3)> {
         let mut lo = DVec3::splat(f64::INFINITY);
         let mut hi = DVec3::splat(f64::NEG_INFINITY);
-        let _ = self.try_for_each_listed_in(files, |_, p| {
+        let _ = self.try_for_each_share(files, |_, p| {
             lo = lo.min(p.x - p.radius);
             hi = hi.max(p.x + p.radius);
             Ok::<(), ()>(())
@@ -251,7 +329,7 @@ impl Initial {
     /// The block index and the first sphere that found no room.
     pub fn check_placed(&self) -> Result<(), (usize, Unplaced)> {
         for (k, fill) in self.fills() {
-            fill.try_for_each(None, |_, _, _| Ok::<(), Unplaced>(()))
+            fill.try_for_each(|_, _, _| Ok::<(), Unplaced>(()))
                 .map_err(|u| (k, u))?;
         }
         Ok(())
@@ -275,8 +353,25 @@ impl Initial {
         out
     }
 
-    /// Every particle of the listed blocks, those of a lattice's sites
-    /// near the box `lo..=hi` ([`Lattice::try_for_each_in`]), and of each
+    /// This process's part of each lattice whose sites cannot be found by
+    /// index arithmetic (not [`Lattice::is_indexed`]: a curved region),
+    /// which [`Self::place_near`] leaves out: each rank walks its part and
+    /// sends the particles to their owners.
+    pub fn for_each_unindexed_part(&self, mut f: impl FnMut(&ParticleRecord)) {
+        for (_, b) in &self.blocks {
+            if let InitialBlock::Lattice(lattice) = b {
+                if !lattice.is_indexed() {
+                    let _ = lattice.try_for_each_part(|r| {
+                        f(r);
+                        Ok::<(), ()>(())
+                    });
+                }
+            }
+        }
+    }
+
+    /// Every particle of the listed blocks, those of an indexed lattice's
+    /// sites near the box `lo..=hi` ([`Lattice::try_for_each_in`]), and of each
     /// random fill the spheres of the cells that overlap the box, in id
     /// order within each block: a superset of those in the box, for a rank
     /// to keep its own. A box lattice and a fill cost the sites and cells
@@ -297,13 +392,13 @@ impl Initial {
         for (k, b) in &self.blocks {
             match b {
                 InitialBlock::Records(records) => records.iter().for_each(|r| f(*k, r)),
-                InitialBlock::Lattice(lattice) => {
+                InitialBlock::Lattice(lattice) if lattice.is_indexed() => {
                     let _ = lattice.try_for_each_in(lo, hi, |r| {
                         f(*k, r);
                         Ok::<(), ()>(())
                     });
                 }
-                InitialBlock::File(_) => {}
+                InitialBlock::Lattice(_) | InitialBlock::File(_) => {}
                 InitialBlock::Random(fill) => {
                     let placed = fill.place_near(lo, hi, near).map_err(|u| (*k, u))?;
                     for (i, x, r) in placed {
@@ -343,20 +438,6 @@ impl InitialBlock {
     /// The first error `f` returns.
     pub fn try_for_each<E>(
         &self,
-        f: impl FnMut(&ParticleRecord) -> Result<(), E>,
-    ) -> Result<(), E> {
-        self.try_for_each_in(None, f)
-    }
-
-    /// [`Self::try_for_each`]; a random fill that avoids a file held by
-    /// slices walks collectively on the ranks of `comm`
-    /// ([`RandomFill::try_for_each`]).
-    ///
-    /// # Errors
-    /// The first error `f` returns.
-    pub fn try_for_each_in<E>(
-        &self,
-        comm: Option<&dyn Comm>,
         mut f: impl FnMut(&ParticleRecord) -> Result<(), E>,
     ) -> Result<(), E> {
         match self {
@@ -364,9 +445,8 @@ impl InitialBlock {
             InitialBlock::Lattice(lattice) => lattice.try_for_each(f),
             InitialBlock::File(file) => walk_file(file, f),
             InitialBlock::Random(fill) => {
-                let walked = fill.try_for_each(comm, |i, x, r| {
-                    f(&fill.record(i, x, r)).map_err(Walk::Stopped)
-                });
+                let walked =
+                    fill.try_for_each(|i, x, r| f(&fill.record(i, x, r)).map_err(Walk::Stopped));
                 match walked {
                     Ok(()) | Err(Walk::Unplaced) => Ok(()),
                     Err(Walk::Stopped(e)) => Err(e),
@@ -436,6 +516,24 @@ pub struct Lattice {
     count: usize,
     /// The record of every site but its id and position.
     template: ParticleRecord,
+    /// The sites this process walks at set-up.
+    part: Part,
+}
+
+/// The sites one process walks at set-up: the x-fastest site indices
+/// `lo..hi`, with `before` kept sites ahead of them. One process walks
+/// them all; on several ranks each walks an even share of the indices.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Part {
+    lo: usize,
+    hi: usize,
+    before: usize,
+}
+
+/// Rank `rank`'s even share of `n` indices, of `size` ranks.
+fn share(n: usize, rank: usize, size: usize) -> (usize, usize) {
+    let at = |r: usize| (n as u128 * r as u128 / size as u128) as usize;
+    (at(rank), at(rank + 1))
 }
 
 impl Lattice {
@@ -444,6 +542,23 @@ impl Lattice {
     /// at most `limit`. Walks the sites once to count them (no memory).
     #[must_use]
     pub fn new(region: Region, spacing: f64, limit: Option<u64>, template: ParticleRecord) -> Self {
+        Self::new_in_parts(region, spacing, limit, template, None)
+    }
+
+    /// [`Self::new`], on several ranks (`comm`) by parts: each rank counts
+    /// the kept sites of its even share of the site indices (stopping at
+    /// `limit`), and the ranks add the counts up; the rank whose share
+    /// holds the last kept site finds it. Each rank keeps its share as the
+    /// part it walks at set-up ([`Self::try_for_each_part`]). The lattice
+    /// is the same on every rank and on one process. Collective.
+    #[must_use]
+    pub fn new_in_parts(
+        region: Region,
+        spacing: f64,
+        limit: Option<u64>,
+        template: ParticleRecord,
+        comm: Option<&dyn Comm>,
+    ) -> Self {
         let (lo, hi) = region.bounds();
         let shape = super::lattice_shape(lo, hi, template.radius, spacing).map(|n| n as usize);
         let mut lattice = Lattice {
@@ -454,20 +569,73 @@ impl Lattice {
             end: 0,
             count: 0,
             template: ParticleRecord { id: 0, ..template },
+            part: Part {
+                lo: 0,
+                hi: 0,
+                before: 0,
+            },
         };
         let limit = limit.map_or(usize::MAX, |l| usize::try_from(l).unwrap_or(usize::MAX));
-        let mut index = 0;
-        let (mut count, mut end) = (0, 0);
-        lattice.walk_sites(|x| {
-            if count < limit && lattice.keeps(x) {
-                count += 1;
-                end = index + 1;
+        let sites = shape.iter().product::<usize>();
+        let comm = comm.filter(|c| c.size() > 1);
+        let (rank, size) = comm.map_or((0, 1), |c| (c.rank(), c.size()));
+        let (a, b) = share(sites, rank, size);
+        // The kept sites of the share, up to `limit`, and one past the last.
+        let walk = |lattice: &Lattice, want: usize| {
+            let (mut kept, mut last) = (0, a);
+            lattice.walk_range(a, b, |t, x| {
+                if kept < want && lattice.keeps(x) {
+                    kept += 1;
+                    last = t + 1;
+                }
+                kept < want
+            });
+            (kept, last)
+        };
+        let (kept, last) = walk(&lattice, limit);
+        let Some(comm) = comm else {
+            lattice.count = kept;
+            lattice.end = if kept == 0 { 0 } else { last };
+            lattice.part = Part {
+                lo: 0,
+                hi: lattice.end,
+                before: 0,
+            };
+            return lattice;
+        };
+        let mut counts = Vec::with_capacity(size);
+        for buf in comm.all_gather(&(kept as u64).to_le_bytes()) {
+            counts.push(u64::from_le_bytes(buf[..8].try_into().expect("8 bytes")) as usize);
+        }
+        let before: Vec<usize> = (counts.iter())
+            .scan(0usize, |sum, &c| {
+                let b = *sum;
+                *sum = sum.saturating_add(c);
+                Some(b)
+            })
+            .collect();
+        let total = before[size - 1].saturating_add(counts[size - 1]);
+        let count = total.min(limit);
+        // The rank whose share holds the `count`-th kept site finds the
+        // index after it.
+        let mut end = [0u64];
+        if count > 0 {
+            let holder = (0..size)
+                .find(|&r| before[r] + counts[r] >= count)
+                .expect("the counts add up to at least `count`");
+            if holder == rank {
+                let (_, last) = walk(&lattice, count - before[rank]);
+                end[0] = last as u64;
             }
-            index += 1;
-            count < limit
-        });
+        }
+        comm.max_u64s(&mut end);
         lattice.count = count;
-        lattice.end = end;
+        lattice.end = end[0] as usize;
+        lattice.part = Part {
+            lo: a.min(lattice.end),
+            hi: b.min(lattice.end),
+            before: before[rank].min(count),
+        };
         lattice
     }
 
@@ -512,19 +680,48 @@ impl Lattice {
         self.region.holds_sphere(x, self.template.radius)
     }
 
-    /// Call `f(site)` for every site in x-fastest order while it returns
-    /// true.
-    fn walk_sites(&self, mut f: impl FnMut(DVec3) -> bool) {
-        let [nx, ny, nz] = self.shape;
-        for k in 0..nz {
-            for j in 0..ny {
-                for i in 0..nx {
-                    if !f(self.site(i, j, k)) {
-                        return;
-                    }
+    /// Call `f(index, site)` for the sites of x-fastest indices `a..b`, in
+    /// order, while it returns true.
+    fn walk_range(&self, a: usize, b: usize, mut f: impl FnMut(usize, DVec3) -> bool) {
+        let [nx, ny, _] = self.shape;
+        let mut t = a;
+        while t < b {
+            let (i, j, k) = (t % nx, (t / nx) % ny, t / (nx * ny));
+            let row_end = (t - i + nx).min(b);
+            for ii in i..i + (row_end - t) {
+                if !f(t, self.site(ii, j, k)) {
+                    return;
                 }
+                t += 1;
             }
         }
+    }
+
+    /// The rule, written out exactly (a fingerprint of the particles: the
+    /// same rule gives the same sites and ids).
+    #[must_use]
+    pub fn rule(&self) -> String {
+        format!(
+            "{:?}",
+            (
+                self.lo,
+                self.shape,
+                self.spacing,
+                &self.region,
+                self.end,
+                self.count,
+                &self.template
+            )
+        )
+    }
+
+    /// Whether every site before the last kept one is kept (a box region,
+    /// or a count that stops the lattice early): then site `t` in x-fastest
+    /// order is particle `first id + t`, and the sites near a box are found
+    /// by index arithmetic ([`Self::try_for_each_in`]).
+    #[must_use]
+    pub fn is_indexed(&self) -> bool {
+        self.count == self.end
     }
 
     /// Call `f(record)` for every particle, in id order.
@@ -533,16 +730,38 @@ impl Lattice {
     /// The first error `f` returns.
     pub fn try_for_each<E>(
         &self,
+        f: impl FnMut(&ParticleRecord) -> Result<(), E>,
+    ) -> Result<(), E> {
+        self.try_for_each_from(0, self.end, 0, f)
+    }
+
+    /// [`Self::try_for_each`] over the part of the sites this process walks
+    /// at set-up (all of them on one process; an even share of them on
+    /// each of several ranks: [`Self::new_in_parts`]), in id order.
+    ///
+    /// # Errors
+    /// The first error `f` returns.
+    pub fn try_for_each_part<E>(
+        &self,
+        f: impl FnMut(&ParticleRecord) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let p = self.part;
+        self.try_for_each_from(p.lo, p.hi, p.before, f)
+    }
+
+    /// Call `f(record)` for the kept sites of indices `a..b`, `before` kept
+    /// sites ahead of them.
+    fn try_for_each_from<E>(
+        &self,
+        a: usize,
+        b: usize,
+        before: usize,
         mut f: impl FnMut(&ParticleRecord) -> Result<(), E>,
     ) -> Result<(), E> {
         let mut record = self.template.clone();
-        let mut index = 0;
+        record.id += before as u64;
         let mut result = Ok(());
-        self.walk_sites(|x| {
-            if index >= self.end {
-                return false;
-            }
-            index += 1;
+        self.walk_range(a, b, |_, x| {
             if self.keeps(x) {
                 record.x = x;
                 result = f(&record);
@@ -568,7 +787,7 @@ impl Lattice {
         hi: DVec3,
         mut f: impl FnMut(&ParticleRecord) -> Result<(), E>,
     ) -> Result<(), E> {
-        if self.count != self.end {
+        if !self.is_indexed() {
             return self.try_for_each(f);
         }
         let first = self.lo + DVec3::splat(self.template.radius);

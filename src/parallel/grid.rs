@@ -92,6 +92,23 @@ impl Decomposition {
         Self::choose_from(setup, ranks, rank, &Spread::of(setup, Files::Read))
     }
 
+    /// The decomposition over the ranks of `comm`, seen from this rank:
+    /// each rank finds where its share of the initial particles lies
+    /// ([`Spread::of`]; with [`Files::Skip`], `slices` are the particles
+    /// of the files it read), and the ranks add their spreads up, so that
+    /// every rank cuts the same grid. Collective.
+    pub fn shared(
+        setup: &Setup,
+        comm: &dyn Comm,
+        files: Files,
+        slices: &[Vec<ParticleRecord>],
+    ) -> Result<Self> {
+        let mut spread = Spread::of(setup, files);
+        slices.iter().for_each(|s| spread.add(s));
+        spread.reduce(comm);
+        Self::choose_from(setup, comm.size(), comm.rank(), &spread)
+    }
+
     /// [`Self::choose`] from `spread`, where the initial particles lie.
     pub fn choose_from(setup: &Setup, ranks: usize, rank: usize, spread: &Spread) -> Result<Self> {
         let file = &setup.config_path;
@@ -269,8 +286,10 @@ pub struct Spread {
 }
 
 impl Spread {
-    /// The spread of `setup`'s initial particles, from one walk over them
-    /// and one for the box; `files` says whether the walks read the files.
+    /// The spread of this process's share of `setup`'s initial particles
+    /// (all of them on one process; on several ranks, [`Self::reduce`]
+    /// adds the ranks' spreads up), from one walk over them and one for
+    /// the box; `files` says whether the walks read the files.
     #[must_use]
     pub fn of(setup: &Setup, files: Files) -> Self {
         let d = &setup.domain;

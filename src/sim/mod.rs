@@ -34,7 +34,7 @@ use crate::insert::initial::Files;
 use crate::neighbor::carry::{HistoryRows, PairRecords};
 use crate::neighbor::NeighborList;
 use crate::parallel::comm::Comm;
-use crate::parallel::grid::{Decomposition, Spread};
+use crate::parallel::grid::Decomposition;
 use crate::parallel::halo::Halo;
 use crate::state::history::WallHistory;
 use crate::state::particles::{ParticleRecord, Particles};
@@ -132,7 +132,12 @@ fn own_initial(
         Err((k, u)) => crate::insert::cells::unplaced_message(*k, u),
     };
     agree(setup, &message, comm)?;
-    for slice in slices {
+    // The lattices of curved regions: each rank walks its part of them.
+    let mut parts = Vec::new();
+    setup
+        .initial
+        .for_each_unindexed_part(|r| parts.push(r.clone()));
+    for slice in slices.into_iter().chain(std::iter::once(parts)) {
         mine.extend(send_to_owners(slice, &owner, comm));
     }
     let mut particles = Particles::default();
@@ -217,11 +222,8 @@ impl Simulation {
         // Each rank reads a slice of each file; the decomposition is cut
         // from the generated blocks and every rank's slices together.
         let slices = read_file_slices(&setup, comm.as_ref())?;
-        let decomp = if comm.size() > 1 && !slices.is_empty() {
-            let mut spread = Spread::of(&setup, Files::Skip);
-            slices.iter().for_each(|s| spread.add(s));
-            spread.reduce(comm.as_ref());
-            Decomposition::choose_from(&setup, comm.size(), comm.rank(), &spread)?
+        let decomp = if comm.size() > 1 {
+            Decomposition::shared(&setup, comm.as_ref(), Files::Skip, &slices)?
         } else {
             Decomposition::for_ranks(&setup, comm.size(), comm.rank())?
         };

@@ -6,6 +6,7 @@ use super::Simulation;
 use crate::config::Setup;
 use crate::force;
 use crate::geometry::domain::Domain;
+use crate::insert::initial::Files;
 use crate::neighbor::{self, NeighborList};
 use crate::parallel::comm::Comm;
 use crate::parallel::grid::{halo_width, Decomposition};
@@ -131,8 +132,12 @@ impl Simulation {
                 }
             }
         }
-        let decomp = Decomposition::for_ranks(&setup, comm.size(), comm.rank())
-            .map_err(|e| e.to_string())?;
+        let decomp = if comm.size() > 1 {
+            Decomposition::shared(&setup, comm.as_ref(), Files::Read, &[])
+        } else {
+            Decomposition::for_ranks(&setup, 1, 0)
+        }
+        .map_err(|e| e.to_string())?;
         let mine;
         // One rank given rows out of order (a checkpoint written by several)
         // sorts them the same way.
