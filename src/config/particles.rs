@@ -343,6 +343,7 @@ pub(super) fn particles(
                             walls,
                             domain,
                             earlier.clone(),
+                            comm,
                         );
                         sizes.push(BlockSizes {
                             key: key.clone(),

@@ -67,6 +67,7 @@ use super::{stream, uniform, Placer, RANDOM_ATTEMPTS};
 use crate::geometry::domain::Domain;
 use crate::geometry::region::Region;
 use crate::geometry::walls::Wall;
+use crate::parallel::comm::Comm;
 use crate::state::particles::ParticleRecord;
 
 /// The number of spheres a cell is sized to hold, where `2 R_max` does not
@@ -299,7 +300,13 @@ const fn widen() -> [[i64; 3]; 8] {
 impl Weights {
     /// The weights of `inner` (the region shrunk by `R_max`) less what the
     /// `walls` leave no room in for a sphere of radius `r_max`.
-    fn new(grid: &Grid, inner: &Region, walls: &[Wall], r_max: f64) -> Self {
+    fn new(
+        grid: &Grid,
+        inner: &Region,
+        walls: &[Wall],
+        r_max: f64,
+        comm: Option<&dyn Comm>,
+    ) -> Self {
         let (ilo, ihi) = inner.bounds();
         let walls_cut = walls.iter().any(|w| w.box_clearance(ilo, ihi) < r_max);
         match *inner {
@@ -331,13 +338,36 @@ impl Weights {
                 Weights::Separable { axis, prefix }
             }
             _ => {
-                let mut layer_prefix = vec![0u128];
-                for i in 0..grid.n[0] {
-                    let layer: u128 = layer_weights(grid, inner, walls, r_max, i)
-                        .iter()
+                // Each rank weighs an even share of the x layers; the
+                // ranks share the layers' totals.
+                let layer = |i: usize| -> u128 {
+                    (layer_weights(grid, inner, walls, r_max, i).iter())
                         .map(|&w| u128::from(w))
-                        .sum();
-                    layer_prefix.push(layer_prefix.last().unwrap() + layer);
+                        .sum()
+                };
+                let n = grid.n[0];
+                let totals: Vec<u128> = match comm.filter(|c| c.size() > 1) {
+                    None => (0..n).map(layer).collect(),
+                    Some(comm) => {
+                        let mine = Share {
+                            rank: comm.rank(),
+                            size: comm.size(),
+                        }
+                        .of(n);
+                        let mut buf = Vec::with_capacity(16 * mine.len());
+                        for i in mine {
+                            buf.extend_from_slice(&layer(i).to_le_bytes());
+                        }
+                        (comm.all_gather(&buf).iter())
+                            .flat_map(|b| b.chunks_exact(16))
+                            .map(|c| u128::from_le_bytes(c.try_into().expect("16 bytes")))
+                            .collect()
+                    }
+                };
+                let mut layer_prefix = Vec::with_capacity(n + 1);
+                layer_prefix.push(0u128);
+                for t in totals {
+                    layer_prefix.push(layer_prefix.last().unwrap() + t);
                 }
                 Weights::Layers { layer_prefix }
             }
@@ -470,7 +500,10 @@ impl CellPlan {
     /// sized to hold about `per_cell` spheres each (at least `2 r_max`
     /// wide), weighted by the volume left to centres inside `region` and
     /// clear of `walls`. `sized_for` is the count the cells are sized for
-    /// (`count`, or fewer where a region could not hold them all).
+    /// (`count`, or fewer where a region could not hold them all). On
+    /// several ranks (`comm`) each rank weighs a share of a curved
+    /// region's layers, and the ranks share them (collective).
+    #[allow(clippy::too_many_arguments)]
     pub fn new(
         count: u64,
         sized_for: u64,
@@ -479,12 +512,13 @@ impl CellPlan {
         walls: &[Wall],
         domain: &Domain,
         per_cell: f64,
+        comm: Option<&dyn Comm>,
     ) -> Self {
         let per_sphere = region.volume() / (sized_for.max(1) as f64);
         let edge = (2.0 * r_max).max((per_cell * per_sphere).cbrt());
         let grid = Grid::new(&region, domain, edge);
         let inner = shrunk(&region, r_max).unwrap_or(region);
-        let weights = Weights::new(&grid, &inner, walls, r_max);
+        let weights = Weights::new(&grid, &inner, walls, r_max, comm);
         CellPlan {
             count,
             region,
@@ -711,6 +745,8 @@ impl RandomFill {
     /// and what `earlier` blocks placed, across the periodic faces of
     /// `domain`. The region must have room for the largest sphere
     /// ([`super::has_room`]). Ids start at 0 until [`Self::set_first_id`].
+    /// On several ranks (`comm`) its cells are weighed by parts
+    /// ([`CellPlan::new`]; collective).
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         seed: u64,
@@ -723,6 +759,7 @@ impl RandomFill {
         walls: &[Wall],
         domain: &Domain,
         earlier: Earlier,
+        comm: Option<&dyn Comm>,
     ) -> Self {
         let plan = CellPlan::new(
             count,
@@ -732,6 +769,7 @@ impl RandomFill {
             walls,
             domain,
             SPHERES_PER_CELL,
+            comm,
         );
         RandomFill {
             seed,
@@ -751,7 +789,7 @@ impl RandomFill {
     fn with_cells_of(mut self, per_cell: f64) -> Self {
         let p = &self.plan;
         self.plan = CellPlan::new(
-            p.count, p.count, p.region, p.r_max, &p.walls, &p.domain, per_cell,
+            p.count, p.count, p.region, p.r_max, &p.walls, &p.domain, per_cell, None,
         );
         self
     }
@@ -1016,6 +1054,7 @@ mod tests {
             &[],
             &domain,
             earlier,
+            None,
         )
         .with_cells_of(8.0)
     }

@@ -264,6 +264,7 @@ impl PourSource {
             walls,
             domain,
             SPHERES_PER_CELL,
+            None,
         );
         Some(PourBatch {
             seed,
