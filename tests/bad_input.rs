@@ -311,6 +311,7 @@ bad_cases! {
     radius_range_holding_none_of_the_distribution => "radius_range_missing_the_mass";
     fill_at_the_densest_packing => "fill_too_high" + run;
     fill_zero => "fill_zero";
+    relaxed_fill_beyond_its_bound => "fill_too_many" + run;
     random_with_count_and_fill => "count_and_fill";
     random_with_neither_count_nor_fill => "neither_count_nor_fill";
     region_radius_zero => "region_radius_zero";
