@@ -172,112 +172,239 @@ impl PairJobs {
     /// of the lower global id evaluates a pair of owned particles that list
     /// each other, any other entry its own pair (`blocks` holds the build's
     /// work blocks, for their role scratch).
+    ///
+    /// Every pass runs block by block in parallel: the blocks' job and slot
+    /// counts, summed over the blocks before, give each block the numbers
+    /// its jobs and slots start at, so the numbering is the one a single
+    /// pass in row order gives.
     pub(super) fn assign(&mut self, rows: &VerletRows, p: &Particles, blocks: &mut [BlockRows]) {
-        const EVALUATES: u32 = u32::MAX;
-        const UNSET: u32 = u32::MAX;
         let n = rows.owned();
         // Per entry: EVALUATES, or the entry of the same pair that does
-        // (each block's entries in its `role`).
-        blocks.par_iter_mut().enumerate().for_each(|(b, block)| {
-            let (first, last) = (b * BLOCK, ((b + 1) * BLOCK).min(n));
-            let role = &mut block.role;
-            role.clear();
-            role.reserve(rows.offsets()[last] - rows.offsets()[first]);
-            for k in first..last {
-                for e in rows.row(k) {
-                    let q = rows.partner(e);
-                    // The lower id evaluates; the higher looks for the
-                    // pair in the partner's row (present there unless the
-                    // rows disagree at the cut-off, then it evaluates too).
-                    let mirror = (q < n && rows.partner_id(e, &p.id) < p.id[k])
-                        .then(|| rows.entry_of(q, p.id[k], &p.id))
-                        .flatten();
-                    role.push(mirror.map_or(EVALUATES, |m| m as u32));
+        // (each block's entries in its `role`); per block, its jobs, its
+        // share slots and the reach of its pairs in blocks.
+        let counts: Vec<(usize, usize, usize)> = (blocks.par_iter_mut().enumerate())
+            .map(|(b, block)| {
+                let (first, last) = (b * BLOCK, ((b + 1) * BLOCK).min(n));
+                let role = &mut block.role;
+                role.clear();
+                role.reserve(rows.offsets()[last] - rows.offsets()[first]);
+                let (mut jobs, mut slots, mut reach) = (0, 0, 0);
+                for k in first..last {
+                    slots += rows.below(k, p.id[k], &p.id);
+                    for e in rows.row(k) {
+                        let q = rows.partner(e);
+                        if q < n {
+                            reach = reach.max((q / BLOCK).abs_diff(b));
+                        }
+                        // The lower id evaluates; the higher looks for the
+                        // pair in the partner's row (present there unless the
+                        // rows disagree at the cut-off, then it evaluates too).
+                        let mirror = (q < n && rows.partner_id(e, &p.id) < p.id[k])
+                            .then(|| rows.entry_of(q, p.id[k], &p.id))
+                            .flatten();
+                        role.push(mirror.map_or(EVALUATES, |m| m as u32));
+                        jobs += usize::from(mirror.is_none());
+                    }
                 }
+                (jobs, slots, reach)
+            })
+            .collect();
+        let starts = |pick: fn(&(usize, usize, usize)) -> usize| -> Vec<usize> {
+            let mut at = Vec::with_capacity(counts.len() + 1);
+            at.push(0);
+            for c in &counts {
+                at.push(at.last().expect("starts with 0") + pick(c));
             }
-        });
+            at
+        };
+        let (job_start, slot_start) = (starts(|c| c.0), starts(|c| c.1));
+        let jobs = *job_start.last().expect("starts with 0");
         let entries = rows.entries();
-        self.offsets.clear();
-        self.offsets.room_for(n + 1);
-        self.offsets.push(0);
-        self.slot_offsets.clear();
-        self.slot_offsets.room_for(n + 1);
-        self.slot_offsets.push(0);
+        self.block_reach = counts.iter().map(|c| c.2).max().unwrap_or(0);
+        for v in [&mut self.offsets, &mut self.slot_offsets] {
+            v.clear();
+            v.room_for(n + 1);
+            v.resize(n + 1, 0);
+        }
         for v in [&mut self.partner, &mut self.share_slot] {
             v.clear();
-            v.room_for(entries / 2 + 1);
+            v.room_for(jobs);
+            v.resize(jobs, 0);
         }
         self.evaluator_lower.clear();
-        self.evaluator_lower.room_for(entries / 2 + 1);
+        self.evaluator_lower.room_for(jobs);
+        self.evaluator_lower.resize(jobs, false);
         self.owner.clear();
-        self.owner.room_for(entries / 2 + 1);
+        self.owner.room_for(jobs);
+        self.owner.resize(jobs, 0);
         self.job_of_entry.clear();
         self.job_of_entry.room_for(entries);
         self.job_of_entry.resize(entries, 0);
-        // Block b's roles start at entry `offsets[b · BLOCK]`.
-        let block_of = |k: usize| &blocks[k / BLOCK];
-        let base = |k: usize| rows.offsets()[k / BLOCK * BLOCK];
-        for k in 0..n {
-            let row = rows.row(k);
-            let (roles, row0) = (&block_of(k).role, base(k));
-            let lower = rows.below(k, p.id[k], &p.id);
-            let slot0 = *self.slot_offsets.last().expect("starts with 0");
-            self.slot_offsets.push(slot0 + lower);
-            for e in row.clone() {
-                if roles[e - row0] == EVALUATES {
-                    self.job_of_entry[e] = self.partner.len() as u32;
-                    self.partner.push(rows.partner(e) as u32);
-                    // A lower-id partner (the row's first `lower` entries):
-                    // the share is this particle's own; else the partner's,
-                    // placed by its mirror entry below.
-                    let own = e < row.start + lower;
-                    self.share_slot.push(if own {
-                        self.slot_of(k, row.start, e)
-                    } else {
-                        UNSET
-                    });
-                    self.evaluator_lower.push(!own);
-                    self.owner.push((k % BLOCK) as u16);
-                }
-            }
-            self.offsets.push(self.partner.len());
+        // Each block's rows, entries and jobs, as bounds per block.
+        let row_bounds: Vec<usize> = (0..=blocks.len()).map(|b| (b * BLOCK).min(n)).collect();
+        let entry_bounds: Vec<usize> = row_bounds.iter().map(|&k| rows.offsets()[k]).collect();
+        // The evaluating entries: their jobs, partners and own share slots.
+        {
+            let offsets = split_at_bounds(&mut self.offsets[1..], &row_bounds);
+            let slot_offsets = split_at_bounds(&mut self.slot_offsets[1..], &row_bounds);
+            let job_of_entry = split_at_bounds(&mut self.job_of_entry, &entry_bounds);
+            let partner = split_at_bounds(&mut self.partner, &job_start);
+            let share_slot = split_at_bounds(&mut self.share_slot, &job_start);
+            let lower = split_at_bounds(&mut self.evaluator_lower, &job_start);
+            let owner = split_at_bounds(&mut self.owner, &job_start);
+            let parts = (offsets.into_iter().zip(slot_offsets).zip(job_of_entry)).zip(
+                partner
+                    .into_iter()
+                    .zip(share_slot)
+                    .zip(lower.into_iter().zip(owner)),
+            );
+            (parts.enumerate().collect::<Vec<_>>().into_par_iter()).for_each(
+                |(
+                    b,
+                    (
+                        ((offsets, slot_offsets), job_of_entry),
+                        ((partner, share_slot), (lower, owner)),
+                    ),
+                )| {
+                    let roles = &blocks[b].role;
+                    let (row0, job0) = (entry_bounds[b], job_start[b]);
+                    let (mut job, mut slot) = (job0, slot_start[b]);
+                    for (t, k) in (row_bounds[b]..row_bounds[b + 1]).enumerate() {
+                        let row = rows.row(k);
+                        let below = rows.below(k, p.id[k], &p.id);
+                        for e in row.clone() {
+                            if roles[e - row0] != EVALUATES {
+                                continue;
+                            }
+                            let j = job - job0;
+                            job_of_entry[e - row0] = job as u32;
+                            partner[j] = rows.partner(e) as u32;
+                            // A lower-id partner (the row's first `below`
+                            // entries): the share is this particle's own;
+                            // else the partner's, placed by its mirror entry.
+                            let own = e < row.start + below;
+                            share_slot[j] = if own {
+                                (slot + e - row.start) as u32
+                            } else {
+                                UNSET
+                            };
+                            lower[j] = !own;
+                            owner[j] = (k % BLOCK) as u16;
+                            job += 1;
+                        }
+                        slot += below;
+                        offsets[t] = job;
+                        slot_offsets[t] = slot;
+                    }
+                },
+            );
         }
-        for k in 0..n {
-            let (roles, row0) = (&block_of(k).role, base(k));
-            let row = rows.row(k);
-            for e in row.clone() {
-                let m = roles[e - row0];
-                if m != EVALUATES {
-                    let job = self.job_of_entry[m as usize];
-                    self.job_of_entry[e] = job;
-                    self.share_slot[job as usize] = self.slot_of(k, row.start, e);
+        // The other entries: the job of their mirror, whose share slot is
+        // theirs. Each such job has exactly one mirror entry, so the
+        // scattered writes of the share slots never meet.
+        {
+            let (job_of_entry, slot_offsets) = (&self.job_of_entry, &self.slot_offsets);
+            let slots = ScatteredSlots::new(&mut self.share_slot);
+            blocks.par_iter_mut().enumerate().for_each(|(b, block)| {
+                let row0 = entry_bounds[b];
+                let rows_of_block = row_bounds[b]..row_bounds[b + 1];
+                for (k, &slot0) in rows_of_block.clone().zip(&slot_offsets[rows_of_block]) {
+                    let row = rows.row(k);
+                    for e in row.clone() {
+                        let m = block.role[e - row0];
+                        if m != EVALUATES {
+                            let job = job_of_entry[m as usize];
+                            let slot = (slot0 + e - row.start) as u32;
+                            // SAFETY: `job` is the job of the mirror of this
+                            // pair only (see above); no other thread touches
+                            // its slot during this pass.
+                            unsafe { slots.put(job as usize, slot) };
+                            block.role[e - row0] = job;
+                        }
+                    }
                 }
-            }
+            });
         }
-        // The jobs no owned entry takes the share of: boundary slots.
+        {
+            let job_of_entry = split_at_bounds(&mut self.job_of_entry, &entry_bounds);
+            (job_of_entry.into_par_iter().zip(blocks.par_iter())).for_each(|(jobs, block)| {
+                for (j, &r) in jobs.iter_mut().zip(&block.role) {
+                    if r != EVALUATES {
+                        *j = r;
+                    }
+                }
+            });
+        }
+        // The jobs no owned entry takes the share of: boundary slots,
+        // numbered in job order from the last owned slot.
         let owned_slots = self.owned_slots();
-        let mut next = owned_slots;
-        for slot in self.share_slot.iter_mut().filter(|s| **s == UNSET) {
-            *slot = next as u32;
-            next += 1;
+        let unset: Vec<usize> = (split_at_bounds(&mut self.share_slot, &job_start).into_par_iter())
+            .map(|s| s.iter().filter(|&&v| v == UNSET).count())
+            .collect();
+        let mut next = Vec::with_capacity(unset.len());
+        let mut at = owned_slots;
+        for u in &unset {
+            next.push(at);
+            at += u;
         }
-        self.boundary_slots = next - owned_slots;
-        self.block_reach = (0..n)
-            .flat_map(|k| {
-                rows.row_partners(k)
-                    .iter()
-                    .filter(move |&&q| (q as usize) < n)
-                    .map(move |&q| (q as usize / BLOCK).abs_diff(k / BLOCK))
-            })
-            .max()
-            .unwrap_or(0);
+        self.boundary_slots = at - owned_slots;
+        (split_at_bounds(&mut self.share_slot, &job_start).into_par_iter())
+            .zip(next)
+            .for_each(|(s, mut at)| {
+                for v in s.iter_mut().filter(|v| **v == UNSET) {
+                    *v = at as u32;
+                    at += 1;
+                }
+            });
+    }
+}
+
+/// The role of an entry that evaluates its pair (otherwise its role is
+/// the entry that does).
+const EVALUATES: u32 = u32::MAX;
+
+/// A share slot not yet placed.
+const UNSET: u32 = u32::MAX;
+
+/// `v` cut at `bounds` (ascending, from 0 or the first cut): the slices
+/// `bounds[b]..bounds[b + 1]`, relative to the first bound.
+fn split_at_bounds<'a, T>(v: &'a mut [T], bounds: &[usize]) -> Vec<&'a mut [T]> {
+    let mut out = Vec::with_capacity(bounds.len().saturating_sub(1));
+    let mut rest = v;
+    for w in bounds.windows(2) {
+        let (head, tail) = std::mem::take(&mut rest).split_at_mut(w[1] - w[0]);
+        out.push(head);
+        rest = tail;
+    }
+    out
+}
+
+/// The share slots of the jobs, written at scattered jobs by the threads
+/// of one pass of [`PairJobs::assign`], each job by one thread only.
+struct ScatteredSlots {
+    slots: *mut u32,
+    len: usize,
+}
+
+// SAFETY: threads write disjoint jobs' slots (see the type's docs).
+unsafe impl Sync for ScatteredSlots {}
+
+impl ScatteredSlots {
+    fn new(slots: &mut [u32]) -> Self {
+        Self {
+            slots: slots.as_mut_ptr(),
+            len: slots.len(),
+        }
     }
 
-    /// The share slot of entry `e`, a lower-id entry of owned particle
-    /// `k`'s row, which starts at entry `row_start` (see
-    /// [`Self::slot_offsets`]).
-    fn slot_of(&self, k: usize, row_start: usize, e: usize) -> u32 {
-        (self.slot_offsets[k] + e - row_start) as u32
+    /// Set job `j`'s share slot.
+    ///
+    /// # Safety
+    /// No other thread reads or writes job `j`'s slot during the pass.
+    unsafe fn put(&self, j: usize, slot: u32) {
+        assert!(j < self.len);
+        // SAFETY: in bounds, and exclusive by the caller's promise.
+        unsafe { *self.slots.add(j) = slot };
     }
 }
 
