@@ -1069,6 +1069,28 @@ mod tests {
         out
     }
 
+    /// The unit box cut in `parts` slabs along axis `a`: the spheres that
+    /// `place(lo, hi)` gives for each slab whose centres lie in it, in
+    /// number order.
+    fn by_parts(
+        a: usize,
+        parts: usize,
+        mut place: impl FnMut(DVec3, DVec3) -> CellSpheres,
+    ) -> CellSpheres {
+        let mut got: CellSpheres = Vec::new();
+        for p in 0..parts {
+            let mut lo = DVec3::splat(-1.0);
+            let mut hi = DVec3::splat(2.0);
+            lo[a] = p as f64 / parts as f64;
+            hi[a] = (p + 1) as f64 / parts as f64;
+            let inside =
+                |x: DVec3| x[a] >= lo[a] && (x[a] < hi[a] || (p + 1 == parts && x[a] <= hi[a]));
+            got.extend(place(lo, hi).into_iter().filter(|s| inside(s.1)));
+        }
+        got.sort_by_key(|s| s.0);
+        got
+    }
+
     fn unit_box() -> Region {
         Region::Box {
             lo: DVec3::ZERO,
@@ -1138,23 +1160,7 @@ mod tests {
             // spheres (each in the part holding its centre) are the whole's.
             for a in 0..3 {
                 for parts in [2, 3] {
-                    let mut got: CellSpheres = Vec::new();
-                    for p in 0..parts {
-                        let mut lo = DVec3::splat(-1.0);
-                        let mut hi = DVec3::splat(2.0);
-                        lo[a] = p as f64 / parts as f64;
-                        hi[a] = (p + 1) as f64 / parts as f64;
-                        let inside = |x: DVec3| {
-                            x[a] >= lo[a] && (x[a] < hi[a] || (p + 1 == parts && x[a] <= hi[a]))
-                        };
-                        got.extend(
-                            f.place_near(lo, hi, None)
-                                .unwrap()
-                                .into_iter()
-                                .filter(|s| inside(s.1)),
-                        );
-                    }
-                    got.sort_by_key(|s| s.0);
+                    let got = by_parts(a, parts, |lo, hi| f.place_near(lo, hi, None).unwrap());
                     assert_eq!(got, whole, "{} cut {parts} along {a}", region.kind());
                 }
             }
@@ -1270,24 +1276,12 @@ mod tests {
         assert_eq!(files.len(), 1);
         for a in 0..3 {
             for parts in [2, 3, 5] {
-                let mut got: CellSpheres = Vec::new();
-                for p in 0..parts {
-                    let mut lo = DVec3::splat(-1.0);
-                    let mut hi = DVec3::splat(2.0);
-                    lo[a] = p as f64 / parts as f64;
-                    hi[a] = (p + 1) as f64 / parts as f64;
-                    let inside = |x: DVec3| {
-                        x[a] >= lo[a] && (x[a] < hi[a] || (p + 1 == parts && x[a] <= hi[a]))
-                    };
+                let got = by_parts(a, parts, |lo, hi| {
                     let mut asked = Vec::new();
                     small.requests_near(lo, hi, &mut asked);
                     let near = NearFiles::fetch(None, &files, &asked, &domain);
-                    got.extend(
-                        (small.place_near(lo, hi, Some(&near)).unwrap().into_iter())
-                            .filter(|s| inside(s.1)),
-                    );
-                }
-                got.sort_by_key(|s| s.0);
+                    small.place_near(lo, hi, Some(&near)).unwrap()
+                });
                 assert_eq!(got, whole, "cut {parts} along {a}");
             }
         }
