@@ -211,3 +211,27 @@ pub(super) fn walk_by_slices(
     agree(cx, key, comm, walked.map(|_| ((), ())), |_, _| {}, |_| ())?;
     Ok(())
 }
+
+/// Walk `file` (block `key`) for a check: on the ranks of `comm` each
+/// walks its slice and they agree ([`walk_by_slices`]); one process walks
+/// it whole. A file that cannot be read is refused as its `path`.
+/// Collective with `comm`.
+///
+/// # Errors
+/// `f`'s first error in the file's order, or the file's read error.
+pub(super) fn walk_checking(
+    cx: &Ctx,
+    key: &str,
+    file: &ParticleFile,
+    comm: Option<&dyn Comm>,
+    f: impl FnMut(&ParticleRecord) -> Result<()>,
+) -> Result<()> {
+    match comm {
+        Some(comm) => walk_by_slices(cx, key, file, comm, f),
+        None => match file.try_for_each(f) {
+            Ok(()) => Ok(()),
+            Err(FileWalk::Unread(e)) => Err(cx.err(format!("{key}.path: {e}"))),
+            Err(FileWalk::Stopped(e)) => Err(e),
+        },
+    }
+}

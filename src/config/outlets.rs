@@ -3,15 +3,13 @@
 
 use super::agree::lowest_rank_error;
 use super::context::Ctx;
-use super::file_slices::walk_by_slices;
+use super::file_slices::walk_checking;
 use super::region::shaped_region;
 use super::schema::OutletConfig;
 use crate::error::Result;
 use crate::geometry::domain::Domain;
 use crate::geometry::outlet::Outlet;
 use crate::insert::cells::unplaced_message;
-use crate::insert::earlier::NearFiles;
-use crate::insert::file::FileWalk;
 use crate::insert::initial::{Initial, InitialBlock};
 use crate::parallel::comm::Comm;
 use crate::state::particles::ParticleRecord;
@@ -73,33 +71,20 @@ pub(super) fn check_initial(
         }
     };
     let comm = comm.filter(|c| c.size() > 1);
-    let avoided = initial.files_avoided();
     for (k, b) in initial.blocks() {
         match b {
             InitialBlock::Records(records) => records.iter().try_for_each(inside)?,
             InitialBlock::Lattice(l) => lowest_rank_error(cx, comm, l.try_for_each_part(inside))?,
-            InitialBlock::File(file) => match comm {
-                Some(comm) => walk_by_slices(cx, &format!("particles[{k}]"), file, comm, inside)?,
-                None => match file.try_for_each(inside) {
-                    Ok(()) => {}
-                    Err(FileWalk::Unread(e)) => {
-                        return Err(cx.err(format!("particles[{k}].path: {e}")))
-                    }
-                    Err(FileWalk::Stopped(e)) => return Err(e),
-                },
-            },
+            InitialBlock::File(file) => {
+                walk_checking(cx, &format!("particles[{k}]"), file, comm, inside)?;
+            }
             InitialBlock::Random(fill) => {
                 // The spheres of the cells near each outlet (every rank
                 // places the same); the first inside one, in id order.
                 let mut first: Option<ParticleRecord> = None;
                 for o in outlets {
                     let (lo, hi) = o.region.bounds();
-                    let near = (!avoided.is_empty()).then(|| {
-                        let mut asked = Vec::new();
-                        fill.requests_near(lo, hi, &mut asked);
-                        NearFiles::fetch(comm, &avoided, &asked, domain)
-                    });
-                    let placed = (fill.place_near(lo, hi, near.as_ref()))
+                    let placed = (fill.place_near_fetching(lo, hi, comm))
                         .map_err(|u| cx.err(unplaced_message(k, &u)))?;
                     for (i, x, r) in placed {
                         let p = fill.record(i, x, r);

@@ -664,21 +664,18 @@ fn earlier_near(
     let (lo, hi) = shape.bounds();
     let reach = DVec3::splat(r_max + earlier.r_max());
     let (lo, hi) = (lo - reach, hi + reach);
-    let files = earlier.all_files();
-    let near = (!files.is_empty()).then(|| {
-        let mut asked: Vec<_> = earlier.files().iter().map(|f| (f.block, lo, hi)).collect();
-        for e in earlier.fills() {
-            e.requests_near(lo, hi, &mut asked);
-        }
-        NearFiles::fetch(comm, &files, &asked, domain)
+    let files = earlier.files();
+    let near = files.iter().any(|f| !f.whole).then(|| {
+        let asked: Vec<_> = files.iter().map(|f| (f.block, lo, hi)).collect();
+        NearFiles::fetch(comm, files, &asked, domain)
     });
-    for f in earlier.files() {
+    for f in files {
         for (x, r) in file_spheres(f, lo, hi, domain, near.as_ref()) {
             placer.add(x, r);
         }
     }
     for e in earlier.fills() {
-        if let Ok(placed) = e.place_near(lo, hi, near.as_ref()) {
+        if let Ok(placed) = e.place_near_fetching(lo, hi, comm) {
             placed.into_iter().for_each(|(_, x, r)| placer.add(x, r));
         }
     }
@@ -1175,14 +1172,7 @@ fn check_file_overlaps(
         }
         };
         let key = format!("particles[{k}]");
-        match comm {
-            Some(comm) => file_slices::walk_by_slices(cx, &key, file, comm, against)?,
-            None => match file.try_for_each(against) {
-                Ok(()) => {}
-                Err(FileWalk::Unread(e)) => return Err(cx.err(format!("{key}.path: {e}"))),
-                Err(FileWalk::Stopped(e)) => return Err(e),
-            },
-        }
+        file_slices::walk_checking(cx, &key, file, comm, against)?;
     }
     Ok(())
 }
@@ -1201,7 +1191,6 @@ fn check_fill_overlaps(
     domain: &Domain,
     comm: Option<&dyn Comm>,
 ) -> Result<()> {
-    let avoided = initial.files_avoided();
     for (k, fill) in initial.fills() {
         for (later, b) in initial.blocks().filter(|(j, _)| *j > k) {
             let mut placer = Placer::new(fill.dist().max()).periodic_in(domain);
@@ -1226,12 +1215,7 @@ fn check_fill_overlaps(
             }
             let reach = DVec3::splat(fill.dist().max() + r_later);
             let (lo, hi) = (lo - reach, hi + reach);
-            let near = (!avoided.is_empty()).then(|| {
-                let mut asked = Vec::new();
-                fill.requests_near(lo, hi, &mut asked);
-                NearFiles::fetch(comm, &avoided, &asked, domain)
-            });
-            let spheres = (fill.place_near(lo, hi, near.as_ref()))
+            let spheres = (fill.place_near_fetching(lo, hi, comm))
                 .map_err(|u| cx.err(insert::cells::unplaced_message(k, &u)))?;
             for (i, x, r) in spheres {
                 if let Some((y, s)) = placer.first_overlapping(x, r) {

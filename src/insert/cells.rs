@@ -58,8 +58,8 @@ use std::collections::HashMap;
 use glam::DVec3;
 
 #[cfg(test)]
-use super::earlier::{files_avoided, EarlierFile};
-use super::earlier::{Earlier, NearFiles, Request};
+use super::earlier::EarlierFile;
+use super::earlier::{files_avoided, Earlier, NearFiles, Request};
 use super::initial::Share;
 use super::radius::RadiusDist;
 use super::sample::{clear_of_walls, shrunk};
@@ -872,18 +872,13 @@ impl RandomFill {
         self.plan.cells()
     }
 
-    /// Call `f(x, 1)` once per sphere at a point of its cell: a cell's
-    /// `n` points lie evenly along the diagonal of the part of the cell
-    /// where centres may go, so that they spread over it along every axis.
-    /// Where the spheres will be, to within a cell, without placing them
-    /// (for cutting the decomposition).
-    pub fn for_each_cell_point(&self, f: impl FnMut(DVec3, u64)) {
-        self.for_each_cell_point_in(Share::default(), f);
-    }
-
-    /// [`Self::for_each_cell_point`] for the cells of `share` (an even
-    /// share of the cells holding spheres, in their order).
-    pub fn for_each_cell_point_in(&self, share: Share, mut f: impl FnMut(DVec3, u64)) {
+    /// Call `f(x, 1)` once per sphere of the cells of `share` (an even
+    /// share of all the cells, in their order) at a point of its cell: a
+    /// cell's `n` points lie evenly along the diagonal of the part of the
+    /// cell where centres may go, so that they spread over it along every
+    /// axis. Where the spheres will be, to within a cell, without placing
+    /// them (for cutting the decomposition; the ranks add their shares up).
+    pub fn for_each_cell_point(&self, share: Share, mut f: impl FnMut(DVec3, u64)) {
         let (ilo, ihi) = self.plan.inner().bounds();
         let cells = usize::try_from(self.plan.cells()).unwrap_or(usize::MAX);
         let mine = share.of(cells);
@@ -916,6 +911,29 @@ impl RandomFill {
         near: Option<&NearFiles>,
     ) -> Result<CellSpheres, Unplaced> {
         self.place(self.plan.spans_near(lo, hi), near)
+    }
+
+    /// [`Self::place_near`], the spheres of the files the fill avoids
+    /// first fetched near the cells from the slices the ranks of `comm`
+    /// hold ([`NearFiles::fetch`]; collective on several ranks, every
+    /// rank calling it at the same point). One process holds them whole.
+    ///
+    /// # Errors
+    /// [`Unplaced`], as [`Self::place_near`].
+    pub fn place_near_fetching(
+        &self,
+        lo: DVec3,
+        hi: DVec3,
+        comm: Option<&dyn Comm>,
+    ) -> Result<CellSpheres, Unplaced> {
+        let files = files_avoided([self]);
+        if files.iter().all(|f| f.whole) {
+            return self.place_near(lo, hi, None);
+        }
+        let mut asked = Vec::new();
+        self.requests_near(lo, hi, &mut asked);
+        let near = NearFiles::fetch(comm, &files, &asked, &self.plan.domain);
+        self.place_near(lo, hi, Some(&near))
     }
 
     /// What the fill avoids.

@@ -109,16 +109,8 @@ impl Earlier {
         &self.files
     }
 
-    /// Every file these blocks avoid, directly or through an earlier fill,
-    /// once each, in block order.
-    #[must_use]
-    pub fn all_files(&self) -> Vec<EarlierFile> {
-        let mut out = Vec::new();
-        self.collect_files(&mut out);
-        out.sort_by_key(|f| f.block);
-        out
-    }
-
+    /// Append to `out` every file these blocks avoid, directly or through
+    /// an earlier fill, that `out` lacks.
     fn collect_files(&self, out: &mut Vec<EarlierFile>) {
         for f in &self.files {
             if !out.iter().any(|o| o.block == f.block) {

@@ -161,46 +161,13 @@ impl Initial {
         Ok(())
     }
 
-    /// [`Self::try_for_each`] over the blocks whose particles are listed,
-    /// read or generated at their sites (`list`, `file`, `lattice`, a relaxed
-    /// `fill`): the checks a random fill passes by construction (inside
-    /// its region, clear of the walls) need not place it.
-    ///
-    /// # Errors
-    /// The first error `f` returns.
-    pub fn try_for_each_listed<E>(
-        &self,
-        f: impl FnMut(usize, &ParticleRecord) -> Result<(), E>,
-    ) -> Result<(), E> {
-        self.try_for_each_listed_in(Files::Read, f)
-    }
-
-    /// [`Self::try_for_each_listed`], reading the files or not.
-    ///
-    /// # Errors
-    /// The first error `f` returns.
-    pub fn try_for_each_listed_in<E>(
-        &self,
-        files: Files,
-        mut f: impl FnMut(usize, &ParticleRecord) -> Result<(), E>,
-    ) -> Result<(), E> {
-        for (k, b) in &self.blocks {
-            match b {
-                InitialBlock::Records(records) => records.iter().try_for_each(|r| f(*k, r))?,
-                InitialBlock::Lattice(lattice) => lattice.try_for_each(|r| f(*k, r))?,
-                InitialBlock::File(file) if files == Files::Read => {
-                    walk_file(file, |r| f(*k, r))?;
-                }
-                InitialBlock::File(_) | InitialBlock::Random(_) => {}
-            }
-        }
-        Ok(())
-    }
-
-    /// This process's share ([`Share`]) of [`Self::try_for_each_listed_in`]:
-    /// its share of each `list` block and relaxed fill, its part of each
-    /// lattice, and of each file (with [`Files::Read`]) its slice. On
-    /// several ranks the shares together are every particle once.
+    /// Call `f(block, record)` for this process's share ([`Share`]) of the
+    /// particles of the blocks that are listed, read or generated at their
+    /// sites (the checks a random fill passes by construction need not
+    /// place it): its share of each `list` block and relaxed fill, its
+    /// part of each lattice, and of each file (with [`Files::Read`]) its
+    /// slice. One process walks them all; on several ranks the shares
+    /// together are every particle once.
     ///
     /// # Errors
     /// The first error `f` returns.
@@ -277,7 +244,7 @@ impl Initial {
         });
         for (_, b) in &self.blocks {
             if let InitialBlock::Random(fill) = b {
-                fill.for_each_cell_point_in(self.share, &mut f);
+                fill.for_each_cell_point(self.share, &mut f);
             }
         }
     }
