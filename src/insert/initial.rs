@@ -7,13 +7,14 @@
 //! rank counts, checks and histograms its part of the sites
 //! ([`Lattice::new_in_parts`], [`Share`]), and takes those in its
 //! subdomain ([`Initial::place_near`]; a box lattice's by index
-//! arithmetic, a curved one's from every rank's part, sent to the owners). A `random` block with a `count` is a rule
-//! too ([`RandomFill`]): each rank places only the cells near its
-//! subdomain, and fetches the spheres of earlier files it must avoid
-//! near those cells from the ranks' slices ([`super::earlier`]). A `file`
-//! block is read, not held ([`ParticleFile`]): walks
-//! read it in bounded pieces, and each rank reads one slice of it and
-//! sends the particles to their owners. Blocks whose particles are listed
+//! arithmetic, a curved one's from every rank's part, sent to the
+//! owners). A `random` block with a `count` is a rule too
+//! ([`RandomFill`]): each rank places only the cells near its subdomain,
+//! and fetches the spheres of earlier files it must avoid near those
+//! cells from the ranks' slices ([`super::earlier`]). A `file` block is
+//! read, not held ([`ParticleFile`]): walks read it in bounded pieces,
+//! and each rank reads one slice of it and sends the particles to their
+//! owners. Blocks whose particles are listed
 //! (`list`, and a `random` block's relaxed `fill`) are held as records
 //! ([`InitialBlock::Records`]) on every rank.
 
@@ -89,12 +90,6 @@ impl Initial {
     /// with [`Lattice::new_in_parts`] on the same ranks.
     pub fn set_share(&mut self, share: Share) {
         self.share = share;
-    }
-
-    /// This process's share of the set-up's walks.
-    #[must_use]
-    pub fn share(&self) -> Share {
-        self.share
     }
 
     /// Append the block of `[[particles]]` entry `block`.
