@@ -569,8 +569,12 @@ impl CellPlan {
     ) {
         let mut prefixes = Prefixes::of(self);
         let g = self.grid;
-        let mut ordinal = 0u64;
-        for i in 0..g.n[0] {
+        // Only the x layers that hold the ordinals are visited.
+        let layer = (g.n[1] * g.n[2]).max(1) as u64;
+        let first = usize::try_from(ordinals.start / layer).unwrap_or(usize::MAX);
+        let end = usize::try_from(ordinals.end.div_ceil(layer)).unwrap_or(usize::MAX);
+        let mut ordinal = first as u64 * layer;
+        for i in first.min(g.n[0])..end.min(g.n[0]) {
             prefixes.layers.clear();
             for j in 0..g.n[1] {
                 for k in 0..g.n[2] {
@@ -1302,6 +1306,26 @@ mod tests {
                 });
                 assert_eq!(got, whole, "cut {parts} along {a}");
             }
+        }
+    }
+
+    /// The ranks' shares of a fill's cell points (for the decomposition's
+    /// spread) are, together and in rank order, the points of the whole.
+    #[test]
+    fn the_shares_of_cell_points_add_up_to_the_whole() {
+        let f = fill(unit_box(), closed(), 3000, RadiusDist::Fixed(0.01));
+        let points = |share: Share| {
+            let mut out = Vec::new();
+            f.for_each_cell_point(share, |x, n| out.push((x, n)));
+            out
+        };
+        let whole = points(Share::default());
+        assert_eq!(whole.len(), 3000);
+        for size in [2, 3, 7] {
+            let parts: Vec<_> = (0..size)
+                .flat_map(|rank| points(Share { rank, size }))
+                .collect();
+            assert_eq!(parts, whole, "{size} shares");
         }
     }
 }
