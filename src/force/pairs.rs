@@ -294,15 +294,32 @@ fn prefetch_candidate(blk: &Block, candidates: &[[u32; 2]], c: usize, history: &
     if let Some(&[_, j]) = candidates.get(c) {
         let p = blk.p;
         let (j, q) = (j as usize, blk.jobs[j as usize] as usize);
-        prefetch_at(p.v, q);
-        prefetch_at(p.omega, q);
+        prefetch_body(blk, q);
         if q >= p.n_owned {
             prefetch_at(p.x, q);
             prefetch_at(p.shift, q - p.n_owned);
         }
-        prefetch_at(p.inv_mass, q);
         prefetch_at(history, j * h);
+        if h > 4 {
+            // A record longer than half a cache line straddles two at
+            // every other job: ask for its end too.
+            prefetch_at(history, j * h + h - 1);
+        }
         blk.slots.prefetch(blk.share_slot[j]);
+    }
+}
+
+/// Ask the cache for what a contact reads of particle `k` besides its
+/// packed image: velocities, inverse mass and, for a law with couples,
+/// its inertia (`blk.bodies`, empty for other laws).
+#[inline(always)]
+fn prefetch_body(blk: &Block, k: usize) {
+    let p = blk.p;
+    prefetch_at(p.v, k);
+    prefetch_at(p.omega, k);
+    prefetch_at(p.inv_mass, k);
+    if !blk.bodies.is_empty() {
+        prefetch_at(blk.bodies, k);
     }
 }
 
