@@ -9,6 +9,7 @@
 //! ranks or local order. See [`compute`] for the two passes.
 
 mod filter;
+pub mod near_walls;
 mod pairs;
 mod shares;
 mod stage;
@@ -23,6 +24,7 @@ use crate::state::history::WallHistory;
 use crate::state::particles::Particles;
 use crate::state::room::Room;
 use glam::DVec3;
+pub use near_walls::NearWalls;
 use rayon::prelude::*;
 use shares::ShareSlots;
 use stage::{RunOut, Stage};
@@ -34,6 +36,8 @@ pub struct ForceParams<'a> {
     pub laws: &'a LawTable,
     /// Walls.
     pub walls: &'a [Wall],
+    /// Which owned particles each wall is tested against.
+    pub near_walls: &'a NearWalls,
     /// Gravity.
     pub gravity: DVec3,
     /// Time step (for history updates).

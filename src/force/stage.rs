@@ -122,7 +122,8 @@ impl Stage<'_> {
         // Without walls, a loop of its own: the wall code's registers and
         // branches stay out of the common case.
         if !self.fp.walls.is_empty() {
-            return self.sum_block::<true>(b, upper, fo, to, wrow, loads);
+            return in_best_build!(sum_walls_block_avx2, || self
+                .sum_block::<true>(b, upper, fo, to, wrow, loads));
         }
         in_best_build!(sum_block_avx2, || self
             .sum_block::<false>(b, upper, fo, to, wrow, loads));
@@ -157,7 +158,7 @@ impl Stage<'_> {
             if frozen[o] {
                 (f, t) = (DVec3::ZERO, DVec3::ZERO);
             } else {
-                if WALLS {
+                if WALLS && fp.near_walls.any_for(first + o) {
                     let rec = &mut wrow[o * wh..(o + 1) * wh];
                     let load = &mut loads[o * lw..(o + 1) * lw];
                     let (fw, tw) = wall_forces(p, first + o, rec, h, fp, load);

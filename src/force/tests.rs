@@ -99,6 +99,7 @@ fn params(laws: &LawTable) -> ForceParams<'_> {
     ForceParams {
         laws,
         walls: &[],
+        near_walls: &super::near_walls::TEST_EVERY_PARTICLE,
         gravity: G,
         dt: 1e-4,
         range_pad: 0.0,
@@ -307,4 +308,134 @@ fn opened_contacts_leave_no_share_or_record() {
             }
         }
     }
+}
+
+/// The cluster's walls, each about a radius from the centres of the
+/// outer layer: a floor and a side plane that never move, and a plane on
+/// another side that counts as moving (index 2).
+fn cluster_walls() -> (Vec<Wall>, Vec<usize>) {
+    use crate::geometry::walls::{Rigid, WallShape};
+    let plane = |point: DVec3, normal: DVec3| Wall {
+        shape: WallShape::Plane { point, normal },
+        material: 0,
+        rigid: Rigid::REST,
+    };
+    let walls = vec![
+        plane(DVec3::new(0.0, 0.0, -0.5), DVec3::Z),
+        plane(DVec3::new(5.35, 0.0, 0.0), -DVec3::X),
+        plane(DVec3::new(0.0, -0.5, 0.0), DVec3::Y),
+    ];
+    (walls, vec![2])
+}
+
+/// Walls tested only against the particles near them at the last rebuild
+/// ([`NearWalls`]) give, step after step while no particle moves more than
+/// half the skin, the bits of every particle tested against every wall:
+/// forces, torques, wall records and wall loads, as contacts with the
+/// walls form and open.
+#[test]
+fn walls_tested_near_only_give_the_bits_of_every_particle_tested() {
+    let laws = table(hooke_spring(false), 1);
+    let h = laws.history_len;
+    let (walls, moving) = cluster_walls();
+    let skin = 0.1;
+    let mut p = cluster();
+    let mut nl = NeighborList::build(&p, skin, h);
+    let mut wh = WallHistory::new(p.n_owned, walls.len(), h);
+    let mut near = NearWalls::default();
+    near.find(&p, &walls, &moving, skin);
+    let listed = (0..p.n_owned)
+        .filter(|&k| near.wall_for(k, 0) || near.wall_for(k, 1))
+        .count();
+    assert!(
+        listed > 30 && listed < p.n_owned / 2,
+        "{listed} of {} particles near the fixed walls",
+        p.n_owned
+    );
+    assert!((0..p.n_owned).all(|k| near.any_for(k) && near.wall_for(k, 2)));
+    let (mut results, mut every) = (PairResults::default(), PairResults::default());
+    let fp_near = ForceParams {
+        walls: &walls,
+        near_walls: &near,
+        ..params(&laws)
+    };
+    let fp_every = ForceParams {
+        near_walls: &near_walls::TEST_EVERY_PARTICLE,
+        ..fp_near
+    };
+    let (mut formed, mut opened) = (0, 0);
+    // The fastest particle moves 1.73 · 6 · 0.004 = 0.042 < skin / 2.
+    for _ in 0..6 {
+        let (mut p2, mut nl2, mut wh2) = (p.clone(), nl.clone(), wh.clone());
+        let (mut loads, mut loads2) = (WallLoads::default(), WallLoads::default());
+        let before: Vec<bool> = (0..p.n_owned)
+            .map(|k| wh.row(k).iter().any(|&v| v != 0.0))
+            .collect();
+        compute(
+            &mut p,
+            &mut nl,
+            &mut wh,
+            &mut results,
+            &fp_near,
+            Some(&mut loads),
+        );
+        compute(
+            &mut p2,
+            &mut nl2,
+            &mut wh2,
+            &mut every,
+            &fp_every,
+            Some(&mut loads2),
+        );
+        assert_eq!(bits(&p.force), bits(&p2.force));
+        assert_eq!(bits(&p.torque), bits(&p2.torque));
+        assert_eq!(wh, wh2);
+        for (k, &was) in before.iter().enumerate() {
+            for w in 0..walls.len() {
+                assert_eq!(loads.get(k, w), loads2.get(k, w), "particle {k}, wall {w}");
+            }
+            let now = wh.row(k).iter().any(|&v| v != 0.0);
+            formed += usize::from(now && !was);
+            opened += usize::from(!now && was);
+        }
+        for k in 0..p.n_owned {
+            if !p.frozen[k] {
+                let v = p.v[k];
+                p.x[k] += 0.004 * v;
+            }
+        }
+        p.refresh_packed();
+    }
+    assert!(
+        formed > 20 && opened > 0,
+        "{formed} wall contacts formed, {opened} opened"
+    );
+}
+
+/// A particle is near a wall that never moves within its radius plus the
+/// skin, and not beyond.
+#[test]
+fn near_walls_reach_the_radius_plus_the_skin() {
+    let (walls, _) = cluster_walls();
+    let mut p = Particles::default();
+    // Over the floor (z = -0.5) by the radius and 0.101, then 0.099.
+    for (id, gap) in [(0, 0.101), (1, 0.099)] {
+        p.push_owned(&ParticleRecord {
+            id,
+            x: DVec3::new(2.0, 2.0, -0.5 + 0.5 + gap),
+            v: DVec3::ZERO,
+            omega: DVec3::ZERO,
+            radius: 0.5,
+            mass: 1.0,
+            material: 0,
+            frozen: false,
+        });
+    }
+    let mut near = NearWalls::default();
+    near.find(&p, &walls, &[], 0.1);
+    assert!(!near.wall_for(0, 0) && near.wall_for(1, 0));
+    assert!(!near.any_for(0) && near.any_for(1));
+    // With no list, every particle is tested.
+    assert!(near_walls::TEST_EVERY_PARTICLE.any_for(0));
+    assert!(near_walls::TEST_EVERY_PARTICLE.wall_for(0, 0));
 }

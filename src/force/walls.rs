@@ -40,6 +40,9 @@ pub(super) fn wall_forces(
         let len = wall.history_records(h) * h;
         let rec = &mut hist[at..at + len];
         at += len;
+        if !fp.near_walls.wall_for(k, w) {
+            continue;
+        }
         if let WallShape::Mesh { .. } = wall.shape {
             let load = mesh_forces(p, k, wall, rec, h, fp);
             f += load.force;

@@ -79,6 +79,9 @@ pub struct Simulation {
     /// What each wall gives each owned particle, kept by the force stages
     /// run while [`Self::keep_loads`] is set.
     pub wall_loads: force::WallLoads,
+    /// Which owned particles the walls that never move are tested against
+    /// until the next rebuild.
+    pub(crate) near_walls: force::NearWalls,
     /// Whether the force stage keeps the wall loads (the run sets it for
     /// the steps whose diagnostics read them).
     pub keep_loads: bool,
@@ -250,6 +253,7 @@ impl Simulation {
             x_ref: Vec::new(),
             pair_results: force::PairResults::default(),
             wall_loads: force::WallLoads::default(),
+            near_walls: force::NearWalls::default(),
             keep_loads: true,
             balancer,
             comm,
@@ -273,6 +277,16 @@ impl Simulation {
             let t = self.time();
             place_walls(&mut self.setup.walls, &self.setup.moving_walls, t);
         }
+    }
+
+    /// Find the owned particles near the walls that never move, where they
+    /// are now ([`force::NearWalls`]): at a rebuild, or where the last one
+    /// saw them.
+    pub(crate) fn find_near_walls(&mut self) {
+        let moving: Vec<usize> = self.setup.moving_walls.iter().map(|m| m.index).collect();
+        let s = &self.setup;
+        self.near_walls
+            .find(&self.particles, &s.walls, &moving, s.skin);
     }
 
     /// The transport.

@@ -199,6 +199,9 @@ impl Simulation {
         halo.build(&mut particles, &setup.domain, &decomp, comm.as_ref(), width);
         let mut neighbors = NeighborList::build(&particles, reach, h);
         let x_ref = particles.x[..n].to_vec();
+        let mut near_walls = force::NearWalls::default();
+        let moving: Vec<usize> = setup.moving_walls.iter().map(|m| m.index).collect();
+        near_walls.find(&particles, &setup.walls, &moving, setup.skin);
         for (k, &i) in source.iter().enumerate() {
             particles.x[k] = snap.particles[i].x;
         }
@@ -278,6 +281,7 @@ impl Simulation {
             x_ref,
             pair_results: force::PairResults::default(),
             wall_loads: force::WallLoads::default(),
+            near_walls,
             keep_loads: true,
             balancer,
             comm,

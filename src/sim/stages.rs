@@ -216,6 +216,7 @@ impl Simulation {
         let fp = ForceParams {
             laws: &self.setup.laws,
             walls: &self.setup.walls,
+            near_walls: &self.near_walls,
             gravity: self.setup.gravity,
             dt: self.setup.dt,
             range_pad: self.setup.range_pad,
@@ -437,6 +438,7 @@ impl Simulation {
         // The owned particles were wrapped and sorted, the ghosts are new.
         p.refresh_packed();
         self.x_ref = p.x[..p.n_owned].to_vec();
+        self.find_near_walls();
         self.balance_if_due()
     }
 }
