@@ -51,6 +51,44 @@ pub struct ForceParams<'a> {
     pub noise: PairNoise,
 }
 
+/// `n_blocks` blocks cut into at most `runs` contiguous, non-empty runs
+/// `(start, end)` of about equal work, where `work_before(b)` is the work
+/// of the blocks before block `b` (non-decreasing, `b` up to `n_blocks`):
+/// each cut is the block start nearest its share of the total.
+fn runs_of_equal_work(
+    n_blocks: usize,
+    runs: usize,
+    work_before: impl Fn(usize) -> usize,
+) -> Vec<(usize, usize)> {
+    let (runs, total) = (runs.max(1), work_before(n_blocks) - work_before(0));
+    let mut cuts = vec![0];
+    for r in 1..runs {
+        let share = work_before(0) + (total * r).div_ceil(runs);
+        // The first block whose start has the share behind it (a binary search).
+        let (mut lo, mut hi) = (0, n_blocks);
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            if work_before(mid) < share {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        // Or the block before it, if that start lies nearer the share.
+        if lo > 0 && share - work_before(lo - 1) < work_before(lo) - share {
+            lo -= 1;
+        }
+        if lo > cuts[cuts.len() - 1] && lo < n_blocks {
+            cuts.push(lo);
+        }
+    }
+    cuts.push(n_blocks);
+    cuts.windows(2)
+        .map(|w| (w[0], w[1]))
+        .filter(|(s, e)| s < e)
+        .collect()
+}
+
 /// Split `data` into consecutive mutable chunks of the given lengths.
 pub fn split_chunks<T>(mut data: &mut [T], lens: impl Iterator<Item = usize>) -> Vec<&mut [T]> {
     let mut out = Vec::new();
@@ -193,21 +231,19 @@ pub fn compute(
         lw,
         slots: &slots,
     };
-    // The blocks in as many contiguous runs as there are threads. Within a
-    // run, pass two of a block follows pass one of the blocks its pairs
-    // reach (`PairJobs::block_reach`) while their results are still in
-    // cache; blocks whose pairs reach into another run wait for the end of
-    // pass one everywhere. The result does not depend on the runs.
-    let per_run = n_blocks
-        .div_ceil(rayon::current_num_threads().max(1))
-        .max(1);
-    let runs: Vec<(usize, usize)> = (0..n_blocks)
-        .step_by(per_run)
-        .map(|s| (s, (s + per_run).min(n_blocks)))
-        .collect();
     // Where block `b` starts (`b` may be `n_blocks`: the end).
     let particle_at = |b: usize| ctx.block(b).0;
     let job_at = |b: usize| jobs.offsets()[particle_at(b)];
+    // The blocks in as many contiguous runs as there are threads, of about
+    // equal work (pair jobs and particles: a bed's dense bottom and dilute
+    // top differ by several times). Within a run, pass two of a block
+    // follows pass one of the blocks its pairs reach
+    // (`PairJobs::block_reach`) while their results are still in cache;
+    // blocks whose pairs reach into another run wait for the end of pass
+    // one everywhere. The result does not depend on the runs.
+    let runs = runs_of_equal_work(n_blocks, rayon::current_num_threads(), |b| {
+        job_at(b) + particle_at(b)
+    });
     let bounds = |f: &dyn Fn(usize) -> usize, per: usize| {
         runs.iter()
             .map(|&(s, e)| (f(e) - f(s)) * per)

@@ -439,3 +439,21 @@ fn near_walls_reach_the_radius_plus_the_skin() {
     assert!(near_walls::TEST_EVERY_PARTICLE.any_for(0));
     assert!(near_walls::TEST_EVERY_PARTICLE.wall_for(0, 0));
 }
+
+/// Runs of equal work: cut at the block start nearest each share, never
+/// empty, covering every block once.
+#[test]
+fn runs_split_the_blocks_by_work() {
+    // Eight blocks: the first two hold most of the work.
+    let work = [40, 40, 5, 5, 5, 5, 5, 5];
+    let before = |b: usize| work[..b].iter().sum::<usize>();
+    assert_eq!(runs_of_equal_work(8, 2, before), [(0, 1), (1, 8)]);
+    assert_eq!(runs_of_equal_work(8, 1, before), [(0, 8)]);
+    // 40, 45 and 25: the second cut would fall where the first did.
+    assert_eq!(runs_of_equal_work(8, 4, before), [(0, 1), (1, 3), (3, 8)]);
+    // Even work: even runs.
+    assert_eq!(runs_of_equal_work(8, 2, |b| 3 * b), [(0, 4), (4, 8)]);
+    // More threads than blocks, and no blocks.
+    assert_eq!(runs_of_equal_work(2, 8, |b| b), [(0, 1), (1, 2)]);
+    assert!(runs_of_equal_work(0, 2, |b| b).is_empty());
+}
