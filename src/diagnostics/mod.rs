@@ -6,6 +6,7 @@
 //! back into the trajectory, so their sums may run in any order.
 
 pub mod bins;
+mod blocks;
 pub mod coarse_grain;
 pub mod contact_list;
 pub(crate) mod contacts;

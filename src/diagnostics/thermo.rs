@@ -1,9 +1,11 @@
 //! The thermo row: global quantities reduced over ranks, one row per
 //! `thermo_every` steps in `/thermo`.
 
+use super::blocks::{in_blocks, merge_sums, Partial};
 use super::contacts::{contacts_of, loads_of, Partner, Sides};
 use super::stress::{add_outer, Sym};
 use super::View;
+use crate::force::WallLoads;
 use crate::io::layout::unit_of;
 use crate::io::table::Column;
 use crate::parallel::comm::Comm;
@@ -140,40 +142,74 @@ pub fn contacts_on_rank(v: &View) -> u64 {
         .sum::<u64>()
 }
 
-/// Measure the thermo quantities over all ranks (see [`Thermo`]; its
-/// `step`, `time`, `deleted`, `deleted_mass` and `imbalance` are left at
-/// zero for the caller). Collective.
-pub fn measure(v: &View, comm: &dyn Comm) -> Thermo {
-    let (p, gravity) = (v.p, v.gravity);
-    let mut sums = [0.0; 9];
-    // Mobile particles: count, Σm, Σ m v (3), Σ m v², Σ I ω².
-    let mut mobile = [0.0; 7];
-    let mut max_overlap: f64 = 0.0;
-    let mut kinetic: Sym = [0.0; 6];
-    for k in 0..p.n_owned {
+/// One block's part of the thermo sums ([`measure`]).
+#[derive(Debug, Clone, Default)]
+struct Particle {
+    /// Count, kinetic, rotational, potential and elastic energy, contacts
+    /// (and, filled in by [`measure`], max overlap and the temperatures).
+    sums: [f64; 9],
+    /// Mobile particles: count, Σm, Σ m v (3), Σ m v², Σ I ω².
+    mobile: [f64; 7],
+    /// The largest overlap over `R*`.
+    max_overlap: f64,
+    /// The kinetic stress's sum `Σ m v ⊗ v`.
+    kinetic: Sym,
+}
+
+impl Particle {
+    /// Add owned particle `k` and its contacts with higher-id partners.
+    fn add(&mut self, v: &View, gravity: DVec3, k: usize) {
+        let p = v.p;
+        let sums = &mut self.sums;
         sums[0] += 1.0;
         sums[1] += 0.5 * p.mass[k] * p.v[k].length_squared();
         if p.inv_inertia[k] > 0.0 {
             sums[2] += 0.5 / p.inv_inertia[k] * p.omega[k].length_squared();
         }
         sums[3] -= p.mass[k] * gravity.dot(p.x[k]);
-        add_outer(&mut kinetic, p.v[k], p.v[k], p.mass[k]);
+        add_outer(&mut self.kinetic, p.v[k], p.v[k], p.mass[k]);
         if !p.frozen[k] {
-            let (m, v) = (p.mass[k], p.v[k]);
+            let (m, vk, mobile) = (p.mass[k], p.v[k], &mut self.mobile);
             mobile[0] += 1.0;
             mobile[1] += m;
-            mobile[2] += m * v.x;
-            mobile[3] += m * v.y;
-            mobile[4] += m * v.z;
-            mobile[5] += m * v.length_squared();
+            mobile[2] += m * vk.x;
+            mobile[3] += m * vk.y;
+            mobile[4] += m * vk.z;
+            mobile[5] += m * vk.length_squared();
             mobile[6] += p.omega[k].length_squared() / p.inv_inertia[k];
         }
         for c in contacts_of(p, v.nl, v.laws, v.walls, k, Sides::Lower) {
             sums[4] += c.law.normal.energy(c.delta, c.dist, c.r_eff);
             sums[5] += 1.0;
-            max_overlap = max_overlap.max(c.delta / c.r_eff);
+            self.max_overlap = self.max_overlap.max(c.delta / c.r_eff);
         }
     }
+}
+
+impl Partial for Particle {
+    fn merge(&mut self, other: &Self) {
+        merge_sums(&mut self.sums, &other.sums);
+        merge_sums(&mut self.mobile, &other.mobile);
+        merge_sums(&mut self.kinetic, &other.kinetic);
+        self.max_overlap = self.max_overlap.max(other.max_overlap);
+    }
+}
+
+/// Measure the thermo quantities over all ranks (see [`Thermo`]; its
+/// `step`, `time`, `deleted`, `deleted_mass` and `imbalance` are left at
+/// zero for the caller). Collective.
+pub fn measure(v: &View, comm: &dyn Comm) -> Thermo {
+    let (p, gravity) = (v.p, v.gravity);
+    let Particle {
+        mut sums,
+        mut mobile,
+        max_overlap,
+        mut kinetic,
+    } = in_blocks(p.n_owned, |ks, out: &mut Particle| {
+        for k in ks {
+            out.add(v, gravity, k);
+        }
+    });
     comm.sum_f64(&mut sums[..6]);
     sums[6] = comm.max_f64(max_overlap);
     comm.sum_f64(&mut mobile);
@@ -213,40 +249,50 @@ pub fn measure(v: &View, comm: &dyn Comm) -> Thermo {
     }
 }
 
+/// Add the loads of owned particle `k` to `sums`: the virial (6 values),
+/// then per wall the force and the torque it takes (6 values each).
+fn add_loads(v: &View, loads: &WallLoads, k: usize, sums: &mut [f64]) {
+    let p = v.p;
+    let x = v.domain.wrap(p.x[k]);
+    for load in loads_of(p, v.nl, v.walls, loads, k) {
+        let virial: &mut Sym = (&mut sums[..6]).try_into().expect("6 values");
+        match load.partner {
+            Partner::Particle(_) => add_outer(virial, load.branch, load.force, 0.5),
+            Partner::Wall(w) => {
+                add_outer(virial, load.branch, load.force, 1.0);
+                let at = v.walls[w].reference_point();
+                // Angular momentum about `at` is exchanged whole:
+                // the wall takes −((x − at) × f + t).
+                let torque = -((x - at).cross(load.force) + load.torque);
+                let s = 6 + 6 * w;
+                for (a, value) in (-load.force).to_array().into_iter().enumerate() {
+                    sums[s + a] += value;
+                }
+                for (a, value) in torque.to_array().into_iter().enumerate() {
+                    sums[s + 3 + a] += value;
+                }
+            }
+        }
+    }
+}
+
 /// The box's contact virial `Σ l ⊗ f` (each pair half from each side, see
 /// [`super::stress`]) and, per wall, the force and the torque the particles
 /// exert on it, summed over ranks; NaN without contact forces. Collective.
 fn contact_loads(v: &View, comm: &dyn Comm) -> (Sym, Vec<[f64; 3]>, Vec<[f64; 3]>) {
     let nw = v.walls.len();
     // The virial, then per wall its force and torque.
-    let mut sums = vec![0.0; 6 + 6 * nw];
     let fresh = v.loads.is_some();
-    if let Some(loads) = v.loads {
-        let p = v.p;
-        for k in 0..p.n_owned {
-            let x = v.domain.wrap(p.x[k]);
-            for load in loads_of(p, v.nl, v.walls, loads, k) {
-                let virial: &mut Sym = (&mut sums[..6]).try_into().expect("6 values");
-                match load.partner {
-                    Partner::Particle(_) => add_outer(virial, load.branch, load.force, 0.5),
-                    Partner::Wall(w) => {
-                        add_outer(virial, load.branch, load.force, 1.0);
-                        let at = v.walls[w].reference_point();
-                        // Angular momentum about `at` is exchanged whole:
-                        // the wall takes −((x − at) × f + t).
-                        let torque = -((x - at).cross(load.force) + load.torque);
-                        let s = 6 + 6 * w;
-                        for (a, value) in (-load.force).to_array().into_iter().enumerate() {
-                            sums[s + a] += value;
-                        }
-                        for (a, value) in torque.to_array().into_iter().enumerate() {
-                            sums[s + 3 + a] += value;
-                        }
-                    }
-                }
+    let mut sums = match v.loads {
+        Some(loads) => in_blocks(v.p.n_owned, |ks, sums: &mut Vec<f64>| {
+            sums.resize(6 + 6 * nw, 0.0);
+            for k in ks {
+                add_loads(v, loads, k, sums);
             }
-        }
-    }
+        }),
+        None => Vec::new(),
+    };
+    sums.resize(6 + 6 * nw, 0.0);
     comm.sum_f64(&mut sums);
     // Every rank has its forces or none has (a restart restores them on all).
     if !fresh {
