@@ -1,7 +1,7 @@
 //! Pair-contact history: one record per pair job, with the flags that let
 //! the force stage skip the many pairs that are not in contact.
 
-use crate::state::room::Room;
+use crate::state::room::refill;
 
 /// The contact-history records of a neighbour list's jobs
 /// ([`super::PairJobs`]): `record_len` values per job, in job order, and
@@ -41,12 +41,8 @@ impl PairHistory {
     /// caller zeroes the share slots: see the type's invariants).
     pub(super) fn reset(&mut self, jobs: usize, len: usize) {
         self.len = len;
-        self.values.clear();
-        self.values.room_for(jobs * len);
-        self.values.resize(jobs * len, 0.0);
-        self.active.clear();
-        self.active.room_for(jobs);
-        self.active.resize(jobs, false);
+        refill(&mut self.values, jobs * len, 0.0);
+        refill(&mut self.active, jobs, false);
     }
 
     /// Zero the record of every active job and mark it inactive, calling

@@ -4,7 +4,7 @@
 use super::verlet::{BlockRows, VerletRows};
 use super::{Contribution, BLOCK};
 use crate::state::particles::Particles;
-use crate::state::room::Room;
+use crate::state::room::{refill, Room};
 use rayon::prelude::*;
 use std::ops::Range;
 
@@ -426,9 +426,7 @@ pub struct Shares {
 impl Shares {
     /// Zero slots, `n_slots` of them.
     pub(super) fn clear(&mut self, n_slots: usize) {
-        self.values.clear();
-        self.values.room_for(n_slots);
-        self.values.resize(n_slots, Contribution::default());
+        refill(&mut self.values, n_slots, Contribution::default());
     }
 
     /// Zero slot `s`.

@@ -308,22 +308,28 @@ impl Particles {
     /// dropped); the packed images are left as they are.
     fn reorder_owned(&mut self, perm: &[usize]) {
         assert_eq!(self.len(), self.n_owned);
-        fn apply<T: Copy>(v: &mut Vec<T>, perm: &[usize]) {
-            let new: Vec<T> = perm.iter().map(|&k| v[k]).collect();
-            *v = new;
+        // Each array gathered by one thread, the arrays side by side.
+        fn apply<'s, T: Copy + Send + Sync>(
+            s: &rayon::Scope<'s>,
+            v: &'s mut Vec<T>,
+            perm: &'s [usize],
+        ) {
+            s.spawn(move |_| *v = perm.iter().map(|&k| v[k]).collect());
         }
-        apply(&mut self.id, perm);
-        apply(&mut self.x, perm);
-        apply(&mut self.v, perm);
-        apply(&mut self.omega, perm);
-        apply(&mut self.radius, perm);
-        apply(&mut self.mass, perm);
-        apply(&mut self.inv_mass, perm);
-        apply(&mut self.inv_inertia, perm);
-        apply(&mut self.material, perm);
-        apply(&mut self.frozen, perm);
-        apply(&mut self.force, perm);
-        apply(&mut self.torque, perm);
+        rayon::scope(|s| {
+            apply(s, &mut self.id, perm);
+            apply(s, &mut self.x, perm);
+            apply(s, &mut self.v, perm);
+            apply(s, &mut self.omega, perm);
+            apply(s, &mut self.radius, perm);
+            apply(s, &mut self.mass, perm);
+            apply(s, &mut self.inv_mass, perm);
+            apply(s, &mut self.inv_inertia, perm);
+            apply(s, &mut self.material, perm);
+            apply(s, &mut self.frozen, perm);
+            apply(s, &mut self.force, perm);
+            apply(s, &mut self.torque, perm);
+        });
     }
 
     /// Recompute [`Self::packed`] from positions, shifts and radii.
