@@ -54,4 +54,17 @@ mod tests {
         assert_eq!(v.capacity(), 1807);
         assert_eq!(v.len(), 1700);
     }
+
+    #[test]
+    fn refill_writes_every_value_in_exact_room() {
+        let mut v = vec![7.0_f64; 10];
+        refill(&mut v, 100_000, 0.0);
+        assert_eq!(v.len(), 100_000);
+        assert!(v.iter().all(|&x| x.to_bits() == 0));
+        assert_eq!(v.capacity(), 100_000 + 100_000 / 16);
+        // Shorter again: the storage stays.
+        refill(&mut v, 5, 1.5);
+        assert_eq!(v, [1.5; 5]);
+        assert_eq!(v.capacity(), 106_250);
+    }
 }
