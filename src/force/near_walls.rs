@@ -1,8 +1,8 @@
 //! Which owned particles can reach a wall that never moves before the next
 //! rebuild: found at each rebuild, so that the force stage tests only those
-//! against such walls (LAMMPS's `fix wall/gran` and LIGGGHTS's mesh walls
-//! test every particle every step; a bed on a floor has a layer of a few
-//! hundred spheres against it out of tens of thousands).
+//! against such walls (a bed on a floor has a layer of a few hundred
+//! spheres against it out of tens of thousands; LAMMPS's `fix wall/gran`
+//! tests every particle of its group every step).
 //!
 //! Why a particle left out gives the same bits as when it was tested:
 //!
