@@ -144,7 +144,7 @@ pub fn contacts_on_rank(v: &View) -> u64 {
 
 /// One block's part of the thermo sums ([`measure`]).
 #[derive(Debug, Clone, Default)]
-struct Particle {
+struct ThermoSums {
     /// Count, kinetic, rotational, potential and elastic energy, contacts
     /// (and, filled in by [`measure`], max overlap and the temperatures).
     sums: [f64; 9],
@@ -156,7 +156,7 @@ struct Particle {
     kinetic: Sym,
 }
 
-impl Particle {
+impl ThermoSums {
     /// Add owned particle `k` and its contacts with higher-id partners.
     fn add(&mut self, v: &View, gravity: DVec3, k: usize) {
         let p = v.p;
@@ -186,7 +186,7 @@ impl Particle {
     }
 }
 
-impl Partial for Particle {
+impl Partial for ThermoSums {
     fn merge(&mut self, other: &Self) {
         merge_sums(&mut self.sums, &other.sums);
         merge_sums(&mut self.mobile, &other.mobile);
@@ -200,12 +200,12 @@ impl Partial for Particle {
 /// zero for the caller). Collective.
 pub fn measure(v: &View, comm: &dyn Comm) -> Thermo {
     let (p, gravity) = (v.p, v.gravity);
-    let Particle {
+    let ThermoSums {
         mut sums,
         mut mobile,
         max_overlap,
         mut kinetic,
-    } = in_blocks(p.n_owned, |ks, out: &mut Particle| {
+    } = in_blocks(p.n_owned, |ks, out: &mut ThermoSums| {
         for k in ks {
             out.add(v, gravity, k);
         }

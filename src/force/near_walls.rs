@@ -22,6 +22,7 @@
 //! Walls that move ([`crate::geometry::motion`]) are tested for every
 //! particle at every step; so is every wall while no list has been found.
 
+use crate::geometry::motion::MovingWall;
 use crate::geometry::walls::Wall;
 use crate::state::particles::Particles;
 use rayon::prelude::*;
@@ -50,14 +51,16 @@ pub static TEST_EVERY_PARTICLE: NearWalls = NearWalls {
 
 impl NearWalls {
     /// Find the owned particles of `p` within their radius plus `skin` of a
-    /// wall of `walls` that never moves (`moving` lists the indices of those
-    /// that do), at their current positions: call at a rebuild, after the
-    /// particles are sorted, or where the last rebuild saw them. The
-    /// storage of the last list is reused.
-    pub fn find(&mut self, p: &Particles, walls: &[Wall], moving: &[usize], skin: f64) {
+    /// wall of `walls` that never moves (`moving` are those that do), at
+    /// their current positions: call at a rebuild, after the particles are
+    /// sorted, or where the last rebuild saw them. The storage of the last
+    /// list is reused.
+    pub fn find(&mut self, p: &Particles, walls: &[Wall], moving: &[MovingWall], skin: f64) {
         self.fixed.clear();
-        self.fixed
-            .extend((0..walls.len()).map(|w| !moving.contains(&w)));
+        self.fixed.resize(walls.len(), true);
+        for m in moving {
+            self.fixed[m.index] = false;
+        }
         self.any_moving = self.fixed.iter().any(|&f| !f);
         let fixed: Vec<&Wall> = (walls.iter().zip(&self.fixed))
             .filter(|(_, &f)| f)

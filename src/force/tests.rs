@@ -7,6 +7,7 @@ use crate::contact::tangential::{SpringSlider, TangentialStiffness};
 use crate::contact::ContactLaw;
 use crate::contact::Kinematics;
 use crate::contact::{NormalModel, TangentialModel};
+use crate::geometry::motion::MovingWall;
 use crate::rng::Stream;
 use crate::state::particles::ParticleRecord;
 #[cfg(target_arch = "x86_64")]
@@ -313,7 +314,8 @@ fn opened_contacts_leave_no_share_or_record() {
 /// The cluster's walls, each about a radius from the centres of the
 /// outer layer: a floor and a side plane that never move, and a plane on
 /// another side that counts as moving (index 2).
-fn cluster_walls() -> (Vec<Wall>, Vec<usize>) {
+fn cluster_walls() -> (Vec<Wall>, Vec<MovingWall>) {
+    use crate::geometry::motion::{Motion, Translation};
     use crate::geometry::walls::{Rigid, WallShape};
     let plane = |point: DVec3, normal: DVec3| Wall {
         shape: WallShape::Plane { point, normal },
@@ -325,7 +327,15 @@ fn cluster_walls() -> (Vec<Wall>, Vec<usize>) {
         plane(DVec3::new(5.35, 0.0, 0.0), -DVec3::X),
         plane(DVec3::new(0.0, -0.5, 0.0), DVec3::Y),
     ];
-    (walls, vec![2])
+    let moving = vec![MovingWall {
+        index: 2,
+        base: walls[2].clone(),
+        motion: Motion {
+            translation: Translation::Still,
+            turn: None,
+        },
+    }];
+    (walls, moving)
 }
 
 /// Walls tested only against the particles near them at the last rebuild

@@ -283,10 +283,9 @@ impl Simulation {
     /// are now ([`force::NearWalls`]): at a rebuild, or where the last one
     /// saw them.
     pub(crate) fn find_near_walls(&mut self) {
-        let moving: Vec<usize> = self.setup.moving_walls.iter().map(|m| m.index).collect();
         let s = &self.setup;
         self.near_walls
-            .find(&self.particles, &s.walls, &moving, s.skin);
+            .find(&self.particles, &s.walls, &s.moving_walls, s.skin);
     }
 
     /// The transport.

@@ -200,8 +200,7 @@ impl Simulation {
         let mut neighbors = NeighborList::build(&particles, reach, h);
         let x_ref = particles.x[..n].to_vec();
         let mut near_walls = force::NearWalls::default();
-        let moving: Vec<usize> = setup.moving_walls.iter().map(|m| m.index).collect();
-        near_walls.find(&particles, &setup.walls, &moving, setup.skin);
+        near_walls.find(&particles, &setup.walls, &setup.moving_walls, setup.skin);
         for (k, &i) in source.iter().enumerate() {
             particles.x[k] = snap.particles[i].x;
         }
