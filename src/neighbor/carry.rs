@@ -12,8 +12,9 @@
 //! way ([`PairRecords`]): each pair's record is lifted once, with the pair's
 //! two local indices, and put back by looking the pair up in the new list.
 
-use crate::neighbor::NeighborList;
+use crate::neighbor::{NeighborList, BLOCK};
 use crate::state::pack::{Pack, Unpack};
+use rayon::prelude::*;
 
 /// Per-particle history records in compressed-row form.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -215,24 +216,42 @@ impl PairRecords {
     /// particle `image_source[g]`.
     pub fn from_list(nl: &NeighborList, image_source: &[u32]) -> Self {
         let (jobs, history) = (nl.jobs(), nl.history());
-        let mut out = Self {
-            len: history.record_len(),
-            ..Self::default()
-        };
+        let len = history.record_len();
         let rows = nl.rows().owned();
-        for k in 0..rows {
-            for j in jobs.evaluated_by(k) {
-                if let Some(rec) = history.held(j) {
-                    let q = jobs.partner(j);
-                    let partner = if q < rows {
-                        q as u32
-                    } else {
-                        image_source[q - rows]
-                    };
-                    out.pairs.push([k as u32, partner]);
-                    out.values.extend_from_slice(rec);
+        // Blocks of rows lifted in parallel and joined in block order: the
+        // records come out in the order of a walk over the rows.
+        let parts: Vec<Self> = (0..rows.div_ceil(BLOCK))
+            .into_par_iter()
+            .map(|b| {
+                let mut part = Self {
+                    len,
+                    ..Self::default()
+                };
+                for k in b * BLOCK..((b + 1) * BLOCK).min(rows) {
+                    for j in jobs.evaluated_by(k) {
+                        if let Some(rec) = history.held(j) {
+                            let q = jobs.partner(j);
+                            let partner = if q < rows {
+                                q as u32
+                            } else {
+                                image_source[q - rows]
+                            };
+                            part.pairs.push([k as u32, partner]);
+                            part.values.extend_from_slice(rec);
+                        }
+                    }
                 }
-            }
+                part
+            })
+            .collect();
+        let mut out = Self {
+            pairs: Vec::with_capacity(parts.iter().map(|p| p.pairs.len()).sum()),
+            values: Vec::with_capacity(parts.iter().map(|p| p.values.len()).sum()),
+            len,
+        };
+        for part in parts {
+            out.pairs.extend_from_slice(&part.pairs);
+            out.values.extend_from_slice(&part.values);
         }
         out
     }
@@ -284,15 +303,22 @@ impl PairRecords {
         for (new, &old) in perm.iter().enumerate() {
             new_of_old[old] = new as u32;
         }
-        for (r, pair) in self.pairs.iter().enumerate() {
-            let [a, b] = pair.map(|old| new_of_old[old as usize] as usize);
-            let rec = &self.values[r * h..(r + 1) * h];
-            for (x, y) in [(a, b), (b, a)] {
-                if let Some(e) = nl.entry_of(x, ids[y], ids) {
-                    // Marked active (the fresh list's other jobs are
-                    // inactive, with zero shares).
-                    nl.record_mut(e).copy_from_slice(rec);
-                }
+        // The entries are looked up in parallel and written in record
+        // order: a pair that meets through periodic images on both sides
+        // has a record from each side, both for the same two entries, and
+        // the later one wins, as in a walk over the records.
+        let entries: Vec<[Option<usize>; 2]> = (self.pairs.par_iter())
+            .with_min_len(1024)
+            .map(|pair| {
+                let [a, b] = pair.map(|old| new_of_old[old as usize] as usize);
+                [nl.entry_of(a, ids[b], ids), nl.entry_of(b, ids[a], ids)]
+            })
+            .collect();
+        for (rec, found) in self.values.chunks_exact(h).zip(&entries) {
+            for &e in found.iter().flatten() {
+                // Marked active (the fresh list's other jobs are
+                // inactive, with zero shares).
+                nl.record_mut(e).copy_from_slice(rec);
             }
         }
     }

@@ -3,6 +3,7 @@
 
 use crate::state::particles::Particles;
 use glam::DVec3;
+use rayon::prelude::*;
 
 /// A uniform grid of cells over a set of points: cubes of a given edge, or
 /// cut along x into `split` slabs each (see [`Self::rebin`]).
@@ -79,7 +80,8 @@ impl CellGrid {
         self.items.clear();
         self.items.resize(points.len(), 0);
         cells.clear();
-        cells.extend(points.iter().map(|&x| self.cell_of(x)));
+        let grid = &*self;
+        cells.par_extend(points.par_iter().map(|&x| grid.cell_of(x)));
         for &c in cells.iter() {
             self.start[c + 1] += 1;
         }
@@ -147,11 +149,16 @@ pub fn spatial_order(p: &Particles, cell: f64) -> Vec<usize> {
     let pts = &p.x[..p.n_owned];
     let grid = CellGrid::new(pts, cell.max(f64::MIN_POSITIVE));
     let mut order: Vec<usize> = grid.items.iter().map(|&k| k as usize).collect();
+    let mut cells = Vec::with_capacity(grid.start.len());
+    let mut rest = &mut order[..];
     for bounds in grid.start.windows(2) {
-        let cell = &mut order[bounds[0] as usize..bounds[1] as usize];
+        let (cell, tail) = rest.split_at_mut((bounds[1] - bounds[0]) as usize);
+        rest = tail;
         if cell.len() > 1 {
-            cell.sort_unstable_by_key(|&k| p.id[k]);
+            cells.push(cell);
         }
     }
+    (cells.into_par_iter().with_min_len(256))
+        .for_each(|cell| cell.sort_unstable_by_key(|&k| p.id[k]));
     order
 }

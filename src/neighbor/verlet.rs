@@ -117,14 +117,23 @@ impl VerletRows {
         self.offsets.clear();
         self.offsets.room_for(n + 1);
         self.offsets.push(0);
-        self.partner.clear();
-        self.partner.room_for(total);
         for rows in blocks {
             for &c in &rows.counts {
                 self.offsets.push(self.offsets.last().unwrap() + c);
             }
-            self.partner.extend_from_slice(&rows.entries);
         }
+        // The blocks' entries copied side by side, each to its place.
+        self.partner.clear();
+        self.partner.room_for(total);
+        self.partner.resize(total, 0);
+        let mut rest = &mut self.partner[..];
+        let mut parts = Vec::with_capacity(blocks.len());
+        for rows in blocks {
+            let (part, tail) = rest.split_at_mut(rows.entries.len());
+            rest = tail;
+            parts.push((part, &rows.entries[..]));
+        }
+        (parts.into_par_iter()).for_each(|(part, entries)| part.copy_from_slice(entries));
         assert!(
             self.entries() < u32::MAX as usize,
             "neighbour list of {} entries exceeds the 32-bit entry index",
@@ -287,7 +296,7 @@ impl NeighborList {
             blocks,
         } = &mut scratch;
         images.clear();
-        images.extend((0..p.len()).map(|k| p.x[k] + p.shift_of(k)));
+        images.par_extend((0..p.len()).into_par_iter().map(|k| p.x[k] + p.shift_of(k)));
         // A hair more than the longest cut, so that a pair just within it is
         // never split across more cells than the stencil reaches by the
         // rounding of the cell coordinates.
@@ -297,15 +306,15 @@ impl NeighborList {
         // image position and radius, and (local index, frozen).
         let slots = grid.items();
         near.clear();
-        near.extend(
+        near.par_extend(
             slots
-                .iter()
+                .par_iter()
                 .map(|&q| images[q as usize].extend(p.radius[q as usize])),
         );
         who.clear();
-        who.extend(
+        who.par_extend(
             slots
-                .iter()
+                .par_iter()
                 .map(|&q| (p.id[q as usize], q, p.frozen[q as usize])),
         );
         let n = p.n_owned;

@@ -14,9 +14,51 @@ use crate::parallel::grid::Decomposition;
 use crate::state::pack::{Pack, Unpack};
 use crate::state::particles::{pack_record, unpack_record, Particles, RECORD_BYTES};
 use glam::DVec3;
+use rayon::prelude::*;
 
 /// The bytes of one ghost in a halo message: its record and its image shift.
 const GHOST_BYTES: usize = RECORD_BYTES + 24;
+/// Owned particles per block of the halo build's parallel scan.
+const SCAN_BLOCK: usize = 2048;
+
+/// What a block of owned particles gives the halo: the periodic images
+/// made on this rank (owned index and image shift) and, per peer, the
+/// ghost messages and the owned indices they copy.
+struct Outgoing {
+    local: Vec<(u32, DVec3)>,
+    bufs: Vec<Vec<u8>>,
+    send: Vec<Vec<u32>>,
+}
+
+impl Outgoing {
+    /// Nothing yet, for `peers` peers.
+    fn new(peers: usize) -> Self {
+        Self {
+            local: Vec::new(),
+            bufs: vec![Vec::new(); peers],
+            send: vec![Vec::new(); peers],
+        }
+    }
+
+    /// The blocks' parts one after another, in block order.
+    fn joined(parts: Vec<Self>, peers: usize) -> Self {
+        let mut all = Self::new(peers);
+        all.local
+            .reserve_exact(parts.iter().map(|b| b.local.len()).sum());
+        for q in 0..peers {
+            all.bufs[q].reserve_exact(parts.iter().map(|b| b.bufs[q].len()).sum());
+            all.send[q].reserve_exact(parts.iter().map(|b| b.send[q].len()).sum());
+        }
+        for part in parts {
+            all.local.extend_from_slice(&part.local);
+            for q in 0..peers {
+                all.bufs[q].extend_from_slice(&part.bufs[q]);
+                all.send[q].extend_from_slice(&part.send[q]);
+            }
+        }
+        all
+    }
+}
 /// Ghost copies of particles, with where each one comes from.
 #[derive(Debug, Clone, Default)]
 pub struct Halo {
@@ -50,11 +92,9 @@ impl Halo {
         p.truncate_ghosts();
         self.local_source.clear();
         self.peers = decomp.peers();
-        self.send = vec![Vec::new(); self.peers.len()];
-        let mut bufs: Vec<Vec<u8>> = vec![Vec::new(); self.peers.len()];
+        let peers = &self.peers;
         let l = domain.length();
-        let mut local: Vec<(usize, DVec3)> = Vec::new();
-        for k in 0..p.n_owned {
+        let ghosts_of = |k: usize, part: &mut Outgoing| {
             let x = p.x[k];
             // Per axis: (slab, image multiple) choices, the particle's own slab first.
             let mut options = [[(0usize, 0i32); 3]; 3];
@@ -84,7 +124,7 @@ impl Halo {
                 }
             }
             if counts == [1, 1, 1] {
-                continue;
+                return;
             }
             for ix in 0..counts[0] {
                 for iy in 0..counts[1] {
@@ -101,28 +141,38 @@ impl Halo {
                         let shift =
                             DVec3::new(s[0] as f64 * l.x, s[1] as f64 * l.y, s[2] as f64 * l.z);
                         if dest == decomp.rank {
-                            local.push((k, shift));
+                            part.local.push((k as u32, shift));
                         } else {
-                            let q = self
-                                .peers
+                            let q = peers
                                 .binary_search(&dest)
                                 .expect("ghosts go to adjacent ranks");
-                            pack_record(&p.record(k), &mut bufs[q]);
-                            bufs[q].put_vec3(shift);
-                            self.send[q].push(k as u32);
+                            pack_record(&p.record(k), &mut part.bufs[q]);
+                            part.bufs[q].put_vec3(shift);
+                            part.send[q].push(k as u32);
                         }
                     }
                 }
             }
-        }
+        };
+        // Blocks of owned particles scanned in parallel and joined in block
+        // order: the ghosts come out in the order of a walk over the owned.
+        let parts: Vec<Outgoing> = (0..p.n_owned.div_ceil(SCAN_BLOCK))
+            .into_par_iter()
+            .map(|b| {
+                let mut part = Outgoing::new(peers.len());
+                for k in b * SCAN_BLOCK..((b + 1) * SCAN_BLOCK).min(p.n_owned) {
+                    ghosts_of(k, &mut part);
+                }
+                part
+            })
+            .collect();
+        let Outgoing { local, bufs, send } = Outgoing::joined(parts, peers.len());
+        self.send = send;
         let recv = comm.exchange(&self.peers, &bufs);
         let arriving: usize = recv.iter().map(|b| b.len() / GHOST_BYTES).sum();
         p.room_for(p.len() + local.len() + arriving, p.n_owned);
-        for (k, shift) in local {
-            let r = p.record(k);
-            p.push_ghost(&r, shift);
-            self.local_source.push(k as u32);
-        }
+        p.push_images(&local);
+        self.local_source.extend(local.iter().map(|&(k, _)| k));
         self.received = recv
             .iter()
             .map(|b| {

@@ -8,6 +8,7 @@
 use crate::state::pack::{Pack, Unpack};
 use crate::state::room::Room;
 use glam::{DVec3, DVec4};
+use rayon::prelude::*;
 
 /// A particle's full state, used to insert, migrate and restart particles.
 #[derive(Debug, Clone, PartialEq)]
@@ -238,6 +239,42 @@ impl Particles {
         self.shift.push(shift);
     }
 
+    /// Append periodic images of owned entries: for each `(k, shift)` a
+    /// ghost of entry `k` with image shift `shift`, the same as
+    /// [`Self::push_ghost`] of its record (the inverse mass and inertia
+    /// are copied, not computed again: the same division gives the same
+    /// bits).
+    pub fn push_images(&mut self, images: &[(u32, DVec3)]) {
+        // Each array extended by one thread, the arrays side by side.
+        fn extend<'s, T: Copy + Send + Sync>(
+            s: &rayon::Scope<'s>,
+            v: &'s mut Vec<T>,
+            images: &'s [(u32, DVec3)],
+        ) {
+            s.spawn(move |_| {
+                v.reserve(images.len());
+                for &(k, _) in images {
+                    let copy = v[k as usize];
+                    v.push(copy);
+                }
+            });
+        }
+        assert!(images.iter().all(|&(k, _)| (k as usize) < self.n_owned));
+        rayon::scope(|s| {
+            extend(s, &mut self.id, images);
+            extend(s, &mut self.x, images);
+            extend(s, &mut self.v, images);
+            extend(s, &mut self.omega, images);
+            extend(s, &mut self.radius, images);
+            extend(s, &mut self.mass, images);
+            extend(s, &mut self.inv_mass, images);
+            extend(s, &mut self.inv_inertia, images);
+            extend(s, &mut self.material, images);
+            extend(s, &mut self.frozen, images);
+        });
+        self.shift.extend(images.iter().map(|&(_, shift)| shift));
+    }
+
     /// Append `r` to every array an owned particle and a ghost both have.
     fn push_entry(&mut self, r: &ParticleRecord) {
         let inertia = 0.4 * r.mass * r.radius * r.radius;
@@ -354,9 +391,11 @@ impl Particles {
     fn refresh_packed_of(&mut self, range: std::ops::Range<usize>) {
         self.packed.room_for(self.len());
         self.packed.resize(self.len(), DVec4::ZERO);
-        for k in range {
-            self.packed[k] = self.packed_image(k);
-        }
+        let (x, shift, radius, n) = (&self.x, &self.shift, &self.radius, self.n_owned);
+        let first = range.start;
+        (self.packed[range].par_iter_mut().enumerate())
+            .with_min_len(4096)
+            .for_each(|(i, out)| *out = packed_image(x, shift, radius, n, first + i));
     }
 
     /// What [`Self::packed`] holds for entry `k` at the current positions:
@@ -430,6 +469,49 @@ mod tests {
         pack_record(&r, &mut buf);
         assert_eq!(buf.len(), RECORD_BYTES);
         assert_eq!(unpack_record(&mut Unpack::new(&buf)), r);
+    }
+
+    #[test]
+    fn images_pushed_together_equal_ghosts_pushed_one_by_one() {
+        let mut p = Particles::default();
+        for k in 0..5u64 {
+            p.push_owned(&ParticleRecord {
+                id: 10 + k,
+                x: DVec3::new(k as f64, 0.1 * k as f64, 0.0),
+                v: DVec3::new(0.3, -(k as f64), 0.0),
+                omega: DVec3::new(0.0, k as f64, 1.0),
+                radius: 0.1 + 0.03 * k as f64,
+                mass: 0.7 + 0.11 * k as f64,
+                material: k as u32 % 2,
+                frozen: k == 3,
+            });
+        }
+        let images = [
+            (4u32, DVec3::X),
+            (0, -DVec3::Y),
+            (3, DVec3::Z),
+            (4, DVec3::ONE),
+        ];
+        let mut by_one = p.clone();
+        for &(k, shift) in &images {
+            let r = by_one.record(k as usize);
+            by_one.push_ghost(&r, shift);
+        }
+        p.push_images(&images);
+        assert_eq!(p.len(), 9);
+        assert_eq!(p.id, by_one.id);
+        assert_eq!(p.x, by_one.x);
+        assert_eq!(p.v, by_one.v);
+        assert_eq!(p.omega, by_one.omega);
+        assert_eq!(p.radius, by_one.radius);
+        assert_eq!(p.mass, by_one.mass);
+        assert_eq!(p.inv_mass, by_one.inv_mass);
+        assert_eq!(p.inv_inertia, by_one.inv_inertia);
+        assert_eq!(p.material, by_one.material);
+        assert_eq!(p.frozen, by_one.frozen);
+        assert_eq!(p.shift, by_one.shift);
+        p.refresh_packed();
+        assert_eq!(p.packed[7], (p.x[3] + DVec3::Z).extend(p.radius[3]));
     }
 
     #[test]
