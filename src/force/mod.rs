@@ -140,6 +140,10 @@ pub struct PairResults {
     /// Per particle, owned and ghost, its part of the couples' inertia
     /// (only where a law has rolling or spinning resistance, else empty).
     bodies: Vec<BodyInertia>,
+    /// The neighbour-list build `bodies` were found for
+    /// ([`NeighborList::build_id`]): they are found again only at a new
+    /// build, where the particles can change.
+    bodies_of: Option<u64>,
 }
 
 /// Compute `force` and `torque` of every owned particle, updating the contact
@@ -182,6 +186,7 @@ pub fn compute(
         "packed images are not those of the current positions"
     );
     let (parts, force, torque) = p.split_loads();
+    let nl_build = nl.build_id();
     let (jobs, history, shares) = nl.force_parts();
     let h = history.record_len();
     assert_eq!(jobs.offsets().len(), n + 1, "a list of other particles");
@@ -196,15 +201,26 @@ pub fn compute(
     let slots = ShareSlots::new(shares.values_mut());
     let (history, active) = history.records_and_flags_mut();
     results.upper.resize(n, Contribution::default());
-    results.bodies.clear();
-    if fp.laws.laws.iter().any(ContactLaw::needs_inertia) {
+    let needs_inertia = fp.laws.laws.iter().any(ContactLaw::needs_inertia);
+    if !needs_inertia {
+        results.bodies.clear();
+        results.bodies_of = None;
+    } else if results.bodies_of != Some(nl_build) {
+        results.bodies.clear();
         results.bodies.room_for(parts.id.len());
-        results
-            .bodies
-            .extend((0..parts.id.len()).map(|k| {
-                BodyInertia::of(parts.inv_inertia[k], parts.inv_mass[k], parts.radius[k])
-            }));
+        (results.bodies).par_extend(
+            (0..parts.id.len())
+                .into_par_iter()
+                .map(|k| BodyInertia::of(parts.inv_inertia[k], parts.inv_mass[k], parts.radius[k])),
+        );
+        results.bodies_of = Some(nl_build);
     }
+    debug_assert!(
+        !needs_inertia
+            || (0..parts.id.len()).all(|k| results.bodies[k]
+                == BodyInertia::of(parts.inv_inertia[k], parts.inv_mass[k], parts.radius[k])),
+        "the couples' inertia of another set of particles"
+    );
     let n_blocks = n.div_ceil(BLOCK);
     // The wall loads, `walls` per owned particle, or none (`lw = 0`).
     let mut no_loads = Vec::new();

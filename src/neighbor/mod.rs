@@ -77,6 +77,16 @@ pub struct NeighborList {
     history: PairHistory,
     shares: Shares,
     scratch: BuildScratch,
+    /// This build's number (see [`Self::build_id`]).
+    build: u64,
+}
+
+/// The number of the next neighbour-list build in this process.
+static NEXT_BUILD: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+
+/// A number no earlier build in this process took.
+fn next_build() -> u64 {
+    NEXT_BUILD.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
 }
 
 impl NeighborList {
@@ -86,8 +96,18 @@ impl NeighborList {
             rows: VerletRows::empty(n),
             jobs: PairJobs::empty(n),
             history: PairHistory::empty(history_len),
+            build: next_build(),
             ..Default::default()
         }
+    }
+
+    /// A number that identifies this build of the list in the process (a
+    /// clone keeps it). The particles a list was built for, ghosts
+    /// included, keep their order, radii, masses and inertia until the
+    /// next build (only positions and velocities change between builds),
+    /// so what the force stage derives from those can be kept per build.
+    pub fn build_id(&self) -> u64 {
+        self.build
     }
 
     /// Number of entries.

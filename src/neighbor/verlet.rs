@@ -346,6 +346,7 @@ impl NeighborList {
         self.history.reset(self.jobs.len(), history_len);
         self.shares.clear(self.jobs.slots());
         self.scratch = scratch;
+        self.build = super::next_build();
     }
 }
 
