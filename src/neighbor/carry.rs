@@ -218,41 +218,52 @@ impl PairRecords {
         let (jobs, history) = (nl.jobs(), nl.history());
         let len = history.record_len();
         let rows = nl.rows().owned();
-        // Blocks of rows lifted in parallel and joined in block order: the
-        // records come out in the order of a walk over the rows.
-        let parts: Vec<Self> = (0..rows.div_ceil(BLOCK))
+        let blocks = rows.div_ceil(BLOCK);
+        let block_rows = |b: usize| b * BLOCK..((b + 1) * BLOCK).min(rows);
+        // Blocks of rows in parallel, twice: their record counts, then
+        // their records, each block's at its place: the records come out
+        // in the order of a walk over the rows, held once.
+        let counts: Vec<usize> = (0..blocks)
             .into_par_iter()
             .map(|b| {
-                let mut part = Self {
-                    len,
-                    ..Self::default()
-                };
-                for k in b * BLOCK..((b + 1) * BLOCK).min(rows) {
-                    for j in jobs.evaluated_by(k) {
-                        if let Some(rec) = history.held(j) {
-                            let q = jobs.partner(j);
-                            let partner = if q < rows {
-                                q as u32
-                            } else {
-                                image_source[q - rows]
-                            };
-                            part.pairs.push([k as u32, partner]);
-                            part.values.extend_from_slice(rec);
-                        }
-                    }
-                }
-                part
+                let ks = block_rows(b);
+                (jobs.offsets()[ks.start]..jobs.offsets()[ks.end])
+                    .filter(|&j| history.held(j).is_some())
+                    .count()
             })
             .collect();
+        let total: usize = counts.iter().sum();
         let mut out = Self {
-            pairs: Vec::with_capacity(parts.iter().map(|p| p.pairs.len()).sum()),
-            values: Vec::with_capacity(parts.iter().map(|p| p.values.len()).sum()),
+            pairs: vec![[0; 2]; total],
+            values: vec![0.0; total * len],
             len,
         };
-        for part in parts {
-            out.pairs.extend_from_slice(&part.pairs);
-            out.values.extend_from_slice(&part.values);
+        let mut parts = Vec::with_capacity(blocks);
+        let (mut pairs, mut values) = (&mut out.pairs[..], &mut out.values[..]);
+        for (b, &count) in counts.iter().enumerate() {
+            let (p, rest_p) = pairs.split_at_mut(count);
+            let (v, rest_v) = values.split_at_mut(count * len);
+            (pairs, values) = (rest_p, rest_v);
+            parts.push((b, p, v));
         }
+        parts.into_par_iter().for_each(|(b, pairs, values)| {
+            let mut r = 0;
+            for k in block_rows(b) {
+                for j in jobs.evaluated_by(k) {
+                    if let Some(rec) = history.held(j) {
+                        let q = jobs.partner(j);
+                        let partner = if q < rows {
+                            q as u32
+                        } else {
+                            image_source[q - rows]
+                        };
+                        pairs[r] = [k as u32, partner];
+                        values[r * len..(r + 1) * len].copy_from_slice(rec);
+                        r += 1;
+                    }
+                }
+            }
+        });
         out
     }
 
@@ -303,22 +314,30 @@ impl PairRecords {
         for (new, &old) in perm.iter().enumerate() {
             new_of_old[old] = new as u32;
         }
-        // The entries are looked up in parallel and written in record
-        // order: a pair that meets through periodic images on both sides
-        // has a record from each side, both for the same two entries, and
-        // the later one wins, as in a walk over the records.
-        let entries: Vec<[Option<usize>; 2]> = (self.pairs.par_iter())
-            .with_min_len(1024)
-            .map(|pair| {
+        // The entries are looked up in parallel, a piece of the records at
+        // a time, and written in record order: a pair that meets through
+        // periodic images on both sides has a record from each side, both
+        // for the same two entries, and the later one wins, as in a walk
+        // over the records.
+        const PIECE: usize = 1 << 15;
+        let mut entries: Vec<[u32; 2]> = Vec::with_capacity(PIECE.min(self.pairs.len()));
+        for (pairs, values) in self.pairs.chunks(PIECE).zip(self.values.chunks(PIECE * h)) {
+            entries.clear();
+            entries.par_extend(pairs.par_iter().with_min_len(1024).map(|pair| {
                 let [a, b] = pair.map(|old| new_of_old[old as usize] as usize);
-                [nl.entry_of(a, ids[b], ids), nl.entry_of(b, ids[a], ids)]
-            })
-            .collect();
-        for (rec, found) in self.values.chunks_exact(h).zip(&entries) {
-            for &e in found.iter().flatten() {
-                // Marked active (the fresh list's other jobs are
-                // inactive, with zero shares).
-                nl.record_mut(e).copy_from_slice(rec);
+                let entry = |x: usize, y: usize| {
+                    // The list's entries are fewer than `u32::MAX` (asserted
+                    // at its build), which stands for none.
+                    nl.entry_of(x, ids[y], ids).map_or(u32::MAX, |e| e as u32)
+                };
+                [entry(a, b), entry(b, a)]
+            }));
+            for (rec, found) in values.chunks_exact(h).zip(&entries) {
+                for &e in found.iter().filter(|&&e| e != u32::MAX) {
+                    // Marked active (the fresh list's other jobs are
+                    // inactive, with zero shares).
+                    nl.record_mut(e as usize).copy_from_slice(rec);
+                }
             }
         }
     }
