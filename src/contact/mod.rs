@@ -166,7 +166,8 @@ impl ContactInertia {
 /// sphere alone: its moment of inertia `I = 1/(1/I)` and the inverse
 /// `1/a` of its rolling inertia about the contact point,
 /// `a = I + m R²` ([`rolling::wall_rolling_inertia`], `m = 1/(1/m)`).
-/// The force stage finds it once a step per particle rather than twice
+/// The force stage finds it once per particle at each neighbour-list
+/// build (the particles' inertia changes only there) rather than twice
 /// per contact (four divisions fewer a contact).
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct BodyInertia {
