@@ -437,7 +437,9 @@ impl Simulation {
         }
         // The owned particles were wrapped and sorted, the ghosts are new.
         p.refresh_packed();
-        self.x_ref = p.x[..p.n_owned].to_vec();
+        // Refilled in place: a fresh copy would leave its old one's hole.
+        self.x_ref.clear();
+        self.x_ref.extend_from_slice(&p.x[..p.n_owned]);
         self.find_near_walls();
         self.balance_if_due()
     }

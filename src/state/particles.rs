@@ -341,31 +341,48 @@ impl Particles {
         self.packed.clear();
     }
 
-    /// New owned entry `k` is old entry `perm[k]` (ghosts must have been
-    /// dropped); the packed images are left as they are.
-    fn reorder_owned(&mut self, perm: &[usize]) {
+    /// New owned entry `k` is old entry `order[k]`, where `order` is a
+    /// permutation of the owned entries or an ascending selection of them
+    /// (ghosts must have been dropped); the packed images are left as they
+    /// are. In place: no array is copied whole, so a rebuild leaves no
+    /// array-sized holes in the allocator's heap (the chute's arrays are
+    /// below the size that gets pages of its own).
+    fn reorder_owned(&mut self, order: &[usize]) {
         assert_eq!(self.len(), self.n_owned);
-        // Each array gathered by one thread, the arrays side by side.
-        fn apply<'s, T: Copy + Send + Sync>(
+        let cycles = (order.len() == self.n_owned).then(|| cycle_leaders(order));
+        let cycles = cycles.as_deref();
+        // Each array moved by one thread, the arrays side by side.
+        fn apply<'s, T: Copy + Send>(
             s: &rayon::Scope<'s>,
             v: &'s mut Vec<T>,
-            perm: &'s [usize],
+            order: &'s [usize],
+            cycles: Option<&'s [usize]>,
         ) {
-            s.spawn(move |_| *v = perm.iter().map(|&k| v[k]).collect());
+            s.spawn(move |_| match cycles {
+                Some(leaders) => permute_cycles(v, order, leaders),
+                None => {
+                    // An ascending selection: entry `order[k] ≥ k` is
+                    // still unmoved when entry `k` is written.
+                    for (k, &old) in order.iter().enumerate() {
+                        v[k] = v[old];
+                    }
+                    v.truncate(order.len());
+                }
+            });
         }
         rayon::scope(|s| {
-            apply(s, &mut self.id, perm);
-            apply(s, &mut self.x, perm);
-            apply(s, &mut self.v, perm);
-            apply(s, &mut self.omega, perm);
-            apply(s, &mut self.radius, perm);
-            apply(s, &mut self.mass, perm);
-            apply(s, &mut self.inv_mass, perm);
-            apply(s, &mut self.inv_inertia, perm);
-            apply(s, &mut self.material, perm);
-            apply(s, &mut self.frozen, perm);
-            apply(s, &mut self.force, perm);
-            apply(s, &mut self.torque, perm);
+            apply(s, &mut self.id, order, cycles);
+            apply(s, &mut self.x, order, cycles);
+            apply(s, &mut self.v, order, cycles);
+            apply(s, &mut self.omega, order, cycles);
+            apply(s, &mut self.radius, order, cycles);
+            apply(s, &mut self.mass, order, cycles);
+            apply(s, &mut self.inv_mass, order, cycles);
+            apply(s, &mut self.inv_inertia, order, cycles);
+            apply(s, &mut self.material, order, cycles);
+            apply(s, &mut self.frozen, order, cycles);
+            apply(s, &mut self.force, order, cycles);
+            apply(s, &mut self.torque, order, cycles);
         });
     }
 
@@ -449,6 +466,49 @@ pub fn unpack_record(u: &mut Unpack) -> ParticleRecord {
     }
 }
 
+/// The smallest index of each cycle of the permutation `perm` that moves
+/// something (the start of each walk of [`permute_cycles`]).
+///
+/// # Panics
+/// If `perm` is not a permutation of `0..perm.len()`.
+fn cycle_leaders(perm: &[usize]) -> Vec<usize> {
+    let mut seen = vec![false; perm.len()];
+    let mut leaders = Vec::new();
+    for s in 0..perm.len() {
+        if seen[s] || perm[s] == s {
+            continue;
+        }
+        leaders.push(s);
+        seen[s] = true;
+        let mut k = perm[s];
+        while k != s {
+            assert!(!seen[k], "not a permutation: {k} comes twice");
+            seen[k] = true;
+            k = perm[k];
+        }
+    }
+    leaders
+}
+
+/// `v[k] ← v[perm[k]]` for every `k`, in place: each cycle of `perm` (one
+/// per entry of `leaders`, from [`cycle_leaders`]) is walked once, holding
+/// one value aside.
+fn permute_cycles<T: Copy>(v: &mut [T], perm: &[usize], leaders: &[usize]) {
+    for &s in leaders {
+        let first = v[s];
+        let mut k = s;
+        loop {
+            let next = perm[k];
+            if next == s {
+                v[k] = first;
+                break;
+            }
+            v[k] = v[next];
+            k = next;
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -512,6 +572,52 @@ mod tests {
         assert_eq!(p.shift, by_one.shift);
         p.refresh_packed();
         assert_eq!(p.packed[7], (p.x[3] + DVec3::Z).extend(p.radius[3]));
+    }
+
+    #[test]
+    fn a_permutation_in_place_moves_as_a_gather_would() {
+        let perm = [3usize, 0, 2, 5, 1, 4, 7, 6];
+        let old: Vec<u64> = (10..18).collect();
+        let mut v = old.clone();
+        permute_cycles(&mut v, &perm, &cycle_leaders(&perm));
+        let gathered: Vec<u64> = perm.iter().map(|&k| old[k]).collect();
+        assert_eq!(v, gathered);
+        assert_eq!(cycle_leaders(&perm), vec![0, 6]);
+        assert!(cycle_leaders(&[0, 1, 2]).is_empty());
+    }
+
+    #[test]
+    #[should_panic(expected = "not a permutation")]
+    fn a_selection_is_not_taken_for_a_permutation() {
+        cycle_leaders(&[1, 1, 0]);
+    }
+
+    #[test]
+    fn reordering_in_place_permutes_and_selects_every_array() {
+        let mut p = Particles::default();
+        for k in 0..6u64 {
+            p.push_owned(&ParticleRecord {
+                id: k,
+                x: DVec3::splat(k as f64),
+                v: DVec3::X * k as f64,
+                omega: DVec3::Y * k as f64,
+                radius: 1.0 + k as f64,
+                mass: 2.0 + k as f64,
+                material: k as u32,
+                frozen: k % 2 == 0,
+            });
+        }
+        p.force = (0..6).map(|k| DVec3::Z * k as f64).collect();
+        p.permute_owned(&[5, 3, 4, 0, 1, 2]);
+        assert_eq!(p.id, [5, 3, 4, 0, 1, 2]);
+        assert_eq!(p.x[1], DVec3::splat(3.0));
+        assert_eq!(p.force[0], DVec3::Z * 5.0);
+        assert_eq!(p.frozen, [false, false, true, true, false, true]);
+        p.retain_owned(&[1, 2, 5]);
+        assert_eq!(p.id, [3, 4, 2]);
+        assert_eq!(p.radius, [4.0, 5.0, 3.0]);
+        assert_eq!(p.torque.len(), 3);
+        assert_eq!(p.len(), 3);
     }
 
     #[test]
