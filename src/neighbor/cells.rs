@@ -34,32 +34,41 @@ impl CellGrid {
     /// Bin `points` into cubic cells of edge at least `size`.
     pub fn new(points: &[DVec3], size: f64) -> Self {
         let mut grid = Self::default();
-        grid.rebin(points, size, 1, &mut Vec::new());
+        grid.rebin(points.len(), |k| points[k], size, 1, &mut Vec::new());
         grid
     }
 
-    /// Bin `points` anew into cells of edge at least `size` along y and z
+    /// Bin the points `point(0)`, …, `point(n − 1)` anew into cells of
+    /// edge at least `size` along y and z
     /// and `size / split` along x, reusing this grid's storage and `cells`
     /// (scratch for each point's cell). [`Self::near_slots`] then reaches
     /// `split` cells each way along x (still at least `size`) and one along
     /// y and z: thinner cells along the axis a row of cells runs along make
     /// the rows shorter (`2 + 1/split` edges instead of 3) at no cost in
     /// rows.
-    pub fn rebin(&mut self, points: &[DVec3], size: f64, split: usize, cells: &mut Vec<usize>) {
+    pub fn rebin(
+        &mut self,
+        n: usize,
+        point: impl Fn(usize) -> DVec3 + Sync,
+        size: f64,
+        split: usize,
+        cells: &mut Vec<usize>,
+    ) {
         let split = split.max(1);
         let (mut lo, mut hi) = (DVec3::splat(f64::INFINITY), DVec3::splat(f64::NEG_INFINITY));
-        for &x in points {
+        for k in 0..n {
+            let x = point(k);
             lo = lo.min(x);
             hi = hi.max(x);
         }
-        if points.is_empty() {
+        if n == 0 {
             lo = DVec3::ZERO;
             hi = DVec3::ZERO;
         }
         // Cap the number of cells near 2 · split per point so a stray particle cannot blow up memory.
         let extent = (hi - lo).max(DVec3::splat(size));
         let mut size = size;
-        let cap = (2 * split * points.len()).max(64) as f64;
+        let cap = (2 * split * n).max(64) as f64;
         let edges = |size: f64| DVec3::new(size / split as f64, size, size);
         while (extent / edges(size)).ceil().element_product() > cap {
             size *= 1.26;
@@ -78,10 +87,10 @@ impl CellGrid {
         self.start.clear();
         self.start.resize(n_cells + 1, 0);
         self.items.clear();
-        self.items.resize(points.len(), 0);
+        self.items.resize(n, 0);
         cells.clear();
         let grid = &*self;
-        cells.par_extend(points.par_iter().map(|&x| grid.cell_of(x)));
+        cells.par_extend((0..n).into_par_iter().map(|k| grid.cell_of(point(k))));
         for &c in cells.iter() {
             self.start[c + 1] += 1;
         }
@@ -97,7 +106,7 @@ impl CellGrid {
             self.items[self.start[c + 1] as usize] = k as u32;
         }
         self.start.copy_within(1..=n_cells, 0);
-        self.start[n_cells] = points.len() as u32;
+        self.start[n_cells] = n as u32;
     }
 
     fn coords(&self, x: DVec3) -> [usize; 3] {

@@ -142,6 +142,14 @@ impl VerletRows {
     }
 }
 
+/// Particle `k`'s image `x + shift` (an owned particle's shift is `+0`),
+/// as the search bins and tests it: found where it is read rather than
+/// held (24 B a particle fewer at a rebuild).
+#[inline(always)]
+fn image_of(p: &Particles, k: usize) -> DVec3 {
+    p.x[k] + p.shift_of(k)
+}
+
 /// How many slabs the neighbour search cuts its cells into along x (see
 /// [`CellGrid::rebin`]): rows of `2 + 1/3` cell edges instead of 3, so
 /// about a fifth fewer candidate pairs to test.
@@ -171,11 +179,10 @@ impl BlockRows {
 }
 
 /// What the rows of a neighbour-list build read: the particles, their
-/// images, the cell grid over them and the candidates in cell order
+/// the cell grid over their images and the candidates in cell order
 /// (image and radius; id, local index and frozen flag).
 struct RowSearch<'a> {
     p: &'a Particles,
-    images: &'a [DVec3],
     grid: &'a CellGrid,
     near: &'a [DVec4],
     who: &'a [(u64, u32, bool)],
@@ -195,7 +202,6 @@ impl RowSearch<'_> {
     fn block_body(&self, b: usize, rows: &mut BlockRows) {
         let RowSearch {
             p,
-            images,
             grid,
             near,
             who,
@@ -212,7 +218,9 @@ impl RowSearch<'_> {
         entries.clear();
         let first = b * BLOCK;
         let last = (first + BLOCK).min(n);
-        for (i, &xi) in images.iter().enumerate().take(last).skip(first) {
+        for i in first..last {
+            // The owned particle's image, `x + (+0)` as the grid's.
+            let xi = image_of(p, i);
             let (ri, fi) = (p.radius[i], p.frozen[i]);
             let ranges = grid.near_slots(xi);
             // Room for every candidate; the pairs in reach are
@@ -247,7 +255,6 @@ impl RowSearch<'_> {
 /// system for fresh pages (which costs about a fifth of a chute rebuild).
 #[derive(Default)]
 pub(super) struct BuildScratch {
-    images: Vec<DVec3>,
     grid: CellGrid,
     cells: Vec<usize>,
     near: Vec<DVec4>,
@@ -288,20 +295,24 @@ impl NeighborList {
     pub fn rebuild(&mut self, p: &Particles, reach: f64, history_len: usize) {
         let mut scratch = std::mem::take(&mut self.scratch);
         let BuildScratch {
-            images,
             grid,
             cells,
             near,
             who,
             blocks,
         } = &mut scratch;
-        images.clear();
-        images.par_extend((0..p.len()).into_par_iter().map(|k| p.x[k] + p.shift_of(k)));
         // A hair more than the longest cut, so that a pair just within it is
         // never split across more cells than the stencil reaches by the
         // rounding of the cell coordinates.
         let cell = (2.0 * p.max_radius() + reach) * (1.0 + 1e-9);
-        grid.rebin(images, cell.max(f64::MIN_POSITIVE), SEARCH_SPLIT, cells);
+        let image = |k: usize| image_of(p, k);
+        grid.rebin(
+            p.len(),
+            image,
+            cell.max(f64::MIN_POSITIVE),
+            SEARCH_SPLIT,
+            cells,
+        );
         // The candidates in cell order, so that each cell's are read in sequence:
         // image position and radius, and (local index, frozen).
         let slots = grid.items();
@@ -309,7 +320,7 @@ impl NeighborList {
         near.par_extend(
             slots
                 .par_iter()
-                .map(|&q| images[q as usize].extend(p.radius[q as usize])),
+                .map(|&q| image(q as usize).extend(p.radius[q as usize])),
         );
         who.clear();
         who.par_extend(
@@ -319,10 +330,9 @@ impl NeighborList {
         );
         let n = p.n_owned;
         blocks.resize_with(n.div_ceil(BLOCK), BlockRows::default);
-        let (images, grid, near, who) = (&*images, &*grid, &*near, &*who);
+        let (grid, near, who) = (&*grid, &*near, &*who);
         let search = RowSearch {
             p,
-            images,
             grid,
             near,
             who,
@@ -332,9 +342,8 @@ impl NeighborList {
             .par_iter_mut()
             .enumerate()
             .for_each(|(b, rows)| search.block(b, rows));
-        // The candidates' images and ids (72 B a particle) are given back
+        // The candidates' images and ids (48 B a particle) are given back
         // before the rows and jobs are laid out; the cell grid stays.
-        scratch.images = Vec::new();
         scratch.near = Vec::new();
         scratch.who = Vec::new();
         let blocks = &mut scratch.blocks;
