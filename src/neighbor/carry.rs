@@ -306,6 +306,17 @@ impl PairRecords {
     /// the record, as [`HistoryRows::fill_list`] gives it; a record whose
     /// pair is no longer in the list is dropped (its contact had opened).
     pub fn fill_list(&self, nl: &mut NeighborList, perm: &[usize], ids: &[u64]) {
+        self.fill_list_in_pieces(nl, perm, ids, 1 << 15);
+    }
+
+    /// [`Self::fill_list`], looking up `piece` records at a time.
+    pub(crate) fn fill_list_in_pieces(
+        &self,
+        nl: &mut NeighborList,
+        perm: &[usize],
+        ids: &[u64],
+        piece: usize,
+    ) {
         let h = nl.history_len();
         if h == 0 || self.len != h {
             return;
@@ -319,9 +330,8 @@ impl PairRecords {
         // periodic images on both sides has a record from each side, both
         // for the same two entries, and the later one wins, as in a walk
         // over the records.
-        const PIECE: usize = 1 << 15;
-        let mut entries: Vec<[u32; 2]> = Vec::with_capacity(PIECE.min(self.pairs.len()));
-        for (pairs, values) in self.pairs.chunks(PIECE).zip(self.values.chunks(PIECE * h)) {
+        let mut entries: Vec<[u32; 2]> = Vec::with_capacity(piece.min(self.pairs.len()));
+        for (pairs, values) in self.pairs.chunks(piece).zip(self.values.chunks(piece * h)) {
             entries.clear();
             entries.par_extend(pairs.par_iter().with_min_len(1024).map(|pair| {
                 let [a, b] = pair.map(|old| new_of_old[old as usize] as usize);

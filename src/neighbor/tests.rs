@@ -121,7 +121,12 @@ fn carried(
         .select(perm)
         .fill_list(&mut by_rows, &q.id);
     let mut by_pairs = NeighborList::build(&q, 0.2, 3);
-    PairRecords::from_list(old, sources).fill_list(&mut by_pairs, perm, &q.id);
+    let records = PairRecords::from_list(old, sources);
+    records.fill_list(&mut by_pairs, perm, &q.id);
+    // Looked up two records at a time, the list is filled the same.
+    let mut in_pieces = NeighborList::build(&q, 0.2, 3);
+    records.fill_list_in_pieces(&mut in_pieces, perm, &q.id, 2);
+    assert_eq!(in_pieces.history(), by_pairs.history());
     (q, by_rows, by_pairs)
 }
 

@@ -18,8 +18,9 @@ use rayon::prelude::*;
 
 /// The bytes of one ghost in a halo message: its record and its image shift.
 const GHOST_BYTES: usize = RECORD_BYTES + 24;
-/// Owned particles per block of the halo build's parallel scan.
-const SCAN_BLOCK: usize = 2048;
+/// Owned particles per block of the halo build's parallel scan (the
+/// force stage's block: a test bed of a thousand spheres has several).
+const SCAN_BLOCK: usize = crate::neighbor::BLOCK;
 
 /// What a block of owned particles gives the halo: the periodic images
 /// made on this rank (owned index and image shift) and, per peer, the
