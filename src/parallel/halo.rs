@@ -60,6 +60,7 @@ impl Outgoing {
         all
     }
 }
+
 /// Ghost copies of particles, with where each one comes from.
 #[derive(Debug, Clone, Default)]
 pub struct Halo {
