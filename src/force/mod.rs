@@ -22,7 +22,7 @@ use crate::neighbor::{Contribution, NeighborList, BLOCK};
 use crate::rng::PairNoise;
 use crate::state::history::WallHistory;
 use crate::state::particles::Particles;
-use crate::state::room::Room;
+use crate::state::room::{split_chunks, Room};
 use glam::DVec3;
 pub use near_walls::NearWalls;
 use rayon::prelude::*;
@@ -87,17 +87,6 @@ fn runs_of_equal_work(
         .map(|w| (w[0], w[1]))
         .filter(|(s, e)| s < e)
         .collect()
-}
-
-/// Split `data` into consecutive mutable chunks of the given lengths.
-pub fn split_chunks<T>(mut data: &mut [T], lens: impl Iterator<Item = usize>) -> Vec<&mut [T]> {
-    let mut out = Vec::new();
-    for len in lens {
-        let (head, tail) = data.split_at_mut(len);
-        out.push(head);
-        data = tail;
-    }
-    out
 }
 
 /// The force and torque that each wall gives each owned particle, kept by a

@@ -14,6 +14,7 @@
 
 use crate::neighbor::{NeighborList, BLOCK};
 use crate::state::pack::{Pack, Unpack};
+use crate::state::room::split_chunks;
 use rayon::prelude::*;
 
 /// Per-particle history records in compressed-row form.
@@ -238,15 +239,9 @@ impl PairRecords {
             values: vec![0.0; total * len],
             len,
         };
-        let mut parts = Vec::with_capacity(blocks);
-        let (mut pairs, mut values) = (&mut out.pairs[..], &mut out.values[..]);
-        for (b, &count) in counts.iter().enumerate() {
-            let (p, rest_p) = pairs.split_at_mut(count);
-            let (v, rest_v) = values.split_at_mut(count * len);
-            (pairs, values) = (rest_p, rest_v);
-            parts.push((b, p, v));
-        }
-        parts.into_par_iter().for_each(|(b, pairs, values)| {
+        let pairs = split_chunks(&mut out.pairs, counts.iter().copied());
+        let values = split_chunks(&mut out.values, counts.iter().map(|c| c * len));
+        (pairs.into_par_iter().zip(values).enumerate()).for_each(|(b, (pairs, values))| {
             let mut r = 0;
             for k in block_rows(b) {
                 for j in jobs.evaluated_by(k) {

@@ -2,6 +2,7 @@
 //! spatial order of the owned particles.
 
 use crate::state::particles::Particles;
+use crate::state::room::split_chunks;
 use glam::DVec3;
 use rayon::prelude::*;
 
@@ -158,16 +159,11 @@ pub fn spatial_order(p: &Particles, cell: f64) -> Vec<usize> {
     let pts = &p.x[..p.n_owned];
     let grid = CellGrid::new(pts, cell.max(f64::MIN_POSITIVE));
     let mut order: Vec<usize> = grid.items.iter().map(|&k| k as usize).collect();
-    let mut cells = Vec::with_capacity(grid.start.len());
-    let mut rest = &mut order[..];
-    for bounds in grid.start.windows(2) {
-        let (cell, tail) = rest.split_at_mut((bounds[1] - bounds[0]) as usize);
-        rest = tail;
-        if cell.len() > 1 {
-            cells.push(cell);
-        }
-    }
-    (cells.into_par_iter().with_min_len(256))
-        .for_each(|cell| cell.sort_unstable_by_key(|&k| p.id[k]));
+    let lens = grid.start.windows(2).map(|w| (w[1] - w[0]) as usize);
+    (split_chunks(&mut order, lens)
+        .into_par_iter()
+        .with_min_len(256))
+    .filter(|cell| cell.len() > 1)
+    .for_each(|cell| cell.sort_unstable_by_key(|&k| p.id[k]));
     order
 }

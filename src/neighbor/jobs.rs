@@ -4,7 +4,7 @@
 use super::verlet::{BlockRows, VerletRows};
 use super::{Contribution, BLOCK};
 use crate::state::particles::Particles;
-use crate::state::room::{refill, Room};
+use crate::state::room::{refill, split_chunks, Room};
 use rayon::prelude::*;
 use std::ops::Range;
 
@@ -369,14 +369,7 @@ const UNSET: u32 = u32::MAX;
 /// `v` cut at `bounds` (ascending, from 0 or the first cut): the slices
 /// `bounds[b]..bounds[b + 1]`, relative to the first bound.
 fn split_at_bounds<'a, T>(v: &'a mut [T], bounds: &[usize]) -> Vec<&'a mut [T]> {
-    let mut out = Vec::with_capacity(bounds.len().saturating_sub(1));
-    let mut rest = v;
-    for w in bounds.windows(2) {
-        let (head, tail) = std::mem::take(&mut rest).split_at_mut(w[1] - w[0]);
-        out.push(head);
-        rest = tail;
-    }
-    out
+    split_chunks(v, bounds.windows(2).map(|w| w[1] - w[0]))
 }
 
 /// The share slots of the jobs, written at scattered jobs by the threads

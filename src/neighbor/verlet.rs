@@ -5,7 +5,7 @@ use super::cells::CellGrid;
 use super::{NeighborList, BLOCK};
 use crate::simd::isa::in_best_build;
 use crate::state::particles::Particles;
-use crate::state::room::Room;
+use crate::state::room::{split_chunks, Room};
 use glam::{DVec3, DVec4};
 use rayon::prelude::*;
 use std::ops::Range;
@@ -126,14 +126,9 @@ impl VerletRows {
         self.partner.clear();
         self.partner.room_for(total);
         self.partner.resize(total, 0);
-        let mut rest = &mut self.partner[..];
-        let mut parts = Vec::with_capacity(blocks.len());
-        for rows in blocks {
-            let (part, tail) = rest.split_at_mut(rows.entries.len());
-            rest = tail;
-            parts.push((part, &rows.entries[..]));
-        }
-        (parts.into_par_iter()).for_each(|(part, entries)| part.copy_from_slice(entries));
+        let parts = split_chunks(&mut self.partner, blocks.iter().map(|b| b.entries.len()));
+        (parts.into_par_iter().zip(blocks))
+            .for_each(|(part, rows)| part.copy_from_slice(&rows.entries));
         assert!(
             self.entries() < u32::MAX as usize,
             "neighbour list of {} entries exceeds the 32-bit entry index",

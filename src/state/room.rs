@@ -7,6 +7,10 @@
 //! element past its capacity holds up to twice what it needs for the rest
 //! of the run. [`Room::room_for`] reserves exactly, with 1/16 to spare so
 //! that a list that grows slowly is not moved at every rebuild.
+//!
+//! Beside them, the two ways the threads share such an array out: a
+//! parallel fill ([`refill`]) and a split into consecutive parts
+//! ([`split_chunks`]).
 
 /// Exact reservations (see the module docs).
 pub trait Room {
@@ -24,6 +28,17 @@ pub fn refill<T: Copy + Send + Sync>(v: &mut Vec<T>, n: usize, value: T) {
     v.clear();
     v.room_for(n);
     v.par_extend(rayon::iter::repeat_n(value, n));
+}
+
+/// Split `data` into consecutive mutable chunks of the given lengths.
+pub fn split_chunks<T>(mut data: &mut [T], lens: impl Iterator<Item = usize>) -> Vec<&mut [T]> {
+    let mut out = Vec::new();
+    for len in lens {
+        let (head, tail) = data.split_at_mut(len);
+        out.push(head);
+        data = tail;
+    }
+    out
 }
 
 impl<T> Room for Vec<T> {
