@@ -12,9 +12,9 @@
 //! way ([`PairRecords`]): each pair's record is lifted once, with the pair's
 //! two local indices, and put back by looking the pair up in the new list.
 
-use crate::neighbor::{NeighborList, BLOCK};
+use crate::neighbor::{NeighborList, ShareRoom, BLOCK};
 use crate::state::pack::{Pack, Unpack};
-use crate::state::room::split_chunks;
+use crate::state::room::{refill, split_chunks};
 use rayon::prelude::*;
 
 /// Per-particle history records in compressed-row form.
@@ -216,6 +216,14 @@ impl PairRecords {
     /// `rows + g`, `rows` the list's row count) is an image of owned
     /// particle `image_source[g]`.
     pub fn from_list(nl: &NeighborList, image_source: &[u32]) -> Self {
+        Self::from_list_in(nl, image_source, ShareRoom::default())
+    }
+
+    /// [`Self::from_list`], the values held in `room` where it has room
+    /// for them (a rebuild lends the list's share-slot storage:
+    /// [`NeighborList::lend_share_room`]); [`Self::into_room`] gives it
+    /// back.
+    pub fn from_list_in(nl: &NeighborList, image_source: &[u32], room: ShareRoom) -> Self {
         let (jobs, history) = (nl.jobs(), nl.history());
         let len = history.record_len();
         let rows = nl.rows().owned();
@@ -234,9 +242,15 @@ impl PairRecords {
             })
             .collect();
         let total: usize = counts.iter().sum();
+        let mut values = room.0;
+        if values.capacity() < total * len {
+            // Too small to help: the records get storage of their own.
+            values = Vec::new();
+        }
+        refill(&mut values, total * len, 0.0);
         let mut out = Self {
             pairs: vec![[0; 2]; total],
-            values: vec![0.0; total * len],
+            values,
             len,
         };
         let pairs = split_chunks(&mut out.pairs, counts.iter().copied());
@@ -265,6 +279,14 @@ impl PairRecords {
     /// Number of records.
     pub fn records(&self) -> usize {
         self.pairs.len()
+    }
+
+    /// The storage of the values, emptied (the room [`Self::from_list_in`]
+    /// was given, where the values fitted in it).
+    pub fn into_room(self) -> ShareRoom {
+        let mut values = self.values;
+        values.clear();
+        ShareRoom(values)
     }
 
     /// Drop the records of every pair with a particle not in `keep` (the

@@ -411,41 +411,95 @@ impl ScatteredSlots {
 /// cleared when the contact opens), so the sum over a particle's slots
 /// needs no test; zero wherever the slot's job is not active (see
 /// [`super::PairHistory`]).
+///
+/// Between two force stages the values mean nothing to a rebuild, which
+/// zeroes them: a rebuild may borrow their storage ([`ShareRoom`]) for the
+/// history it carries, so that the carried records need no memory of
+/// their own (the dense pack's are as large as the slots themselves).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Shares {
-    values: Vec<Contribution>,
+    /// Six values per slot: a [`Contribution`]'s force and torque.
+    values: Vec<f64>,
+    /// Number of slots (the values are absent while the room is lent).
+    slots: usize,
+    /// Whether the storage is lent out ([`Self::lend_room`]).
+    lent: bool,
 }
 
+/// Values of a [`Contribution`]: its force and its torque.
+const PER_SLOT: usize = 6;
+
+// A `Contribution` is `repr(C)` of two `DVec3` (each `repr(C)` of three
+// `f64`): six `f64` in order, with no padding, aligned as an `f64`. The
+// slot views below rely on it.
+const _: () = assert!(std::mem::size_of::<Contribution>() == PER_SLOT * 8);
+const _: () = assert!(std::mem::align_of::<Contribution>() == std::mem::align_of::<f64>());
+
+/// The storage of a list's share slots, lent to a rebuild
+/// ([`super::NeighborList::lend_share_room`]) until it is given back
+/// ([`super::NeighborList::return_share_room`]): room for `f64` values,
+/// holding none.
+#[derive(Debug, Default)]
+pub struct ShareRoom(pub Vec<f64>);
+
 impl Shares {
-    /// Zero slots, `n_slots` of them.
+    /// Zero slots, `n_slots` of them (only counted while the room is lent:
+    /// they are zeroed when it comes back).
     pub(super) fn clear(&mut self, n_slots: usize) {
-        refill(&mut self.values, n_slots, Contribution::default());
+        self.slots = n_slots;
+        if !self.lent {
+            refill(&mut self.values, n_slots * PER_SLOT, 0.0);
+        }
+    }
+
+    /// The slots' storage, emptied, for a rebuild to use until
+    /// [`Self::return_room`]; the slots are absent meanwhile.
+    pub(super) fn lend_room(&mut self) -> ShareRoom {
+        assert!(!self.lent, "share slots lent twice");
+        self.lent = true;
+        let mut room = std::mem::take(&mut self.values);
+        room.clear();
+        ShareRoom(room)
+    }
+
+    /// Take the storage back and zero the slots in it.
+    pub(super) fn return_room(&mut self, room: ShareRoom) {
+        assert!(self.lent, "share slots returned but not lent");
+        self.lent = false;
+        self.values = room.0;
+        refill(&mut self.values, self.slots * PER_SLOT, 0.0);
     }
 
     /// Zero slot `s`.
     pub(super) fn zero(&mut self, s: usize) {
-        self.values[s] = Contribution::default();
+        self.values_mut()[s] = Contribution::default();
     }
 
-    /// Number of slots.
+    /// Number of slots present (none while the room is lent).
     pub fn len(&self) -> usize {
-        self.values.len()
+        self.values.len() / PER_SLOT
     }
 
     /// Whether there are no slots.
     pub fn is_empty(&self) -> bool {
-        self.values.is_empty()
+        self.len() == 0
     }
 
     /// Every slot's value.
     pub fn values(&self) -> &[Contribution] {
-        &self.values
+        // SAFETY: `values` holds `PER_SLOT` `f64` per slot, which is the
+        // layout of a `Contribution` (asserted above), at an `f64`'s
+        // alignment, which is a `Contribution`'s; every bit pattern is a
+        // valid `f64`.
+        unsafe { std::slice::from_raw_parts(self.values.as_ptr().cast(), self.len()) }
     }
 
     /// Every slot's value, to write: for the force stage only, which keeps
     /// the type's invariants.
     #[inline(always)]
     pub(crate) fn values_mut(&mut self) -> &mut [Contribution] {
-        &mut self.values
+        let len = self.len();
+        // SAFETY: as in `values`, and the borrow is exclusive.
+        unsafe { std::slice::from_raw_parts_mut(self.values.as_mut_ptr().cast(), len) }
     }
 }

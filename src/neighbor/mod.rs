@@ -28,7 +28,7 @@ use verlet::BuildScratch;
 
 pub use cells::spatial_order;
 pub use history::PairHistory;
-pub use jobs::{PairJobs, Shares};
+pub use jobs::{PairJobs, ShareRoom, Shares};
 use rayon::prelude::*;
 pub use verlet::VerletRows;
 
@@ -37,6 +37,7 @@ pub const BLOCK: usize = 512;
 
 /// A force and a torque: what contacts give one particle.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
+#[repr(C)]
 pub struct Contribution {
     /// Force.
     pub force: DVec3,
@@ -179,6 +180,22 @@ impl NeighborList {
         let (slots, shares) = (self.jobs.share_slots(), &mut self.shares);
         self.history
             .clear_active(|j| shares.zero(slots[j] as usize));
+    }
+
+    /// The share slots' storage, for a rebuild to hold the history it
+    /// carries in ([`carry::PairRecords::from_list_in`]): the slots' values
+    /// mean nothing between a force stage and the next rebuild, which
+    /// zeroes them. The list has no share slots until
+    /// [`Self::return_share_room`] (a force stage would stop at its check
+    /// of their number); a rebuild meanwhile only counts them.
+    pub fn lend_share_room(&mut self) -> ShareRoom {
+        self.shares.lend_room()
+    }
+
+    /// Take back the storage [`Self::lend_share_room`] lent, and zero the
+    /// share slots in it.
+    pub fn return_share_room(&mut self, room: ShareRoom) {
+        self.shares.return_room(room)
     }
 
     /// The parts the force stage reads (the jobs) and writes (the history

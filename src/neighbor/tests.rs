@@ -164,6 +164,51 @@ fn pair_records_fill_a_rebuilt_list_as_history_rows_do() {
     );
 }
 
+/// A single-rank rebuild that holds the carried records in the old list's
+/// share-slot storage ([`NeighborList::lend_share_room`]) lifts the same
+/// records, rebuilds the same list in place, and gets its share slots
+/// back, zeroed, in the storage it lent (no memory of the records' own).
+#[test]
+fn records_carried_in_the_share_slots_storage_give_the_same_list() {
+    use crate::neighbor::carry::PairRecords;
+    let identity: Vec<usize> = (0..125).collect();
+    let (p, sources) = permuted_spheres(&identity);
+    let mut old = NeighborList::build(&p, 0.2, 3);
+    for j in (0..old.jobs().len()).step_by(2) {
+        let v = j as f64 + 0.5;
+        old.job_record_mut(j).copy_from_slice(&[v, -v, 1.0 / v]);
+    }
+    let perm: Vec<usize> = (0..125).map(|k| (k * 7 + 3) % 125).collect();
+    let (q, _) = permuted_spheres(&perm);
+    let own = PairRecords::from_list(&old, &sources);
+    let mut fresh = NeighborList::build(&q, 0.2, 3);
+    own.fill_list(&mut fresh, &perm, &q.id);
+
+    let mut list = old.clone();
+    let room = list.lend_share_room();
+    let (at, capacity) = (room.0.as_ptr(), room.0.capacity());
+    assert!(capacity >= 6 * old.jobs().slots() && list.shares().is_empty());
+    let lent = PairRecords::from_list_in(&list, &sources, room);
+    assert_eq!(lent, own);
+    assert!(lent.records() > 50, "{} records", lent.records());
+    list.rebuild(&q, 0.2, 3);
+    assert!(
+        list.shares().is_empty(),
+        "slots made while their room is lent"
+    );
+    lent.fill_list(&mut list, &perm, &q.id);
+    let room = lent.into_room();
+    assert_eq!((room.0.as_ptr(), room.0.capacity()), (at, capacity));
+    list.return_share_room(room);
+    assert_eq!(fields(&list), fields(&fresh));
+    assert_eq!(list.shares().len(), list.jobs().slots());
+    assert!(list
+        .shares()
+        .values()
+        .iter()
+        .all(|c| *c == Contribution::default()));
+}
+
 /// A contact between two owned particles that meet through periodic
 /// images after the rebuild (one wrapped across the boundary) has a
 /// job on each side; both get the record, by pairs as by rows.

@@ -364,10 +364,14 @@ impl Simulation {
     /// The pair history lifted out of the neighbour list, in the form the
     /// rebuild carries it: by pair on a single rank, else in per-particle
     /// rows (particles inserted since the list was built get empty rows).
-    pub(super) fn lift_history(&self) -> Carried {
+    pub(super) fn lift_history(&mut self) -> Carried {
         match self.halo.image_sources() {
             Some(sources) if self.comm.size() == 1 => {
-                Carried::Pairs(PairRecords::from_list(&self.neighbors, sources))
+                // Held in the share slots' storage, which the rebuild
+                // zeroes anyway: the dense pack's records are as large as
+                // its slots, and a copy of their own set its peak.
+                let room = self.neighbors.lend_share_room();
+                Carried::Pairs(PairRecords::from_list_in(&self.neighbors, sources, room))
             }
             _ => Carried::Rows(HistoryRows::from_list(
                 &self.neighbors,
@@ -433,7 +437,10 @@ impl Simulation {
             .rebuild(p, s.range_pad + s.skin, s.laws.history_len);
         match carried {
             Carried::Rows(rows) => rows.select(&perm).fill_list(&mut self.neighbors, &p.id),
-            Carried::Pairs(pairs) => pairs.fill_list(&mut self.neighbors, &perm, &p.id),
+            Carried::Pairs(pairs) => {
+                pairs.fill_list(&mut self.neighbors, &perm, &p.id);
+                self.neighbors.return_share_room(pairs.into_room());
+            }
         }
         // The owned particles were wrapped and sorted, the ghosts are new.
         p.refresh_packed();
