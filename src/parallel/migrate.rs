@@ -70,12 +70,12 @@ pub fn migrate(
     let recv = comm.exchange(peers, &bufs);
     let mut out = rows.select(&keep);
     let mut records: Vec<_> = keep.iter().map(|&k| p.record(k)).collect();
-    let mut wall = walls.select(&keep);
+    walls.reorder(&keep);
     for b in &recv {
         let mut u = Unpack::new(b);
         while !u.is_empty() {
             records.push(unpack_record(&mut u));
-            wall.push_row(&u.f64s());
+            walls.push_row(&u.f64s());
             out.unpack_row(&mut u);
         }
     }
@@ -86,6 +86,5 @@ pub fn migrate(
     }
     // Forces start at zero: they are recomputed before their next use.
     *p = fresh;
-    *walls = wall;
     Ok(out)
 }

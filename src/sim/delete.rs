@@ -104,7 +104,7 @@ impl Simulation {
         }
         self.particles.truncate_ghosts();
         self.particles.retain_owned(&keep);
-        self.wall_history = self.wall_history.select(&keep);
+        self.wall_history.reorder(&keep);
         self.x_ref = keep.iter().map(|&k| self.x_ref[k]).collect();
         match carried {
             Carried::Rows(rows) => Carried::Rows(rows.select(&keep)),

@@ -426,9 +426,7 @@ impl Simulation {
         let width = halo_width(s);
         let perm = neighbor::spatial_order(p, width);
         p.permute_owned(&perm);
-        if self.wall_history.stride() > 0 {
-            self.wall_history = self.wall_history.select(&perm);
-        }
+        self.wall_history.reorder(&perm);
         let tc = Instant::now();
         self.halo
             .build(p, &s.domain, &self.decomp, self.comm.as_ref(), width);

@@ -6,6 +6,8 @@
 //! (Pair-contact history lives with the pair jobs of the neighbour list,
 //! one record per pair; see [`crate::neighbor::NeighborList`].)
 
+use crate::state::room::Reorder;
+
 /// The wall-contact records of the owned particles of one rank.
 ///
 /// Particle `k`'s row is `walls · history_len` values: its record with
@@ -95,17 +97,14 @@ impl WallHistory {
         self.values.extend_from_slice(row);
     }
 
-    /// The rows of particles `order[0], order[1], ...`, in that order (a
-    /// permutation, or the particles kept).
-    pub fn select(&self, order: &[usize]) -> Self {
-        let mut out = Self {
-            values: Vec::with_capacity(order.len() * self.stride()),
-            ..*self
-        };
-        for &k in order {
-            out.values.extend_from_slice(self.row(k));
+    /// Keep the rows of particles `order[0], order[1], ...`, in that order
+    /// (a permutation, or an ascending selection of the particles kept), in
+    /// place ([`Reorder`]): a rebuild's sort makes no copy of the rows.
+    pub fn reorder(&mut self, order: &[usize]) {
+        let stride = self.stride();
+        if stride > 0 {
+            Reorder::new(order, self.particles()).apply(&mut self.values, stride);
         }
-        out
     }
 }
 
@@ -119,11 +118,13 @@ mod tests {
         assert_eq!((h.stride(), h.particles()), (6, 3));
         h.record_mut(1, 1).copy_from_slice(&[1.0, 2.0, 3.0]);
         h.record_mut(2, 0)[0] = 4.0;
-        let p = h.select(&[2, 0, 1]);
+        let mut p = h.clone();
+        p.reorder(&[2, 0, 1]);
         assert_eq!(p.record(2, 1), &[1.0, 2.0, 3.0]);
         assert_eq!(p.record(0, 0), &[4.0, 0.0, 0.0]);
         assert_eq!(p.row(1), &[0.0; 6]);
-        let mut q = p.select(&[2]);
+        let mut q = p.clone();
+        q.reorder(&[2]);
         q.push_zeroed();
         q.push_row(p.row(0));
         assert_eq!(q.particles(), 3);

@@ -6,7 +6,7 @@
 //! rebuild for cache locality).
 
 use crate::state::pack::{Pack, Unpack};
-use crate::state::room::Room;
+use crate::state::room::{Reorder, Room};
 use glam::{DVec3, DVec4};
 use rayon::prelude::*;
 
@@ -349,40 +349,25 @@ impl Particles {
     /// below the size that gets pages of its own).
     fn reorder_owned(&mut self, order: &[usize]) {
         assert_eq!(self.len(), self.n_owned);
-        let cycles = (order.len() == self.n_owned).then(|| cycle_leaders(order));
-        let cycles = cycles.as_deref();
+        let reorder = Reorder::new(order, self.n_owned);
         // Each array moved by one thread, the arrays side by side.
-        fn apply<'s, T: Copy + Send>(
-            s: &rayon::Scope<'s>,
-            v: &'s mut Vec<T>,
-            order: &'s [usize],
-            cycles: Option<&'s [usize]>,
-        ) {
-            s.spawn(move |_| match cycles {
-                Some(leaders) => permute_cycles(v, order, leaders),
-                None => {
-                    // An ascending selection: entry `order[k] ≥ k` is
-                    // still unmoved when entry `k` is written.
-                    for (k, &old) in order.iter().enumerate() {
-                        v[k] = v[old];
-                    }
-                    v.truncate(order.len());
-                }
-            });
+        fn apply<'s, T: Copy + Send>(s: &rayon::Scope<'s>, v: &'s mut Vec<T>, r: &'s Reorder) {
+            s.spawn(move |_| r.apply(v, 1));
         }
+        let r = &reorder;
         rayon::scope(|s| {
-            apply(s, &mut self.id, order, cycles);
-            apply(s, &mut self.x, order, cycles);
-            apply(s, &mut self.v, order, cycles);
-            apply(s, &mut self.omega, order, cycles);
-            apply(s, &mut self.radius, order, cycles);
-            apply(s, &mut self.mass, order, cycles);
-            apply(s, &mut self.inv_mass, order, cycles);
-            apply(s, &mut self.inv_inertia, order, cycles);
-            apply(s, &mut self.material, order, cycles);
-            apply(s, &mut self.frozen, order, cycles);
-            apply(s, &mut self.force, order, cycles);
-            apply(s, &mut self.torque, order, cycles);
+            apply(s, &mut self.id, r);
+            apply(s, &mut self.x, r);
+            apply(s, &mut self.v, r);
+            apply(s, &mut self.omega, r);
+            apply(s, &mut self.radius, r);
+            apply(s, &mut self.mass, r);
+            apply(s, &mut self.inv_mass, r);
+            apply(s, &mut self.inv_inertia, r);
+            apply(s, &mut self.material, r);
+            apply(s, &mut self.frozen, r);
+            apply(s, &mut self.force, r);
+            apply(s, &mut self.torque, r);
         });
     }
 
@@ -466,49 +451,6 @@ pub fn unpack_record(u: &mut Unpack) -> ParticleRecord {
     }
 }
 
-/// The smallest index of each cycle of the permutation `perm` that moves
-/// something (the start of each walk of [`permute_cycles`]).
-///
-/// # Panics
-/// If `perm` is not a permutation of `0..perm.len()`.
-fn cycle_leaders(perm: &[usize]) -> Vec<usize> {
-    let mut seen = vec![false; perm.len()];
-    let mut leaders = Vec::new();
-    for s in 0..perm.len() {
-        if seen[s] || perm[s] == s {
-            continue;
-        }
-        leaders.push(s);
-        seen[s] = true;
-        let mut k = perm[s];
-        while k != s {
-            assert!(!seen[k], "not a permutation: {k} comes twice");
-            seen[k] = true;
-            k = perm[k];
-        }
-    }
-    leaders
-}
-
-/// `v[k] ← v[perm[k]]` for every `k`, in place: each cycle of `perm` (one
-/// per entry of `leaders`, from [`cycle_leaders`]) is walked once, holding
-/// one value aside.
-fn permute_cycles<T: Copy>(v: &mut [T], perm: &[usize], leaders: &[usize]) {
-    for &s in leaders {
-        let first = v[s];
-        let mut k = s;
-        loop {
-            let next = perm[k];
-            if next == s {
-                v[k] = first;
-                break;
-            }
-            v[k] = v[next];
-            k = next;
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -572,24 +514,6 @@ mod tests {
         assert_eq!(p.shift, by_one.shift);
         p.refresh_packed();
         assert_eq!(p.packed[7], (p.x[3] + DVec3::Z).extend(p.radius[3]));
-    }
-
-    #[test]
-    fn a_permutation_in_place_moves_as_a_gather_would() {
-        let perm = [3usize, 0, 2, 5, 1, 4, 7, 6];
-        let old: Vec<u64> = (10..18).collect();
-        let mut v = old.clone();
-        permute_cycles(&mut v, &perm, &cycle_leaders(&perm));
-        let gathered: Vec<u64> = perm.iter().map(|&k| old[k]).collect();
-        assert_eq!(v, gathered);
-        assert_eq!(cycle_leaders(&perm), vec![0, 6]);
-        assert!(cycle_leaders(&[0, 1, 2]).is_empty());
-    }
-
-    #[test]
-    #[should_panic(expected = "not a permutation")]
-    fn a_selection_is_not_taken_for_a_permutation() {
-        cycle_leaders(&[1, 1, 0]);
     }
 
     #[test]

@@ -10,7 +10,9 @@
 //!
 //! Beside them, the two ways the threads share such an array out: a
 //! parallel fill ([`refill`]) and a split into consecutive parts
-//! ([`split_chunks`]).
+//! ([`split_chunks`]); and the reordering of such arrays in place
+//! ([`Reorder`]), so that a rebuild's sort leaves no array-sized copy
+//! behind.
 
 /// Exact reservations (see the module docs).
 pub trait Room {
@@ -41,6 +43,116 @@ pub fn split_chunks<T>(mut data: &mut [T], lens: impl Iterator<Item = usize>) ->
     out
 }
 
+/// A reordering of the rows of arrays, done in place: new row `k` is old
+/// row `order[k]`, where `order` is a permutation of the rows or an
+/// ascending selection of them (the others dropped). No array is copied
+/// whole: a permutation moves each of its cycles with one row held aside,
+/// a selection moves rows forward. Made once for several arrays of the
+/// same rows.
+pub struct Reorder<'a> {
+    order: &'a [usize],
+    /// The smallest row of each cycle that moves, where `order` is a
+    /// permutation; `None` for a selection.
+    leaders: Option<Vec<usize>>,
+}
+
+impl<'a> Reorder<'a> {
+    /// The reordering of `rows` rows by `order`: a permutation where
+    /// `order` has `rows` entries, else an ascending selection.
+    ///
+    /// # Panics
+    /// If `order` has `rows` entries and is not a permutation of `0..rows`.
+    pub fn new(order: &'a [usize], rows: usize) -> Self {
+        let leaders = (order.len() == rows).then(|| cycle_leaders(order));
+        debug_assert!(leaders.is_some() || order.windows(2).all(|w| w[0] < w[1]));
+        Self { order, leaders }
+    }
+
+    /// Reorder `v`, rows of `width` elements each.
+    pub fn apply<T: Copy>(&self, v: &mut Vec<T>, width: usize) {
+        let order = self.order;
+        match (&self.leaders, width) {
+            (Some(leaders), 1) => permute_cycles(v, order, leaders),
+            (Some(leaders), w) => permute_row_cycles(v, w, order, leaders),
+            // An ascending selection: row `order[k] ≥ k` is still unmoved
+            // when row `k` is written.
+            (None, 1) => {
+                for (k, &old) in order.iter().enumerate() {
+                    v[k] = v[old];
+                }
+            }
+            (None, w) => {
+                for (k, &old) in order.iter().enumerate() {
+                    v.copy_within(old * w..(old + 1) * w, k * w);
+                }
+            }
+        }
+        v.truncate(order.len() * width);
+    }
+}
+
+/// The smallest index of each cycle of the permutation `perm` that moves
+/// something (the start of each walk of [`permute_cycles`]).
+///
+/// # Panics
+/// If `perm` is not a permutation of `0..perm.len()`.
+fn cycle_leaders(perm: &[usize]) -> Vec<usize> {
+    let mut seen = vec![false; perm.len()];
+    let mut leaders = Vec::new();
+    for s in 0..perm.len() {
+        if seen[s] || perm[s] == s {
+            continue;
+        }
+        leaders.push(s);
+        seen[s] = true;
+        let mut k = perm[s];
+        while k != s {
+            assert!(!seen[k], "not a permutation: {k} comes twice");
+            seen[k] = true;
+            k = perm[k];
+        }
+    }
+    leaders
+}
+
+/// `v[k] ← v[perm[k]]` for every `k`, in place: each cycle of `perm` (one
+/// per entry of `leaders`, from [`cycle_leaders`]) is walked once, holding
+/// one value aside.
+fn permute_cycles<T: Copy>(v: &mut [T], perm: &[usize], leaders: &[usize]) {
+    for &s in leaders {
+        let first = v[s];
+        let mut k = s;
+        loop {
+            let next = perm[k];
+            if next == s {
+                v[k] = first;
+                break;
+            }
+            v[k] = v[next];
+            k = next;
+        }
+    }
+}
+
+/// [`permute_cycles`] for rows of `w` elements, holding one row aside.
+fn permute_row_cycles<T: Copy>(v: &mut [T], w: usize, perm: &[usize], leaders: &[usize]) {
+    let mut aside = Vec::with_capacity(w);
+    for &s in leaders {
+        aside.clear();
+        aside.extend_from_slice(&v[s * w..(s + 1) * w]);
+        let mut k = s;
+        loop {
+            let next = perm[k];
+            if next == s {
+                v[k * w..(k + 1) * w].copy_from_slice(&aside);
+                break;
+            }
+            v.copy_within(next * w..(next + 1) * w, k * w);
+            k = next;
+        }
+    }
+}
+
 impl<T> Room for Vec<T> {
     fn room_for(&mut self, n: usize) {
         if self.capacity() < n {
@@ -53,6 +165,36 @@ impl<T> Room for Vec<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Rows `order[0], order[1], …` of `old` (of `w` elements), gathered.
+    fn gathered(old: &[u64], w: usize, order: &[usize]) -> Vec<u64> {
+        order
+            .iter()
+            .flat_map(|&k| old[k * w..(k + 1) * w].iter().copied())
+            .collect()
+    }
+
+    #[test]
+    fn a_reorder_in_place_moves_rows_as_a_gather_would() {
+        let perm = [3usize, 0, 2, 5, 1, 4, 7, 6];
+        assert_eq!(cycle_leaders(&perm), vec![0, 6]);
+        assert!(cycle_leaders(&[0, 1, 2]).is_empty());
+        let select = [1usize, 2, 5, 7];
+        for w in [1, 3] {
+            let old: Vec<u64> = (0..8 * w as u64).map(|v| 10 + v).collect();
+            for order in [&perm[..], &select[..]] {
+                let mut v = old.clone();
+                Reorder::new(order, 8).apply(&mut v, w);
+                assert_eq!(v, gathered(&old, w, order), "width {w}, order {order:?}");
+            }
+        }
+    }
+
+    #[test]
+    #[should_panic(expected = "not a permutation")]
+    fn a_selection_is_not_taken_for_a_permutation() {
+        Reorder::new(&[1, 1, 0], 3);
+    }
 
     #[test]
     fn room_is_exact_with_a_sixteenth_to_spare() {
