@@ -22,7 +22,7 @@ use crate::neighbor::{Contribution, NeighborList, BLOCK};
 use crate::rng::PairNoise;
 use crate::state::history::WallHistory;
 use crate::state::particles::Particles;
-use crate::state::room::{split_chunks, Room};
+use crate::state::room::{refill, split_chunks, Room};
 use glam::DVec3;
 pub use near_walls::NearWalls;
 use rayon::prelude::*;
@@ -93,18 +93,76 @@ fn runs_of_equal_work(
 /// force stage asked to ([`compute`]'s `loads`) for the diagnostics (wall
 /// forces, stress). Zero where the particle does not touch the wall, or is
 /// frozen.
+///
+/// Held only for the particles the stage tests against the walls
+/// ([`NearWalls::any_for`]): one row of a value per wall each, in particle
+/// order. The others touch no wall; their loads are zero. A bed on a floor
+/// keeps a row for its bottom layer, not for every particle.
 #[derive(Debug, Clone, Default)]
 pub struct WallLoads {
+    /// `walls` values per row.
     values: Vec<Contribution>,
+    /// Per owned particle: its row, or [`NO_ROW`].
+    row_of: Vec<u32>,
     walls: usize,
     step: Option<u64>,
 }
+
+/// [`WallLoads::row_of`] of a particle not tested against the walls.
+const NO_ROW: u32 = u32::MAX;
 
 impl WallLoads {
     /// What wall `w` gives owned particle `k`.
     #[inline]
     pub fn get(&self, k: usize, w: usize) -> Contribution {
-        self.values[k * self.walls + w]
+        match self.row_of[k] {
+            NO_ROW => Contribution::default(),
+            r => self.values[r as usize * self.walls + w],
+        }
+    }
+
+    /// Rows for the `n` owned particles that `near` tests against the
+    /// walls, zeroed, and the rows before each block (`n_blocks + 1`
+    /// entries). Counted by blocks in parallel, numbered in particle order.
+    fn lay_out(&mut self, n: usize, near: &NearWalls) -> Vec<usize> {
+        let per_block: Vec<usize> = (0..n.div_ceil(BLOCK))
+            .into_par_iter()
+            .map(|b| {
+                (b * BLOCK..((b + 1) * BLOCK).min(n))
+                    .filter(|&k| near.any_for(k))
+                    .count()
+            })
+            .collect();
+        let mut row_at = Vec::with_capacity(per_block.len() + 1);
+        row_at.push(0);
+        for c in &per_block {
+            row_at.push(row_at[row_at.len() - 1] + c);
+        }
+        let rows = row_at[per_block.len()];
+        assert!(
+            rows < NO_ROW as usize,
+            "more wall-load rows than a u32 numbers"
+        );
+        self.row_of.clear();
+        self.row_of.room_for(n);
+        self.row_of.resize(n, NO_ROW);
+        (self.row_of.par_chunks_mut(BLOCK).enumerate()).for_each(|(b, rows)| {
+            let mut r = row_at[b];
+            for (o, row) in rows.iter_mut().enumerate() {
+                if near.any_for(b * BLOCK + o) {
+                    *row = r as u32;
+                    r += 1;
+                }
+            }
+        });
+        refill(&mut self.values, rows * self.walls, Contribution::default());
+        row_at
+    }
+
+    /// Number of rows held: the particles the force stage tested against
+    /// the walls.
+    pub fn rows(&self) -> usize {
+        self.row_of.iter().filter(|&&r| r != NO_ROW).count()
     }
 
     /// The step of the force stage that wrote them, if any did.
@@ -211,19 +269,17 @@ pub fn compute(
         "the couples' inertia of another set of particles"
     );
     let n_blocks = n.div_ceil(BLOCK);
-    // The wall loads, `walls` per owned particle, or none (`lw = 0`).
+    // The wall loads, `walls` per row of a particle tested against the
+    // walls, or none (`lw = 0`), with the rows before each block.
     let mut no_loads = Vec::new();
-    let (load_values, lw) = match loads {
+    let (load_values, lw, load_rows) = match loads {
         Some(loads) => {
             loads.walls = fp.walls.len();
             loads.step = Some(fp.step);
-            loads.values.clear();
-            loads
-                .values
-                .resize(n * loads.walls, Contribution::default());
-            (&mut loads.values, loads.walls)
+            let row_at = loads.lay_out(n, fp.near_walls);
+            (&mut loads.values, loads.walls, row_at)
         }
-        None => (&mut no_loads, 0),
+        None => (&mut no_loads, 0, vec![0; n_blocks + 1]),
     };
     let ctx = Stage {
         p: &parts,
@@ -234,6 +290,7 @@ pub fn compute(
         h,
         wh,
         lw,
+        load_rows: &load_rows,
         slots: &slots,
     };
     // Where block `b` starts (`b` may be `n_blocks`: the end).
@@ -254,6 +311,7 @@ pub fn compute(
             .map(|&(s, e)| (f(e) - f(s)) * per)
             .collect::<Vec<_>>()
     };
+    let load_row_at = |b: usize| load_rows[b];
     let job_lens = bounds(&job_at, 1);
     let particle_lens = bounds(&particle_at, 1);
     let wall_rows = wall_history.rows_mut();
@@ -272,7 +330,7 @@ pub fn compute(
         ))
         .zip(split_chunks(
             load_values,
-            bounds(&particle_at, lw).into_iter(),
+            bounds(&load_row_at, lw).into_iter(),
         ))
         .zip(runs.par_iter())
         .flat_map_iter(
@@ -293,13 +351,19 @@ pub fn compute(
     debug_assert!(waiting.windows(2).all(|w| w[0] < w[1]));
     // Pass two of the blocks left waiting, in parallel.
     let upper = &results.upper;
-    let sizes =
-        |per: usize| (0..n_blocks).map(move |b| (particle_at(b + 1) - particle_at(b)) * per);
-    let todo: Vec<_> = split_chunks(force, sizes(1))
+    let sizes = |at: &dyn Fn(usize) -> usize, per: usize| {
+        (0..n_blocks)
+            .map(|b| (at(b + 1) - at(b)) * per)
+            .collect::<Vec<_>>()
+    };
+    let todo: Vec<_> = split_chunks(force, sizes(&particle_at, 1).into_iter())
         .into_iter()
-        .zip(split_chunks(torque, sizes(1)))
-        .zip(split_chunks(wall_rows, sizes(wh)))
-        .zip(split_chunks(load_values, sizes(lw)))
+        .zip(split_chunks(torque, sizes(&particle_at, 1).into_iter()))
+        .zip(split_chunks(wall_rows, sizes(&particle_at, wh).into_iter()))
+        .zip(split_chunks(
+            load_values,
+            sizes(&load_row_at, lw).into_iter(),
+        ))
         .enumerate()
         .filter(|(b, _)| waiting.binary_search(b).is_ok())
         .map(|(b, (((fo, to), wrow), lrow))| (b, (fo, to, wrow, lrow)))

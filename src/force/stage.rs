@@ -19,7 +19,8 @@ pub(super) struct RunOut<'a> {
     pub(super) force: &'a mut [DVec3],
     pub(super) torque: &'a mut [DVec3],
     pub(super) wall_history: &'a mut [f64],
-    /// The wall loads: a row of one per wall per particle, or empty.
+    /// The wall loads: a row of one per wall per particle tested against
+    /// the walls ([`super::WallLoads`]), or empty.
     pub(super) wall_loads: &'a mut [Contribution],
 }
 
@@ -36,8 +37,11 @@ pub(super) struct Stage<'a> {
     pub(super) h: usize,
     /// Values per particle's wall-history row.
     pub(super) wh: usize,
-    /// Wall loads kept per particle: one per wall, or none.
+    /// Wall loads kept per row: one per wall, or none.
     pub(super) lw: usize,
+    /// The wall-load rows before each block (`n_blocks + 1` entries; all
+    /// zero where none are kept).
+    pub(super) load_rows: &'a [usize],
     pub(super) slots: &'a ShareSlots,
 }
 
@@ -85,6 +89,8 @@ impl Stage<'_> {
                 if next.saturating_sub(reach) >= s {
                     let (f, l) = self.block(next);
                     let (a, z) = (f - first0, l - first0);
+                    let rows = &self.load_rows;
+                    let (ra, rz) = (rows[next] - rows[s], rows[next + 1] - rows[s]);
                     let lw = self.lw;
                     self.pass_two(
                         next,
@@ -92,7 +98,7 @@ impl Stage<'_> {
                         &mut run.force[a..z],
                         &mut run.torque[a..z],
                         &mut run.wall_history[a * wh..z * wh],
-                        &mut run.wall_loads[a * lw..z * lw],
+                        &mut run.wall_loads[ra * lw..rz * lw],
                     );
                 } else {
                     waiting.push(next);
@@ -108,8 +114,9 @@ impl Stage<'_> {
     /// (its row's lower-id entries of the share slots), in row order, plus
     /// its upper sum (`upper`, from the block's first particle on), its
     /// wall contacts and gravity (keeping each wall's share in `loads`,
-    /// one per wall per particle, unless it is empty). Must follow pass one
-    /// of every block the block's pairs reach.
+    /// one per wall per row of a particle tested against the walls, unless
+    /// it is empty). Must follow pass one of every block the block's pairs
+    /// reach.
     pub(super) fn pass_two(
         &self,
         b: usize,
@@ -153,14 +160,19 @@ impl Stage<'_> {
         let shares = unsafe { self.slots.range(starts[0], starts[len]) };
         let (upper, frozen, mass) = (&upper[..len], &p.frozen[first..last], &p.mass[first..last]);
         let (fo, to) = (&mut fo[..len], &mut to[..len]);
+        // The next wall-load row: each particle tested against the walls
+        // has one, frozen or not (`WallLoads::lay_out`).
+        let mut row = 0;
         for o in 0..len {
             let (mut f, mut t) = contact_sum(shares, starts, upper, o);
+            let tested = WALLS && fp.near_walls.any_for(first + o);
+            row += tested as usize;
             if frozen[o] {
                 (f, t) = (DVec3::ZERO, DVec3::ZERO);
             } else {
-                if WALLS && fp.near_walls.any_for(first + o) {
+                if tested {
                     let rec = &mut wrow[o * wh..(o + 1) * wh];
-                    let load = &mut loads[o * lw..(o + 1) * lw];
+                    let load = &mut loads[(row - 1) * lw..row * lw];
                     let (fw, tw) = wall_forces(p, first + o, rec, h, fp, load);
                     f += fw;
                     t += tw;

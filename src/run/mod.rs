@@ -222,6 +222,9 @@ fn drive(
             out.flush()?;
             return Err(e);
         }
+        // The step's rows were their only readers: not held through a
+        // checkpoint (48 B a wall and owned particle).
+        sim.wall_loads.release();
         if ckpt_every > 0 && sim.step % ckpt_every == 0 && sim.step < total {
             write_checkpoint(&sim, &mut out, &ckpt_path)?;
         }
