@@ -15,27 +15,27 @@ pub const MAX_STEPS: u64 = 1 << 53;
 pub const MAX_THREADS: usize = 1024;
 
 /// The bytes one particle holds at a run's peak on one rank, fitted to
-/// peak resident memory measured on 2026-11-27 after the neighbour rows
-/// lost their ids and checkpoints wrote their records in pieces
-/// (`docs/performance.md`, "Memory"): `355 + 114 h` (particle arrays,
-/// neighbour-list rows, about 4 pair jobs with their share slots and `h`
-/// history values each, and at a rebuild the search's scratch and the
-/// history carried through it),
-/// plus `8 h + 48` per wall-history record (the record and the wall loads),
-/// plus 32 when frames are written (the id order and one column).
-/// `history_len` is `h`, `wall_records` the wall records per particle,
-/// `frame_fields` the fields of the frames, if any. The fit's cases: a
-/// lattice of 250,047 Hertz–Mindlin spheres on a floor (`h = 3`, one wall,
-/// with frames: 875 B at its peak of 209 MiB) and the dense pack (`h = 7`,
-/// one wall: 90 MiB); both were about 120 B a particle under the previous
-/// fit.
+/// peak resident memory measured on 2026-11-27 after a rebuild's carried
+/// history came to be held in the share slots' storage and the wall loads
+/// only for the particles near a wall (`docs/performance.md`, "Memory"):
+/// `434 + 75 h` (particle arrays, neighbour-list rows, about 4 pair jobs
+/// with their share slots and `h` history values each, and at a rebuild
+/// the search's scratch and the pairs of the history carried through it),
+/// plus `8 h` per wall-history record, plus 32 when frames are written
+/// (the id order and one column). `history_len` is `h`, `wall_records`
+/// the wall records per particle, `frame_fields` the fields of the frames,
+/// if any. The fit's cases (serial build, `scripts/memory`): a lattice of
+/// 250,047 Hertz–Mindlin spheres on a floor (`h = 3`, one wall, with
+/// frames: 189 MiB at its peak, 715 B a particle above the program and
+/// HDF5's share) and the dense pack (`h = 6`, one wall, with frames:
+/// 80 MiB, 964 B a particle).
 pub fn bytes_per_particle(
     history_len: usize,
     wall_records: usize,
     frame_fields: Option<usize>,
 ) -> f64 {
     let h = history_len as f64;
-    355.0 + 114.0 * h + wall_records as f64 * (8.0 * h + 48.0) + frame_fields.map_or(0.0, |_| 32.0)
+    434.0 + 75.0 * h + wall_records as f64 * 8.0 * h + frame_fields.map_or(0.0, |_| 32.0)
 }
 
 /// The buffer MPI-IO's collective writes hold on a rank that gathers the
@@ -205,12 +205,12 @@ mod tests {
 
     #[test]
     fn the_memory_model_adds_history_walls_and_frames() {
-        // h = 3 (the chute, the bed), h = 7 with one wall (the dense pack).
-        assert_eq!(bytes_per_particle(3, 0, None), 697.0);
-        assert_eq!(bytes_per_particle(7, 1, None), 1153.0 + 104.0);
+        // h = 3 (the chute, the bed), h = 6 with one wall (the dense pack).
+        assert_eq!(bytes_per_particle(3, 0, None), 659.0);
+        assert_eq!(bytes_per_particle(6, 1, None), 884.0 + 48.0);
         // Frames cost one column at a time, whatever their fields.
-        assert_eq!(bytes_per_particle(3, 0, Some(3)), 697.0 + 32.0);
-        assert_eq!(bytes_per_particle(3, 0, Some(0)), 697.0 + 32.0);
+        assert_eq!(bytes_per_particle(3, 0, Some(3)), 659.0 + 32.0);
+        assert_eq!(bytes_per_particle(3, 0, Some(0)), 659.0 + 32.0);
         // The HDF5 share saturates.
         assert_eq!(output_bytes(10), 2.0 * 1024.0 * 1024.0);
         assert_eq!(output_bytes(10_000), 21.0 * 1024.0 * 1024.0);
