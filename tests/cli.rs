@@ -695,6 +695,46 @@ fn a_head_on_collision_too_deep_for_the_contact_stops_at_the_thermo_row() {
     );
 }
 
+/// A bead of radius 1 mm thrown at 300 m/s into a floor of the same soft
+/// Hooke contact stops at the rebuild of the step its centre passes the
+/// floor's surface (the overlap then passes R*, the bead's radius): the
+/// check at a rebuild tests the walls for the beads near them, as the
+/// force stage does.
+#[test]
+fn a_bead_driven_too_deep_into_a_wall_stops_at_the_rebuild() {
+    let c = Config::new("floor")
+        .run("dt", 1e-6)
+        .run("steps", 40)
+        .domain([0.0; 3], [0.02; 3])
+        .material(glass())
+        .contact(
+            "normal",
+            model("hooke")
+                .with("stiffness", 5e4)
+                .with("restitution", 0.5),
+        )
+        .wall(plane([0.0, 0.0, 0.005], [0.0, 0.0, 1.0], "glass"))
+        .particles(
+            list("glass", 0.001, vec![[0.01, 0.01, 0.009]]).with("velocity", [[0.0, 0.0, -300.0]]),
+        )
+        .output("every", 0)
+        .output("thermo_every", 1);
+    let (dir, config) = setup(&c.text());
+    let (out, out_dir) = run(dir.path(), &config, &["--quiet"]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
+    assert!(stderr.contains("particle id 0 "), "{stderr}");
+    assert!(stderr.contains("overlaps wall[0] by"), "{stderr}");
+    let step = failed_step(&stderr);
+    let thermo = read_thermo(&out_dir.join("floor.h5")).unwrap();
+    let (steps, overlap) = (column(&thermo, "step"), column(&thermo, "max_overlap"));
+    // Caught before any force acted at that depth: the last row is the
+    // step before, every row within the bound.
+    assert_eq!(*steps.last().unwrap(), (step - 1) as f64, "{stderr}");
+    assert!(overlap.iter().all(|&o| o <= 1.0), "{overlap:?}");
+    assert!((13..=15).contains(&step), "step {step}: {stderr}");
+}
+
 /// A launcher's rank count that the job does not have (a serial gravel
 /// under `mpirun -np 2`, or an MPI gravel under another MPI's launcher,
 /// which starts singletons) is refused with exit 2 before anything is

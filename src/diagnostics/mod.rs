@@ -26,7 +26,7 @@ use crate::parallel::comm::Comm;
 use crate::state::particles::Particles;
 use glam::DVec3;
 
-pub use overlap::{deep_contact, DeepContact, MAX_OVERLAP};
+pub use overlap::{deep_contact, deep_contact_among, DeepContact, MAX_OVERLAP};
 pub use thermo::{contacts_on_rank, measure, thermo_columns, Thermo, SCALAR_COLUMNS};
 
 /// What the diagnostics read of one rank's state between two steps.

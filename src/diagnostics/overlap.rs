@@ -42,9 +42,21 @@ pub fn deep_contact(
     laws: &LawTable,
     walls: &[Wall],
 ) -> Option<DeepContact> {
+    deep_contact_among(p, nl, laws, walls, |_| true)
+}
+
+/// [`deep_contact`] among the owned particles that `pick` names.
+pub fn deep_contact_among(
+    p: &Particles,
+    nl: &NeighborList,
+    laws: &LawTable,
+    walls: &[Wall],
+    pick: impl Fn(usize) -> bool + Sync,
+) -> Option<DeepContact> {
     (0..p.n_owned)
         .into_par_iter()
         .with_min_len(512)
+        .filter(|&k| pick(k))
         .filter_map(|k| {
             contacts_of(p, nl, laws, walls, k, Sides::Lower).find_map(|c| {
                 let ratio = c.delta / c.r_eff;

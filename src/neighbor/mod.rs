@@ -80,6 +80,9 @@ pub struct NeighborList {
     scratch: BuildScratch,
     /// This build's number (see [`Self::build_id`]).
     build: u64,
+    /// Whether the build saw a pair that may overlap deeper than the bound
+    /// ([`Self::may_overlap_deeply`]).
+    deep_pairs: bool,
 }
 
 /// The number of the next neighbour-list build in this process.
@@ -109,6 +112,17 @@ impl NeighborList {
     /// so what the force stage derives from those can be kept per build.
     pub fn build_id(&self) -> u64 {
         self.build
+    }
+
+    /// Whether a pair of the list may overlap deeper than
+    /// [`crate::diagnostics::MAX_OVERLAP`] times its `R*` at the positions
+    /// it was built for: the search flags a superset of such pairs on its
+    /// way (by their centre distance against `R_i + R_q − MAX_OVERLAP ·
+    /// R_min/2`, with a margin for rounding), so that where it flags none
+    /// the overlap bound need not walk the pairs (`sim`'s check at a
+    /// rebuild). A list made without a search ([`Self::empty`]) has none.
+    pub fn may_overlap_deeply(&self) -> bool {
+        self.deep_pairs
     }
 
     /// Number of entries.

@@ -164,6 +164,43 @@ fn pair_records_fill_a_rebuilt_list_as_history_rows_do() {
     );
 }
 
+/// The search flags a list that holds a pair deeper than the overlap
+/// bound, whatever the radii (`R*` of unequal spheres is above the half
+/// of the smaller radius the flag assumes), and only such a list: two
+/// spheres a hair deeper than `MAX_OVERLAP · R*` are flagged, a hair
+/// shallower than the flag's own limit are not.
+#[test]
+fn the_search_flags_pairs_that_may_overlap_beyond_the_bound() {
+    use crate::diagnostics::MAX_OVERLAP;
+    let pair = |ra: f64, rb: f64, d: f64| {
+        let mut p = Particles::default();
+        for (id, x, radius) in [(1, 1.0, ra), (2, 1.0 + d, rb)] {
+            p.push_owned(&ParticleRecord {
+                id,
+                x: DVec3::new(x, 1.0, 1.0),
+                v: DVec3::ZERO,
+                omega: DVec3::ZERO,
+                radius,
+                mass: 1.0,
+                material: 0,
+                frozen: false,
+            });
+        }
+        p.refresh_packed();
+        NeighborList::build(&p, 0.1, 0).may_overlap_deeply()
+    };
+    for (ra, rb) in [(0.5, 0.5), (0.2, 0.7), (1e-3, 3e-3)] {
+        let r_eff = ra * rb / (ra + rb);
+        // Deep by the diagnostics' measure: δ/R* just above the bound.
+        let deep = ra + rb - MAX_OVERLAP * r_eff * (1.0 + 1e-6);
+        assert!(pair(ra, rb, deep), "radii {ra}, {rb}");
+        // In ordinary contact (1 % of R*), and beyond the flag's limit.
+        assert!(!pair(ra, rb, ra + rb - 0.01 * r_eff), "radii {ra}, {rb}");
+        let limit = ra + rb - 0.5 * MAX_OVERLAP * ra.min(rb);
+        assert!(!pair(ra, rb, limit * (1.0 + 1e-6)), "radii {ra}, {rb}");
+    }
+}
+
 /// A single-rank rebuild that holds the carried records in the old list's
 /// share-slot storage ([`NeighborList::lend_share_room`]) lifts the same
 /// records, rebuilds the same list in place, and gets its share slots

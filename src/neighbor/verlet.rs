@@ -3,6 +3,7 @@
 
 use super::cells::CellGrid;
 use super::{NeighborList, BLOCK};
+use crate::diagnostics::MAX_OVERLAP;
 use crate::simd::isa::in_best_build;
 use crate::state::particles::Particles;
 use crate::state::room::{split_chunks, Room};
@@ -157,6 +158,9 @@ const SEARCH_SPLIT: usize = 3;
 pub(super) struct BlockRows {
     counts: Vec<usize>,
     entries: Vec<u32>,
+    /// Whether a pair of the block may overlap deeper than
+    /// [`MAX_OVERLAP`] ([`NeighborList::may_overlap_deeply`]).
+    deep: bool,
     pub(super) role: Vec<u32>,
     /// The row being searched: `(partner id, partner index)`, the id its
     /// sort key.
@@ -182,6 +186,44 @@ struct RowSearch<'a> {
     near: &'a [DVec4],
     who: &'a [(u64, u32, bool)],
     reach: f64,
+    /// The test for pairs that may overlap deeply ([`DeepTest`]).
+    deep: DeepTest,
+}
+
+/// A superset of the pairs deeper than [`MAX_OVERLAP`]: those whose centre
+/// distance `d` is below `(R_i + R_q − cut)(1 + 10⁻⁹) + slack`, with `cut
+/// = MAX_OVERLAP · R_min / 2` over the particles searched. A deep pair has
+/// `d < R_i + R_q − MAX_OVERLAP · R*`, and `R* ≥ min(R_i, R_q)/2 ≥ R_min/2`;
+/// `slack`, 64 ulps of the largest coordinate searched, covers the
+/// rounding by which the search's separation (of images) may differ from
+/// the one the diagnostics measure (of positions and shifts).
+#[derive(Clone, Copy)]
+struct DeepTest {
+    cut: f64,
+    slack: f64,
+}
+
+impl DeepTest {
+    /// The test for the images `near` of particles whose smallest radius
+    /// is `r_min`.
+    fn of(near: &[DVec4], r_min: f64) -> Self {
+        let span = near
+            .par_iter()
+            .map(|c| c.truncate().abs().max_element())
+            .reduce(|| 0.0, f64::max);
+        Self {
+            cut: 0.5 * MAX_OVERLAP * r_min,
+            slack: 64.0 * f64::EPSILON * span,
+        }
+    }
+
+    /// Whether a pair of radius sum `sum` at squared distance `d2` may be
+    /// deeper than the bound.
+    #[inline(always)]
+    fn may_be_deep(self, sum: f64, d2: f64) -> bool {
+        let t = (sum - self.cut) * (1.0 + 1e-9) + self.slack;
+        d2 < t * t
+    }
 }
 
 impl RowSearch<'_> {
@@ -201,16 +243,19 @@ impl RowSearch<'_> {
             near,
             who,
             reach,
+            deep,
         } = *self;
         let n = p.n_owned;
         let BlockRows {
             counts,
             entries,
             found,
+            deep: block_deep,
             ..
         } = rows;
         counts.clear();
         entries.clear();
+        let mut any_deep = false;
         let first = b * BLOCK;
         let last = (first + BLOCK).min(n);
         for i in first..last {
@@ -229,11 +274,13 @@ impl RowSearch<'_> {
                 for (c, &(id, q, fq)) in near[range.clone()].iter().zip(&who[range]) {
                     // (R_i + R_q) + reach: the same bits from either side,
                     // so a pair of owned particles is in both rows or neither.
-                    let cut = (ri + c.w) + reach;
-                    let d = c.truncate() - xi;
-                    let keep = (d.length_squared() < cut * cut) & (q as usize != i) & !(fi & fq);
+                    let sum = ri + c.w;
+                    let cut = sum + reach;
+                    let d2 = (c.truncate() - xi).length_squared();
+                    let keep = (d2 < cut * cut) & (q as usize != i) & !(fi & fq);
                     spare[kept].write((id, q));
                     kept += keep as usize;
+                    any_deep |= keep & deep.may_be_deep(sum, d2);
                 }
             }
             // SAFETY: the first `kept` spare slots were written above.
@@ -242,6 +289,7 @@ impl RowSearch<'_> {
             entries.extend(found.iter().map(|e| e.1));
             counts.push(kept);
         }
+        *block_deep = any_deep;
     }
 }
 
@@ -326,12 +374,18 @@ impl NeighborList {
         let n = p.n_owned;
         blocks.resize_with(n.div_ceil(BLOCK), BlockRows::default);
         let (grid, near, who) = (&*grid, &*near, &*who);
+        let r_min = p
+            .radius
+            .par_iter()
+            .copied()
+            .reduce(|| f64::INFINITY, f64::min);
         let search = RowSearch {
             p,
             grid,
             near,
             who,
             reach,
+            deep: DeepTest::of(near, r_min),
         };
         blocks
             .par_iter_mut()
@@ -342,6 +396,7 @@ impl NeighborList {
         scratch.near = Vec::new();
         scratch.who = Vec::new();
         let blocks = &mut scratch.blocks;
+        self.deep_pairs = blocks.iter().any(|b| b.deep);
         self.rows.fill(p, blocks);
         self.jobs.assign(&self.rows, p, blocks);
         // The blocks' entries are in the rows now: their copies would hold

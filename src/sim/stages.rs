@@ -40,7 +40,7 @@ impl Simulation {
         // The overlap bound at every rebuild (every step or two for
         // particles fast enough to collide that hard); reads only.
         if rebuild {
-            if let Some(e) = self.overlap_error() {
+            if let Some(e) = self.overlap_error_at_rebuild() {
                 return Err(e);
             }
         }
@@ -172,11 +172,29 @@ impl Simulation {
     /// rank after each neighbour-list rebuild, and when the thermo row's
     /// `max_overlap` (the same on every rank) exceeds the bound.
     pub fn overlap_error(&self) -> Option<GravelError> {
-        let deep = diagnostics::deep_contact(
+        self.overlap_error_among(|_| true)
+    }
+
+    /// [`Self::overlap_error`] right after a rebuild, at the positions the
+    /// list was built for: the pairs are walked only where the search saw
+    /// one that may be that deep ([`crate::neighbor::NeighborList::may_overlap_deeply`]),
+    /// the walls only for the particles the force stage tests against
+    /// them ([`crate::force::NearWalls::any_for`]); no other contact can
+    /// be that deep. Collective.
+    fn overlap_error_at_rebuild(&self) -> Option<GravelError> {
+        let pairs = self.neighbors.may_overlap_deeply();
+        self.overlap_error_among(|k| pairs || self.near_walls.any_for(k))
+    }
+
+    /// [`Self::overlap_error`] over the contacts of the owned particles
+    /// that `pick` names (the others must have none that deep). Collective.
+    fn overlap_error_among(&self, pick: impl Fn(usize) -> bool + Sync) -> Option<GravelError> {
+        let deep = diagnostics::deep_contact_among(
             &self.particles,
             &self.neighbors,
             &self.setup.laws,
             &self.setup.walls,
+            pick,
         );
         let mut global = [deep.as_ref().map_or(0, |d| u64::MAX - d.id)];
         self.comm.max_u64s(&mut global);
