@@ -625,13 +625,11 @@ fn a_particle_accelerated_past_the_step_bound_stops_and_keeps_the_checkpoint() {
     assert_eq!(gravel::io::checkpoint::read(&ckpt).unwrap().step, 40);
 }
 
-/// Two beads of radius 1 mm meeting head-on at 300 m/s each (0.3 mm per
-/// step, within the step bound) on a soft Hooke spring, thermo every step,
-/// with the neighbour skin `skin` (None: the default 0.2 mm): the overlap
-/// passes R* = 0.5 mm on the step after they touch (step 11). Returns the
-/// failed step, the message and the thermo `(step, max_overlap)` columns.
-fn head_on(skin: Option<f64>) -> (u64, String, Vec<f64>, Vec<f64>) {
-    let mut c = Config::new("headon")
+/// A run of beads of radius 1 mm (glass) on a soft Hooke spring, 1 µs
+/// steps, thermo every step, in a box of 20 mm: the case of the overlap
+/// bound's tests.
+fn soft_beads(name: &str) -> Config {
+    Config::new(name)
         .run("dt", 1e-6)
         .run("steps", 40)
         .domain([0.0; 3], [0.02; 3])
@@ -642,32 +640,48 @@ fn head_on(skin: Option<f64>) -> (u64, String, Vec<f64>, Vec<f64>) {
                 .with("stiffness", 5e4)
                 .with("restitution", 0.5),
         )
-        .particles(
-            list(
-                "glass",
-                0.001,
-                vec![[0.006, 0.01, 0.01], [0.014, 0.01, 0.01]],
-            )
-            .with("velocity", [[300.0, 0.0, 0.0], [-300.0, 0.0, 0.0]]),
-        )
         .output("every", 0)
-        .output("thermo_every", 1);
-    if let Some(skin) = skin {
-        c = c.set("domain", "skin", skin);
-    }
+        .output("thermo_every", 1)
+}
+
+/// Run `c` (named `name`), which must stop on a contact of particle 0 with
+/// `partner` deeper than the overlap bound. Returns the failed step, the
+/// message and the thermo `(step, max_overlap)` columns.
+fn too_deep(c: &Config, name: &str, partner: &str) -> (u64, String, Vec<f64>, Vec<f64>) {
     let (dir, config) = setup(&c.text());
     let (out, out_dir) = run(dir.path(), &config, &["--quiet"]);
     let stderr = text(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
     assert!(stderr.contains("particle id 0 "), "{stderr}");
-    assert!(stderr.contains("overlaps particle id 1 by"), "{stderr}");
+    assert!(
+        stderr.contains(&format!("overlaps {partner} by")),
+        "{stderr}"
+    );
     assert!(stderr.contains("times the effective radius R*"), "{stderr}");
-    let thermo = read_thermo(&out_dir.join("headon.h5")).unwrap();
+    let thermo = read_thermo(&out_dir.join(format!("{name}.h5"))).unwrap();
     let columns = (
         column(&thermo, "step").to_vec(),
         column(&thermo, "max_overlap").to_vec(),
     );
     (failed_step(&stderr), stderr, columns.0, columns.1)
+}
+
+/// Two beads meeting head-on at 300 m/s each (0.3 mm per step, within the
+/// step bound), with the neighbour skin `skin` (None: the default 0.2 mm):
+/// the overlap passes R* = 0.5 mm on the step after they touch (step 11).
+fn head_on(skin: Option<f64>) -> (u64, String, Vec<f64>, Vec<f64>) {
+    let mut c = soft_beads("headon").particles(
+        list(
+            "glass",
+            0.001,
+            vec![[0.006, 0.01, 0.01], [0.014, 0.01, 0.01]],
+        )
+        .with("velocity", [[300.0, 0.0, 0.0], [-300.0, 0.0, 0.0]]),
+    );
+    if let Some(skin) = skin {
+        c = c.set("domain", "skin", skin);
+    }
+    too_deep(&c, "headon", "particle id 1")
 }
 
 #[test]
@@ -695,44 +709,23 @@ fn a_head_on_collision_too_deep_for_the_contact_stops_at_the_thermo_row() {
     );
 }
 
-/// A bead of radius 1 mm thrown at 300 m/s into a floor of the same soft
-/// Hooke contact stops at the rebuild of the step its centre passes the
-/// floor's surface (the overlap then passes R*, the bead's radius): the
-/// check at a rebuild tests the walls for the beads near them, as the
-/// force stage does.
+/// A bead thrown at 300 m/s into a floor of the same soft contact stops at
+/// the rebuild of the step its centre passes the floor's surface (the
+/// overlap then passes R*, the bead's radius): the check at a rebuild tests
+/// the walls for the beads near them, as the force stage does.
 #[test]
 fn a_bead_driven_too_deep_into_a_wall_stops_at_the_rebuild() {
-    let c = Config::new("floor")
-        .run("dt", 1e-6)
-        .run("steps", 40)
-        .domain([0.0; 3], [0.02; 3])
-        .material(glass())
-        .contact(
-            "normal",
-            model("hooke")
-                .with("stiffness", 5e4)
-                .with("restitution", 0.5),
-        )
+    let c = soft_beads("floor")
         .wall(plane([0.0, 0.0, 0.005], [0.0, 0.0, 1.0], "glass"))
         .particles(
             list("glass", 0.001, vec![[0.01, 0.01, 0.009]]).with("velocity", [[0.0, 0.0, -300.0]]),
-        )
-        .output("every", 0)
-        .output("thermo_every", 1);
-    let (dir, config) = setup(&c.text());
-    let (out, out_dir) = run(dir.path(), &config, &["--quiet"]);
-    let stderr = text(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
-    assert!(stderr.contains("particle id 0 "), "{stderr}");
-    assert!(stderr.contains("overlaps wall[0] by"), "{stderr}");
-    let step = failed_step(&stderr);
-    let thermo = read_thermo(&out_dir.join("floor.h5")).unwrap();
-    let (steps, overlap) = (column(&thermo, "step"), column(&thermo, "max_overlap"));
+        );
+    let (step, msg, steps, overlap) = too_deep(&c, "floor", "wall[0]");
     // Caught before any force acted at that depth: the last row is the
     // step before, every row within the bound.
-    assert_eq!(*steps.last().unwrap(), (step - 1) as f64, "{stderr}");
+    assert_eq!(*steps.last().unwrap(), (step - 1) as f64, "{msg}");
     assert!(overlap.iter().all(|&o| o <= 1.0), "{overlap:?}");
-    assert!((13..=15).contains(&step), "step {step}: {stderr}");
+    assert!((13..=15).contains(&step), "step {step}: {msg}");
 }
 
 /// A launcher's rank count that the job does not have (a serial gravel
