@@ -204,13 +204,13 @@ struct DeepTest {
 }
 
 impl DeepTest {
-    /// The test for the images `near` of particles whose smallest radius
-    /// is `r_min`.
-    fn of(near: &[DVec4], r_min: f64) -> Self {
-        let span = near
+    /// The test for the particles searched, by their images and radii
+    /// `near` (`R_min` and the largest coordinate found in one pass).
+    fn of(near: &[DVec4]) -> Self {
+        let (r_min, span) = near
             .par_iter()
-            .map(|c| c.truncate().abs().max_element())
-            .reduce(|| 0.0, f64::max);
+            .map(|c| (c.w, c.truncate().abs().max_element()))
+            .reduce(|| (f64::INFINITY, 0.0), |a, b| (a.0.min(b.0), a.1.max(b.1)));
         Self {
             cut: 0.5 * MAX_OVERLAP * r_min,
             slack: 64.0 * f64::EPSILON * span,
@@ -374,18 +374,13 @@ impl NeighborList {
         let n = p.n_owned;
         blocks.resize_with(n.div_ceil(BLOCK), BlockRows::default);
         let (grid, near, who) = (&*grid, &*near, &*who);
-        let r_min = p
-            .radius
-            .par_iter()
-            .copied()
-            .reduce(|| f64::INFINITY, f64::min);
         let search = RowSearch {
             p,
             grid,
             near,
             who,
             reach,
-            deep: DeepTest::of(near, r_min),
+            deep: DeepTest::of(near),
         };
         blocks
             .par_iter_mut()
