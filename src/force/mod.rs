@@ -22,7 +22,7 @@ use crate::neighbor::{Contribution, NeighborList, BLOCK};
 use crate::rng::PairNoise;
 use crate::state::history::WallHistory;
 use crate::state::particles::Particles;
-use crate::state::room::{refill, split_chunks, Room};
+use crate::state::room::{refill, split_chunks, starts_from, Room};
 use glam::DVec3;
 pub use near_walls::NearWalls;
 use rayon::prelude::*;
@@ -133,12 +133,8 @@ impl WallLoads {
                     .count()
             })
             .collect();
-        let mut row_at = Vec::with_capacity(per_block.len() + 1);
-        row_at.push(0);
-        for c in &per_block {
-            row_at.push(row_at[row_at.len() - 1] + c);
-        }
-        let rows = row_at[per_block.len()];
+        let row_at = starts_from(0, per_block);
+        let rows = row_at[row_at.len() - 1];
         assert!(
             rows < NO_ROW as usize,
             "more wall-load rows than a u32 numbers"

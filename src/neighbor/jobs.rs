@@ -4,7 +4,7 @@
 use super::verlet::{BlockRows, VerletRows};
 use super::{Contribution, BLOCK};
 use crate::state::particles::Particles;
-use crate::state::room::{refill, split_chunks, Room};
+use crate::state::room::{refill, split_chunks, starts_from, Room};
 use rayon::prelude::*;
 use std::ops::Range;
 
@@ -209,15 +209,8 @@ impl PairJobs {
                 (jobs, slots, reach)
             })
             .collect();
-        let starts = |pick: fn(&(usize, usize, usize)) -> usize| -> Vec<usize> {
-            let mut at = Vec::with_capacity(counts.len() + 1);
-            at.push(0);
-            for c in &counts {
-                at.push(at.last().expect("starts with 0") + pick(c));
-            }
-            at
-        };
-        let (job_start, slot_start) = (starts(|c| c.0), starts(|c| c.1));
+        let job_start = starts_from(0, counts.iter().map(|c| c.0));
+        let slot_start = starts_from(0, counts.iter().map(|c| c.1));
         let jobs = *job_start.last().expect("starts with 0");
         let entries = rows.entries();
         self.block_reach = counts.iter().map(|c| c.2).max().unwrap_or(0);
@@ -341,13 +334,8 @@ impl PairJobs {
         let unset: Vec<usize> = (split_at_bounds(&mut self.share_slot, &job_start).into_par_iter())
             .map(|s| s.iter().filter(|&&v| v == UNSET).count())
             .collect();
-        let mut next = Vec::with_capacity(unset.len());
-        let mut at = owned_slots;
-        for u in &unset {
-            next.push(at);
-            at += u;
-        }
-        self.boundary_slots = at - owned_slots;
+        let next = starts_from(owned_slots, unset);
+        self.boundary_slots = next[next.len() - 1] - owned_slots;
         (split_at_bounds(&mut self.share_slot, &job_start).into_par_iter())
             .zip(next)
             .for_each(|(s, mut at)| {

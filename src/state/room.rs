@@ -32,6 +32,21 @@ pub fn refill<T: Copy + Send + Sync>(v: &mut Vec<T>, n: usize, value: T) {
     v.par_extend(rayon::iter::repeat_n(value, n));
 }
 
+/// Where consecutive parts of the given lengths start, from `first`: one
+/// entry per part and one past the last (`first` and the running sums),
+/// so that part `b` is `starts[b]..starts[b + 1]`.
+pub fn starts_from(first: usize, lens: impl IntoIterator<Item = usize>) -> Vec<usize> {
+    let lens = lens.into_iter();
+    let mut starts = Vec::with_capacity(lens.size_hint().0 + 1);
+    starts.push(first);
+    let mut at = first;
+    for len in lens {
+        at += len;
+        starts.push(at);
+    }
+    starts
+}
+
 /// Split `data` into consecutive mutable chunks of the given lengths.
 pub fn split_chunks<T>(mut data: &mut [T], lens: impl Iterator<Item = usize>) -> Vec<&mut [T]> {
     let mut out = Vec::new();
@@ -188,6 +203,13 @@ mod tests {
                 assert_eq!(v, gathered(&old, w, order), "width {w}, order {order:?}");
             }
         }
+    }
+
+    #[test]
+    fn parts_start_at_the_running_sums() {
+        assert_eq!(starts_from(0, [3, 0, 2]), vec![0, 3, 3, 5]);
+        assert_eq!(starts_from(7, []), vec![7]);
+        assert_eq!(starts_from(4, [1, 1]), vec![4, 5, 6]);
     }
 
     #[test]
