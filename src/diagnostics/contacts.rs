@@ -134,7 +134,7 @@ pub(crate) fn separation(p: &Particles, k: usize, q: usize) -> DVec3 {
 pub(crate) fn pair_force(p: &Particles, nl: &NeighborList, k: usize, q: usize, e: usize) -> DVec3 {
     let jobs = nl.jobs();
     let slot = jobs.share_slots()[jobs.job_of(e)] as usize;
-    let on_higher = nl.shares().values()[slot].force;
+    let on_higher = nl.shares().get(slot).force;
     if p.id[k] > p.id[q] {
         on_higher
     } else {

@@ -4,7 +4,6 @@
 
 use super::pairs::Block;
 use super::pairs::DYN;
-use crate::neighbor::Contribution;
 use crate::simd::prefetch::prefetch_at;
 use glam::DVec4;
 
@@ -229,9 +228,6 @@ pub(super) fn opened(blk: &Block, history: &mut [f64], active: &mut [bool], j: u
         active[j] = false;
         // SAFETY: this job is the slot's only writer, and its reader
         // runs after this block's pass one.
-        unsafe {
-            blk.slots
-                .put(blk.share_slot[j] as usize, Contribution::default())
-        };
+        unsafe { blk.slots.close(blk.share_slot[j] as usize) };
     }
 }

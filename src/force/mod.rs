@@ -26,7 +26,7 @@ use crate::state::room::{refill, split_chunks, starts_from, Room};
 use glam::DVec3;
 pub use near_walls::NearWalls;
 use rayon::prelude::*;
-use shares::ShareSlots;
+use shares::{RunEntries, ShareSlots};
 use stage::{RunOut, Stage};
 
 /// Run-constant inputs of the force stage.
@@ -241,7 +241,8 @@ pub fn compute(
             && (wh == 0 || wall_history.history_len() == h && wall_history.particles() == n),
         "wall history of other walls, laws or particles"
     );
-    let slots = ShareSlots::new(shares.values_mut());
+    let (entry, pool) = shares.parts_mut();
+    let slots = ShareSlots::new(entry, pool);
     let (history, active) = history.records_and_flags_mut();
     results.upper.resize(n, Contribution::default());
     let needs_inertia = fp.laws.laws.iter().any(ContactLaw::needs_inertia);
@@ -339,6 +340,7 @@ pub fn compute(
                     torque: to,
                     wall_history: wrow,
                     wall_loads: lrow,
+                    entries: RunEntries::of(job_at(s)..job_at(e)),
                 };
                 ctx.run_blocks(s, e, &mut run)
             },

@@ -3,7 +3,7 @@
 //! the law table (one contact at a time, or four in lanes).
 
 use super::filter::{filter_jobs, opened};
-use super::shares::ShareSlots;
+use super::shares::{RunEntries, ShareSlots};
 use super::ForceParams;
 use crate::contact::kinematics::PairBodies;
 use crate::contact::{
@@ -173,6 +173,8 @@ pub(super) struct BlockOut<'a> {
     pub(super) history: &'a mut [f64],
     pub(super) active: &'a mut [bool],
     pub(super) upper: &'a mut [Contribution],
+    /// The run's part of the share pool, for the shares of the contacts.
+    pub(super) entries: &'a mut RunEntries,
 }
 
 /// The pair jobs of a block of owned particles under any law table, one
@@ -237,6 +239,7 @@ fn jobs_block_body(blk: &Block, mut out: BlockOut) {
         history,
         active,
         upper,
+        entries,
     } = out;
     for (c, &[o, j]) in candidates.iter().enumerate() {
         prefetch_candidate(blk, &candidates, c + PREFETCH_AHEAD, history, h);
@@ -282,7 +285,10 @@ fn jobs_block_body(blk: &Block, mut out: BlockOut) {
         // else the job's boundary slot (kept for the diagnostics).
         // SAFETY: this job is the slot's only writer, and its reader
         // runs after this block's pass one.
-        unsafe { blk.slots.put(blk.share_slot[j] as usize, on_j) };
+        unsafe {
+            blk.slots
+                .put(blk.share_slot[j] as usize, entries.take(), on_j)
+        };
     }
 }
 
@@ -361,6 +367,7 @@ fn contacts_in_lanes<const N: u8, const TG: u8, const C: bool, const H: usize>(
         history,
         active,
         upper,
+        entries,
     } = out;
     debug_assert!(H <= MAX_HISTORY);
     let mut group = Group {
@@ -407,12 +414,24 @@ fn contacts_in_lanes<const N: u8, const TG: u8, const C: bool, const H: usize>(
         group.jobs[l] = (j, o, lower);
         filled += 1;
         if filled == LANES {
-            lanes_done::<N, TG, C, H>(blk, eval, &mut group, LANES, (history, active, upper));
+            lanes_done::<N, TG, C, H>(
+                blk,
+                eval,
+                &mut group,
+                LANES,
+                (history, active, upper, entries),
+            );
             filled = 0;
         }
     }
     if filled > 0 {
-        lanes_done::<N, TG, C, H>(blk, eval, &mut group, filled, (history, active, upper));
+        lanes_done::<N, TG, C, H>(
+            blk,
+            eval,
+            &mut group,
+            filled,
+            (history, active, upper, entries),
+        );
     }
 }
 
@@ -448,7 +467,12 @@ fn lanes_done<const N: u8, const TG: u8, const C: bool, const H: usize>(
     eval: &OneLaw<N, TG, C>,
     group: &mut Group,
     filled: usize,
-    (history, active, upper): (&mut [f64], &mut [bool], &mut [Contribution]),
+    (history, active, upper, entries): (
+        &mut [f64],
+        &mut [bool],
+        &mut [Contribution],
+        &mut RunEntries,
+    ),
 ) {
     let kin = Kinematics::of_pair_for(&group.bodies, group.r_eff);
     let inertia = group.inertia;
@@ -477,7 +501,10 @@ fn lanes_done<const N: u8, const TG: u8, const C: bool, const H: usize>(
         };
         // SAFETY: this job is the slot's only writer, and its reader
         // runs after this block's pass one.
-        unsafe { blk.slots.put(blk.share_slot[j] as usize, on_j) };
+        unsafe {
+            blk.slots
+                .put(blk.share_slot[j] as usize, entries.take(), on_j)
+        };
     }
 }
 

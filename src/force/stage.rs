@@ -2,7 +2,7 @@
 //! and pass two of a block once every block its pairs reach has had pass one.
 
 use super::pairs::{pass_one, Block, BlockOut};
-use super::shares::ShareSlots;
+use super::shares::{RunEntries, ShareSlots};
 use super::walls::wall_forces;
 use super::ForceParams;
 use crate::contact::BodyInertia;
@@ -22,6 +22,8 @@ pub(super) struct RunOut<'a> {
     /// The wall loads: a row of one per wall per particle tested against
     /// the walls ([`super::WallLoads`]), or empty.
     pub(super) wall_loads: &'a mut [Contribution],
+    /// The run's part of the share pool.
+    pub(super) entries: RunEntries,
 }
 
 /// What both passes of the force stage read.
@@ -82,6 +84,7 @@ impl Stage<'_> {
                 history: &mut run.history[j0 * h..j1 * h],
                 active: &mut run.active[j0..j1],
                 upper: &mut run.upper[first - first0..last - first0],
+                entries: &mut run.entries,
             };
             pass_one(&blk, out);
             // Blocks whose every reachable block has now had pass one.
@@ -154,17 +157,17 @@ impl Stage<'_> {
         let (first, last) = self.block(b);
         let len = last - first;
         let starts = &self.jobs.slot_offsets()[first..=last];
-        // SAFETY: the block's slots are its particles', and this block's
-        // pass two is their only reader, after every writer (the caller
-        // orders it after pass one of the blocks in reach).
-        let shares = unsafe { self.slots.range(starts[0], starts[len]) };
         let (upper, frozen, mass) = (&upper[..len], &p.frozen[first..last], &p.mass[first..last]);
         let (fo, to) = (&mut fo[..len], &mut to[..len]);
         // The next wall-load row: each particle tested against the walls
         // has one, frozen or not (`WallLoads::lay_out`).
         let mut row = 0;
         for o in 0..len {
-            let (mut f, mut t) = contact_sum(shares, starts, upper, o);
+            // SAFETY: the block's slots are its particles', and this
+            // block's pass two is their only reader, after every writer
+            // (the caller orders it after pass one of the blocks in reach).
+            let lower = unsafe { self.slots.sum(starts[o], starts[o + 1]) };
+            let (mut f, mut t) = (lower.force + upper[o].force, lower.torque + upper[o].torque);
             let tested = WALLS && fp.near_walls.any_for(first + o);
             row += tested as usize;
             if frozen[o] {
@@ -183,21 +186,4 @@ impl Stage<'_> {
             to[o] = t;
         }
     }
-}
-
-/// The sum of the contacts of a block's particle `o`, `L + U`: its shares
-/// (`shares[starts[o] - starts[0]..starts[o + 1] - starts[0]]`, in row
-/// order) plus its upper sum `upper[o]`.
-#[inline(always)]
-fn contact_sum(
-    shares: &[Contribution],
-    starts: &[usize],
-    upper: &[Contribution],
-    o: usize,
-) -> (DVec3, DVec3) {
-    let mut lower = Contribution::default();
-    for &c in &shares[starts[o] - starts[0]..starts[o + 1] - starts[0]] {
-        lower += c;
-    }
-    (lower.force + upper[o].force, lower.torque + upper[o].torque)
 }

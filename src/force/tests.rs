@@ -165,7 +165,7 @@ fn assert_slots_clear_apart(p: &Particles, nl: &NeighborList) {
             assert!(!history.is_active(j), "job {j} of an open pair is active");
             assert!(history.record(j).iter().all(|&v| v == 0.0));
             let slot = jobs.share_slots()[j] as usize;
-            assert_eq!(shares.values()[slot], Contribution::default());
+            assert_eq!(shares.get(slot), Contribution::default());
         }
     }
     assert!(shares.len() == jobs.slots());
@@ -309,6 +309,77 @@ fn opened_contacts_leave_no_share_or_record() {
             }
         }
     }
+}
+
+/// The shares of a force stage fill the pool from the front, one entry
+/// per contact: on one thread entries `1..=contacts`, every slot of a pair
+/// apart at entry 0; on three threads, each run's part of the pool from
+/// its start, with the same forces to the bit.
+#[test]
+fn shares_take_one_pool_entry_per_contact_from_the_front() {
+    let laws = table(hooke_spring(false), 1);
+    let on = |threads: usize| {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
+        pool.install(|| {
+            let mut p = cluster();
+            // Spread so that most pairs in reach are apart.
+            for x in p.x.iter_mut() {
+                *x *= 1.05;
+            }
+            p.refresh_packed();
+            let mut nl = NeighborList::build(&p, 0.3, laws.history_len);
+            let mut results = PairResults::default();
+            compute(
+                &mut p,
+                &mut nl,
+                &mut no_walls(),
+                &mut results,
+                &params(&laws),
+                None,
+            );
+            assert_slots_clear_apart(&p, &nl);
+            (p, nl)
+        })
+    };
+    let (p1, nl1) = on(1);
+    let jobs = nl1.jobs();
+    let in_contact: Vec<bool> = (0..jobs.len())
+        .map(|j| nl1.history().is_active(j))
+        .collect();
+    let contacts = in_contact.iter().filter(|&&c| c).count();
+    assert!(
+        contacts > 20 && 2 * contacts < jobs.len(),
+        "{contacts} contacts of {} jobs",
+        jobs.len()
+    );
+    let entries = nl1.shares().entry_numbers();
+    let mut used: Vec<u32> = jobs
+        .share_slots()
+        .iter()
+        .zip(&in_contact)
+        .map(|(&s, &c)| {
+            let e = entries[s as usize];
+            assert_eq!(e != 0, c, "slot {s}");
+            e
+        })
+        .filter(|&e| e != 0)
+        .collect();
+    used.sort_unstable();
+    assert_eq!(used, (1..=contacts as u32).collect::<Vec<_>>());
+    let (p3, nl3) = on(3);
+    let mut used3: Vec<u32> = nl3.shares().entry_numbers().to_vec();
+    used3.retain(|&e| e != 0);
+    let n3 = used3.len();
+    used3.sort_unstable();
+    used3.dedup();
+    assert_eq!((used3.len(), n3), (contacts, contacts), "entries shared");
+    assert!(used3.iter().all(|&e| e as usize <= jobs.len()));
+    assert_eq!(bits(&p1.force), bits(&p3.force));
+    assert_eq!(bits(&p1.torque), bits(&p3.torque));
+    assert_eq!(nl1.shares(), nl3.shares());
 }
 
 /// The cluster's walls, each about a radius from the centres of the

@@ -394,23 +394,35 @@ impl ScatteredSlots {
 /// slot's pair gives to the slot's particle, for its lower-id sum `L`
 /// (written by the force stage).
 ///
-/// Invariants: one value per slot of the list's [`PairJobs`]; zero wherever
-/// the pair is not in contact (a slot is written when its pair touches and
-/// cleared when the contact opens), so the sum over a particle's slots
-/// needs no test; zero wherever the slot's job is not active (see
-/// [`super::PairHistory`]).
+/// Only the pairs in contact hold a value, so a slot is a reference: per
+/// slot the number of its *entry* in a pool of values, where entry 0 is
+/// zero and is never written. Each force stage writes the shares of the
+/// pairs in contact to fresh entries, each run of blocks into its own
+/// part of the pool (one entry per job of the run at most) from its
+/// start, and points their slots at them; a slot whose pair is apart points
+/// at entry 0. The pool has room for one entry per job, but only the
+/// entries a force stage writes take memory: the pool is mapped fresh,
+/// zero and untouched, at each rebuild, and a run's entries fill its
+/// part from the front. The chute's pairs within reach of each other are
+/// eight times its contacts.
+///
+/// Invariants: one entry number per slot of the list's [`PairJobs`];
+/// entry 0 is zero; a slot whose pair is not in contact, or whose job is
+/// not active (see [`super::PairHistory`]), points at entry 0, so the sum
+/// over a particle's slots needs no test.
 ///
 /// Between two force stages the values mean nothing to a rebuild, which
-/// zeroes them: a rebuild may borrow their storage ([`ShareRoom`]) for the
-/// history it carries, so that the carried records need no memory of
-/// their own (the dense pack's are as large as the slots themselves).
-#[derive(Debug, Clone, Default, PartialEq)]
+/// points every slot at entry 0: a rebuild may borrow the pool's storage
+/// ([`ShareRoom`]) for the history it carries, so that the carried records
+/// need no memory of their own.
+#[derive(Clone, Default)]
 pub struct Shares {
-    /// Six values per slot: a [`Contribution`]'s force and torque.
-    values: Vec<f64>,
-    /// Number of slots (the values are absent while the room is lent).
-    slots: usize,
-    /// Whether the storage is lent out ([`Self::lend_room`]).
+    /// Per slot: its entry in `pool`.
+    entry: Vec<u32>,
+    /// Six values per entry: a [`Contribution`]'s force and torque. Entry 0
+    /// is zero.
+    pool: Vec<f64>,
+    /// Whether the pool's storage is lent out ([`Self::lend_room`]).
     lent: bool,
 }
 
@@ -419,11 +431,11 @@ const PER_SLOT: usize = 6;
 
 // A `Contribution` is `repr(C)` of two `DVec3` (each `repr(C)` of three
 // `f64`): six `f64` in order, with no padding, aligned as an `f64`. The
-// slot views below rely on it.
+// pool views below rely on it.
 const _: () = assert!(std::mem::size_of::<Contribution>() == PER_SLOT * 8);
 const _: () = assert!(std::mem::align_of::<Contribution>() == std::mem::align_of::<f64>());
 
-/// The storage of a list's share slots, lent to a rebuild
+/// The storage of a list's share pool, lent to a rebuild
 /// ([`super::NeighborList::lend_share_room`]) until it is given back
 /// ([`super::NeighborList::return_share_room`]): room for `f64` values,
 /// holding none.
@@ -431,41 +443,62 @@ const _: () = assert!(std::mem::align_of::<Contribution>() == std::mem::align_of
 pub struct ShareRoom(pub Vec<f64>);
 
 impl Shares {
-    /// Zero slots, `n_slots` of them (only counted while the room is lent:
-    /// they are zeroed when it comes back).
+    /// `n_slots` slots, each pointing at entry 0, and a fresh pool of room
+    /// for as many entries and entry 0 (unless the pool is lent: it is
+    /// made when the room comes back).
     pub(super) fn clear(&mut self, n_slots: usize) {
-        self.slots = n_slots;
+        assert!(
+            n_slots < u32::MAX as usize,
+            "more share slots than a u32 numbers"
+        );
+        refill(&mut self.entry, n_slots, 0);
         if !self.lent {
-            refill(&mut self.values, n_slots * PER_SLOT, 0.0);
+            self.fresh_pool();
         }
     }
 
-    /// The slots' storage, emptied, for a rebuild to use until
+    /// A pool of zeros for entry 0 and one entry per slot, mapped afresh:
+    /// the old one is given back first, and the new one's pages take memory
+    /// only where a force stage writes.
+    fn fresh_pool(&mut self) {
+        self.pool = Vec::new();
+        // `vec!` of zeros asks the allocator for zeroed memory, which a
+        // fresh mapping is without being written.
+        self.pool = vec![0.0; (self.entry.len() + 1) * PER_SLOT];
+    }
+
+    /// The pool's storage, emptied, for a rebuild to use until
     /// [`Self::return_room`]; the slots are absent meanwhile.
     pub(super) fn lend_room(&mut self) -> ShareRoom {
         assert!(!self.lent, "share slots lent twice");
         self.lent = true;
-        let mut room = std::mem::take(&mut self.values);
+        let mut room = std::mem::take(&mut self.pool);
         room.clear();
         ShareRoom(room)
     }
 
-    /// Take the storage back and zero the slots in it.
+    /// Take the storage back (it is given back to the system) and make a
+    /// fresh pool, every slot pointing at entry 0.
     pub(super) fn return_room(&mut self, room: ShareRoom) {
         assert!(self.lent, "share slots returned but not lent");
         self.lent = false;
-        self.values = room.0;
-        refill(&mut self.values, self.slots * PER_SLOT, 0.0);
+        drop(room);
+        self.entry.fill(0);
+        self.fresh_pool();
     }
 
-    /// Zero slot `s`.
+    /// Point slot `s` at entry 0.
     pub(super) fn zero(&mut self, s: usize) {
-        self.values_mut()[s] = Contribution::default();
+        self.entry[s] = 0;
     }
 
-    /// Number of slots present (none while the room is lent).
+    /// Number of slots present (none while the pool is lent).
     pub fn len(&self) -> usize {
-        self.values.len() / PER_SLOT
+        if self.lent {
+            0
+        } else {
+            self.entry.len()
+        }
     }
 
     /// Whether there are no slots.
@@ -473,21 +506,62 @@ impl Shares {
         self.len() == 0
     }
 
-    /// Every slot's value.
-    pub fn values(&self) -> &[Contribution] {
-        // SAFETY: `values` holds `PER_SLOT` `f64` per slot, which is the
+    /// The value of slot `s`.
+    pub fn get(&self, s: usize) -> Contribution {
+        self.pool_values()[self.entry[s] as usize]
+    }
+
+    /// Every slot's value, in slot order.
+    pub fn iter(&self) -> impl Iterator<Item = Contribution> + '_ {
+        let pool = self.pool_values();
+        self.entry[..self.len()]
+            .iter()
+            .map(move |&e| pool[e as usize])
+    }
+
+    /// Every slot's entry number (for the tests of the force stage, which
+    /// checks that the pool fills from the front).
+    #[cfg(test)]
+    pub(crate) fn entry_numbers(&self) -> &[u32] {
+        &self.entry
+    }
+
+    /// The pool's entries.
+    fn pool_values(&self) -> &[Contribution] {
+        // SAFETY: `pool` holds `PER_SLOT` `f64` per entry, which is the
         // layout of a `Contribution` (asserted above), at an `f64`'s
         // alignment, which is a `Contribution`'s; every bit pattern is a
         // valid `f64`.
-        unsafe { std::slice::from_raw_parts(self.values.as_ptr().cast(), self.len()) }
+        unsafe { std::slice::from_raw_parts(self.pool.as_ptr().cast(), self.pool.len() / PER_SLOT) }
     }
 
-    /// Every slot's value, to write: for the force stage only, which keeps
-    /// the type's invariants.
+    /// Every slot's entry number and the pool, to write: for the force
+    /// stage only, which keeps the type's invariants.
     #[inline(always)]
-    pub(crate) fn values_mut(&mut self) -> &mut [Contribution] {
-        let len = self.len();
-        // SAFETY: as in `values`, and the borrow is exclusive.
-        unsafe { std::slice::from_raw_parts_mut(self.values.as_mut_ptr().cast(), len) }
+    pub(crate) fn parts_mut(&mut self) -> (&mut [u32], &mut [Contribution]) {
+        assert!(!self.lent, "share slots used while lent");
+        assert!(
+            self.pool.len() >= (self.entry.len() + 1) * PER_SLOT,
+            "a share pool without room for every slot"
+        );
+        let entries = self.pool.len() / PER_SLOT;
+        // SAFETY: as in `pool_values`, and the borrow is exclusive.
+        let pool =
+            unsafe { std::slice::from_raw_parts_mut(self.pool.as_mut_ptr().cast(), entries) };
+        (&mut self.entry, pool)
+    }
+}
+
+/// Lists compare and print by their slots' values, not by where in the
+/// pool a force stage happened to put them (which depends on the threads).
+impl PartialEq for Shares {
+    fn eq(&self, other: &Self) -> bool {
+        self.len() == other.len() && self.iter().eq(other.iter())
+    }
+}
+
+impl std::fmt::Debug for Shares {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
     }
 }
