@@ -178,8 +178,6 @@ impl WallLoads {
 /// reused (see [`compute`]).
 #[derive(Debug, Clone, Default)]
 pub struct PairResults {
-    /// Per owned particle: the sum of its contacts with higher-id partners.
-    upper: Vec<Contribution>,
     /// Per particle, owned and ghost, its part of the couples' inertia
     /// (only where a law has rolling or spinning resistance, else empty).
     bodies: Vec<BodyInertia>,
@@ -244,7 +242,6 @@ pub fn compute(
     let (entry, pool) = shares.parts_mut();
     let slots = ShareSlots::new(entry, pool);
     let (history, active) = history.records_and_flags_mut();
-    results.upper.resize(n, Contribution::default());
     let needs_inertia = fp.laws.laws.iter().any(ContactLaw::needs_inertia);
     if !needs_inertia {
         results.bodies.clear();
@@ -315,10 +312,6 @@ pub fn compute(
     let waiting: Vec<usize> = split_chunks(history, bounds(&job_at, h).into_iter())
         .into_par_iter()
         .zip(split_chunks(active, job_lens.iter().copied()))
-        .zip(split_chunks(
-            &mut results.upper,
-            particle_lens.iter().copied(),
-        ))
         .zip(split_chunks(force, particle_lens.iter().copied()))
         .zip(split_chunks(torque, particle_lens.iter().copied()))
         .zip(split_chunks(
@@ -330,25 +323,21 @@ pub fn compute(
             bounds(&load_row_at, lw).into_iter(),
         ))
         .zip(runs.par_iter())
-        .flat_map_iter(
-            |(((((((history, active), upper), fo), to), wrow), lrow), &(s, e))| {
-                let mut run = RunOut {
-                    history,
-                    active,
-                    upper,
-                    force: fo,
-                    torque: to,
-                    wall_history: wrow,
-                    wall_loads: lrow,
-                    entries: RunEntries::of(job_at(s)..job_at(e)),
-                };
-                ctx.run_blocks(s, e, &mut run)
-            },
-        )
+        .flat_map_iter(|((((((history, active), fo), to), wrow), lrow), &(s, e))| {
+            let mut run = RunOut {
+                history,
+                active,
+                force: fo,
+                torque: to,
+                wall_history: wrow,
+                wall_loads: lrow,
+                entries: RunEntries::of(job_at(s)..job_at(e)),
+            };
+            ctx.run_blocks(s, e, &mut run)
+        })
         .collect();
     debug_assert!(waiting.windows(2).all(|w| w[0] < w[1]));
     // Pass two of the blocks left waiting, in parallel.
-    let upper = &results.upper;
     let sizes = |at: &dyn Fn(usize) -> usize, per: usize| {
         (0..n_blocks)
             .map(|b| (at(b + 1) - at(b)) * per)
@@ -367,8 +356,7 @@ pub fn compute(
         .map(|(b, (((fo, to), wrow), lrow))| (b, (fo, to, wrow, lrow)))
         .collect();
     todo.into_par_iter().for_each(|(b, (fo, to, wrow, lrow))| {
-        let (first, _) = ctx.block(b);
-        ctx.pass_two(b, &upper[first..], fo, to, wrow, lrow);
+        ctx.pass_two(b, fo, to, wrow, lrow);
     });
 }
 

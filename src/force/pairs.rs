@@ -172,9 +172,42 @@ pub(super) struct Block<'a> {
 pub(super) struct BlockOut<'a> {
     pub(super) history: &'a mut [f64],
     pub(super) active: &'a mut [bool],
-    pub(super) upper: &'a mut [Contribution],
+    pub(super) upper: Upper<'a>,
     /// The run's part of the share pool, for the shares of the contacts.
     pub(super) entries: &'a mut RunEntries,
+}
+
+/// The upper sums `U` of a block's particles (their contacts with
+/// higher-id partners), built up in pass one in the block's own slices of
+/// the force and torque arrays, which pass two then overwrites with the
+/// particles' whole force and torque (`L + U` and the rest): the sums
+/// need no storage of their own.
+pub(super) struct Upper<'a> {
+    pub(super) force: &'a mut [DVec3],
+    pub(super) torque: &'a mut [DVec3],
+}
+
+impl Upper<'_> {
+    /// Number of particles.
+    #[inline(always)]
+    fn len(&self) -> usize {
+        self.force.len()
+    }
+
+    /// Every sum at `+0`.
+    #[inline(always)]
+    fn clear(&mut self) {
+        self.force.fill(DVec3::ZERO);
+        self.torque.fill(DVec3::ZERO);
+    }
+
+    /// Add `c` to particle `o`'s sum (as `Contribution`'s `+=`: force,
+    /// then torque).
+    #[inline(always)]
+    fn add(&mut self, o: usize, c: Contribution) {
+        self.force[o] += c.force;
+        self.torque[o] += c.torque;
+    }
 }
 
 /// The pair jobs of a block of owned particles under any law table, one
@@ -204,7 +237,7 @@ fn lanes_block<const N: u8, const TG: u8, const C: bool, const H: usize>(
 /// partner), with no branch on where one particle's candidates end.
 #[inline(always)]
 fn block_candidates<const H: usize>(blk: &Block, out: &mut BlockOut) -> Vec<[u32; 2]> {
-    out.upper.fill(Contribution::default());
+    out.upper.clear();
     // The cheap filter on the packed image positions over every job (a
     // superset of the contacts), resetting the records of pairs that are
     // apart; the candidates then go in job order, in a loop of their own
@@ -238,7 +271,7 @@ fn jobs_block_body(blk: &Block, mut out: BlockOut) {
     let BlockOut {
         history,
         active,
-        upper,
+        mut upper,
         entries,
     } = out;
     for (c, &[o, j]) in candidates.iter().enumerate() {
@@ -275,10 +308,13 @@ fn jobs_block_body(blk: &Block, mut out: BlockOut) {
             torque: pf.torque_j.into(),
         };
         if lower {
-            upper[o] += Contribution {
-                force: pf.force_i.into(),
-                torque: pf.torque_i.into(),
-            };
+            upper.add(
+                o,
+                Contribution {
+                    force: pf.force_i.into(),
+                    torque: pf.torque_i.into(),
+                },
+            );
         }
         // The higher-id side's share, for its L: the partner's if it is
         // owned here, k's own when the partner is a ghost with a lower id,
@@ -366,7 +402,7 @@ fn contacts_in_lanes<const N: u8, const TG: u8, const C: bool, const H: usize>(
     let BlockOut {
         history,
         active,
-        upper,
+        mut upper,
         entries,
     } = out;
     debug_assert!(H <= MAX_HISTORY);
@@ -419,7 +455,7 @@ fn contacts_in_lanes<const N: u8, const TG: u8, const C: bool, const H: usize>(
                 eval,
                 &mut group,
                 LANES,
-                (history, active, upper, entries),
+                (history, active, &mut upper, entries),
             );
             filled = 0;
         }
@@ -430,7 +466,7 @@ fn contacts_in_lanes<const N: u8, const TG: u8, const C: bool, const H: usize>(
             eval,
             &mut group,
             filled,
-            (history, active, upper, entries),
+            (history, active, &mut upper, entries),
         );
     }
 }
@@ -467,12 +503,7 @@ fn lanes_done<const N: u8, const TG: u8, const C: bool, const H: usize>(
     eval: &OneLaw<N, TG, C>,
     group: &mut Group,
     filled: usize,
-    (history, active, upper, entries): (
-        &mut [f64],
-        &mut [bool],
-        &mut [Contribution],
-        &mut RunEntries,
-    ),
+    (history, active, upper, entries): (&mut [f64], &mut [bool], &mut Upper, &mut RunEntries),
 ) {
     let kin = Kinematics::of_pair_for(&group.bodies, group.r_eff);
     let inertia = group.inertia;
@@ -490,10 +521,13 @@ fn lanes_done<const N: u8, const TG: u8, const C: bool, const H: usize>(
         active[j] = true;
         let force_i = at(&group.out.force_i, l);
         if lower {
-            upper[o] += Contribution {
-                force: force_i,
-                torque: at(&group.out.torque_i, l),
-            };
+            upper.add(
+                o,
+                Contribution {
+                    force: force_i,
+                    torque: at(&group.out.torque_i, l),
+                },
+            );
         }
         let on_j = Contribution {
             force: -force_i,

@@ -1,7 +1,7 @@
 //! The work order of the force stage: runs of blocks, pass one of each block,
 //! and pass two of a block once every block its pairs reach has had pass one.
 
-use super::pairs::{pass_one, Block, BlockOut};
+use super::pairs::{pass_one, Block, BlockOut, Upper};
 use super::shares::{RunEntries, ShareSlots};
 use super::walls::wall_forces;
 use super::ForceParams;
@@ -15,7 +15,7 @@ use glam::DVec3;
 pub(super) struct RunOut<'a> {
     pub(super) history: &'a mut [f64],
     pub(super) active: &'a mut [bool],
-    pub(super) upper: &'a mut [Contribution],
+    /// The run's forces and torques (the upper sums until pass two).
     pub(super) force: &'a mut [DVec3],
     pub(super) torque: &'a mut [DVec3],
     pub(super) wall_history: &'a mut [f64],
@@ -83,7 +83,10 @@ impl Stage<'_> {
             let out = BlockOut {
                 history: &mut run.history[j0 * h..j1 * h],
                 active: &mut run.active[j0..j1],
-                upper: &mut run.upper[first - first0..last - first0],
+                upper: Upper {
+                    force: &mut run.force[first - first0..last - first0],
+                    torque: &mut run.torque[first - first0..last - first0],
+                },
                 entries: &mut run.entries,
             };
             pass_one(&blk, out);
@@ -97,7 +100,6 @@ impl Stage<'_> {
                     let lw = self.lw;
                     self.pass_two(
                         next,
-                        &run.upper[a..],
                         &mut run.force[a..z],
                         &mut run.torque[a..z],
                         &mut run.wall_history[a * wh..z * wh],
@@ -115,15 +117,14 @@ impl Stage<'_> {
 
     /// Pass two of block `b`: each particle's force is its lower-id shares
     /// (its row's lower-id entries of the share slots), in row order, plus
-    /// its upper sum (`upper`, from the block's first particle on), its
-    /// wall contacts and gravity (keeping each wall's share in `loads`,
+    /// its upper sum (in `fo` and `to` from pass one, where the result
+    /// goes), its wall contacts and gravity (keeping each wall's share in `loads`,
     /// one per wall per row of a particle tested against the walls, unless
     /// it is empty). Must follow pass one of every block the block's pairs
     /// reach.
     pub(super) fn pass_two(
         &self,
         b: usize,
-        upper: &[Contribution],
         fo: &mut [DVec3],
         to: &mut [DVec3],
         wrow: &mut [f64],
@@ -133,10 +134,10 @@ impl Stage<'_> {
         // branches stay out of the common case.
         if !self.fp.walls.is_empty() {
             return in_best_build!(sum_walls_block_avx2, || self
-                .sum_block::<true>(b, upper, fo, to, wrow, loads));
+                .sum_block::<true>(b, fo, to, wrow, loads));
         }
         in_best_build!(sum_block_avx2, || self
-            .sum_block::<false>(b, upper, fo, to, wrow, loads));
+            .sum_block::<false>(b, fo, to, wrow, loads));
     }
 
     /// [`Self::pass_two`], with or without walls (`WALLS`). Without, the
@@ -147,7 +148,6 @@ impl Stage<'_> {
     pub(super) fn sum_block<const WALLS: bool>(
         &self,
         b: usize,
-        upper: &[Contribution],
         fo: &mut [DVec3],
         to: &mut [DVec3],
         wrow: &mut [f64],
@@ -157,7 +157,7 @@ impl Stage<'_> {
         let (first, last) = self.block(b);
         let len = last - first;
         let starts = &self.jobs.slot_offsets()[first..=last];
-        let (upper, frozen, mass) = (&upper[..len], &p.frozen[first..last], &p.mass[first..last]);
+        let (frozen, mass) = (&p.frozen[first..last], &p.mass[first..last]);
         let (fo, to) = (&mut fo[..len], &mut to[..len]);
         // The next wall-load row: each particle tested against the walls
         // has one, frozen or not (`WallLoads::lay_out`).
@@ -167,7 +167,7 @@ impl Stage<'_> {
             // block's pass two is their only reader, after every writer
             // (the caller orders it after pass one of the blocks in reach).
             let lower = unsafe { self.slots.sum(starts[o], starts[o + 1]) };
-            let (mut f, mut t) = (lower.force + upper[o].force, lower.torque + upper[o].torque);
+            let (mut f, mut t) = (lower.force + fo[o], lower.torque + to[o]);
             let tested = WALLS && fp.near_walls.any_for(first + o);
             row += tested as usize;
             if frozen[o] {
