@@ -3,7 +3,7 @@
 //! contacts), the others are apart. Baseline and AVX2 builds.
 
 use super::pairs::Block;
-use super::pairs::DYN;
+use crate::neighbor::FreshRecords;
 use crate::simd::prefetch::prefetch_at;
 use glam::DVec4;
 
@@ -17,19 +17,19 @@ const FILTER_AHEAD: usize = 8;
 /// others are apart ([`opened`]). A function of its own, so that its loop
 /// keeps more of its pointers in registers.
 #[inline(never)]
-pub(super) fn filter_jobs<const H: usize>(
+pub(super) fn filter_jobs(
     blk: &Block,
     n_block: usize,
-    history: &mut [f64],
-    active: &mut [bool],
+    entry: &mut [u32],
+    fresh: &mut FreshRecords,
     candidates: &mut Vec<[u32; 2]>,
 ) {
     #[cfg(target_arch = "x86_64")]
     if crate::simd::isa::avx2() {
         // SAFETY: the processor has AVX2 (`isa::avx2`).
-        return unsafe { filter_jobs_avx2::<H>(blk, n_block, history, active, candidates) };
+        return unsafe { filter_jobs_avx2(blk, n_block, entry, fresh, candidates) };
     }
-    filter_jobs_body::<H>(blk, n_block, history, active, candidates)
+    filter_jobs_body(blk, n_block, entry, fresh, candidates)
 }
 
 /// [`filter_jobs_body`] with AVX2, four jobs at a time: the four tests in
@@ -41,20 +41,19 @@ pub(super) fn filter_jobs<const H: usize>(
 /// (fewer than four) take the scalar test.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-unsafe fn filter_jobs_avx2<const H: usize>(
+unsafe fn filter_jobs_avx2(
     blk: &Block,
     n_block: usize,
-    history: &mut [f64],
-    active: &mut [bool],
+    entry: &mut [u32],
+    fresh: &mut FreshRecords,
     candidates: &mut Vec<[u32; 2]>,
 ) {
     use std::arch::x86_64::*;
-    let h = if H == DYN { blk.h } else { H };
     let (packed, pad) = (blk.p.packed, blk.fp.range_pad);
     let packed_block = &packed[blk.first..blk.first + n_block];
     let (jobs, owners) = (blk.jobs, blk.job_owner);
     let m = jobs.len();
-    let active = &mut active[..m];
+    let entry = &mut entry[..m];
     candidates.clear();
     // Each store writes four entries, of which the first `kept` count.
     candidates.reserve(m + 4);
@@ -119,19 +118,15 @@ unsafe fn filter_jobs_avx2<const H: usize>(
         unsafe { _mm256_storeu_si256(out.as_mut_ptr().add(kept).cast(), packed_entries) };
         kept += mask.count_ones() as usize;
         // Apart and in contact at the last step (rare): opened. The four
-        // flags (bytes 0 or 1) gathered into bits 21..24 by one product.
-        let a = &active[j0..j0 + 4];
-        let bytes = u32::from_le_bytes([a[0] as u8, a[1] as u8, a[2] as u8, a[3] as u8]);
-        let was = (bytes.wrapping_mul(0x0020_4081) >> 21) as usize & 0xF;
+        // entry numbers compared with 0 at once, the outcomes' sign bits
+        // gathered into four bits (set: no entry).
+        // SAFETY: `j0 + 4 ≤ m`: the four `u32` (16 bytes) are in `entry`.
+        let four = unsafe { _mm_loadu_si128(entry.as_ptr().add(j0).cast()) };
+        let none = _mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(four, _mm_setzero_si128())));
+        let was = !(none as usize) & 0xF;
         let mut apart = was & !mask;
         while apart != 0 {
-            opened(
-                blk,
-                history,
-                active,
-                j0 + apart.trailing_zeros() as usize,
-                h,
-            );
+            opened(blk, entry, fresh, j0 + apart.trailing_zeros() as usize);
             apart &= apart - 1;
         }
     }
@@ -143,7 +138,7 @@ unsafe fn filter_jobs_avx2<const H: usize>(
         if job_in_reach(packed_block[o], packed[q], pad) {
             candidates.push([o as u32, j as u32]);
         } else {
-            opened(blk, history, active, j, h);
+            opened(blk, entry, fresh, j);
         }
     }
 }
@@ -182,14 +177,13 @@ fn job_in_reach(pk: DVec4, pq: DVec4, pad: f64) -> bool {
 
 /// The body of [`filter_jobs`] (the baseline build).
 #[inline(always)]
-fn filter_jobs_body<const H: usize>(
+fn filter_jobs_body(
     blk: &Block,
     n_block: usize,
-    history: &mut [f64],
-    active: &mut [bool],
+    entry: &mut [u32],
+    fresh: &mut FreshRecords,
     candidates: &mut Vec<[u32; 2]>,
 ) {
-    let h = if H == DYN { blk.h } else { H };
     let (packed, pad) = (blk.p.packed, blk.fp.range_pad);
     let packed_block = &packed[blk.first..blk.first + n_block];
     let (jobs, owners) = (blk.jobs, blk.job_owner);
@@ -200,7 +194,7 @@ fn filter_jobs_body<const H: usize>(
             if job_in_reach(packed_block[o], packed[$q as usize], pad) {
                 candidates.push([o as u32, j as u32]);
             } else {
-                opened(blk, history, active, j, h);
+                opened(blk, entry, fresh, j);
             }
         }};
     }
@@ -217,15 +211,15 @@ fn filter_jobs_body<const H: usize>(
     }
 }
 
-/// Job `j` of the block (`history` and `active` are the block's, `h`
-/// values per record) is apart:
-/// its contact, if any, has opened, so its record and share slot go back
-/// to zero.
+/// Job `j` of the block (`entry` holds the block's jobs' entry numbers)
+/// is apart: its contact, if any, has opened, so its record's entry is
+/// freed (the job's record is zero again) and its share slot points at
+/// zero.
 #[inline(always)]
-pub(super) fn opened(blk: &Block, history: &mut [f64], active: &mut [bool], j: usize, h: usize) {
-    if active[j] {
-        history[j * h..(j + 1) * h].fill(0.0);
-        active[j] = false;
+pub(super) fn opened(blk: &Block, entry: &mut [u32], fresh: &mut FreshRecords, j: usize) {
+    let e = std::mem::take(&mut entry[j]);
+    if e != 0 {
+        fresh.free(e);
         // SAFETY: this job is the slot's only writer, and its reader
         // runs after this block's pass one.
         unsafe { blk.slots.close(blk.share_slot[j] as usize) };

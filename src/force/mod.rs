@@ -18,7 +18,7 @@ mod walls;
 use crate::config::LawTable;
 use crate::contact::{BodyInertia, ContactLaw};
 use crate::geometry::walls::Wall;
-use crate::neighbor::{Contribution, NeighborList, BLOCK};
+use crate::neighbor::{Contribution, FreshRecords, NeighborList, BLOCK};
 use crate::rng::PairNoise;
 use crate::state::history::WallHistory;
 use crate::state::particles::Particles;
@@ -241,7 +241,7 @@ pub fn compute(
     );
     let (entry, pool) = shares.parts_mut();
     let slots = ShareSlots::new(entry, pool);
-    let (history, active) = history.records_and_flags_mut();
+    let (entries, records, fresh_start) = history.stage_parts();
     let needs_inertia = fp.laws.laws.iter().any(ContactLaw::needs_inertia);
     if !needs_inertia {
         results.bodies.clear();
@@ -286,6 +286,7 @@ pub fn compute(
         lw,
         load_rows: &load_rows,
         slots: &slots,
+        records: &records,
     };
     // Where block `b` starts (`b` may be `n_blocks`: the end).
     let particle_at = |b: usize| ctx.block(b).0;
@@ -309,9 +310,8 @@ pub fn compute(
     let job_lens = bounds(&job_at, 1);
     let particle_lens = bounds(&particle_at, 1);
     let wall_rows = wall_history.rows_mut();
-    let waiting: Vec<usize> = split_chunks(history, bounds(&job_at, h).into_iter())
+    let ran: Vec<(Vec<usize>, FreshRecords)> = split_chunks(entries, job_lens.iter().copied())
         .into_par_iter()
-        .zip(split_chunks(active, job_lens.iter().copied()))
         .zip(split_chunks(force, particle_lens.iter().copied()))
         .zip(split_chunks(torque, particle_lens.iter().copied()))
         .zip(split_chunks(
@@ -323,19 +323,22 @@ pub fn compute(
             bounds(&load_row_at, lw).into_iter(),
         ))
         .zip(runs.par_iter())
-        .flat_map_iter(|((((((history, active), fo), to), wrow), lrow), &(s, e))| {
+        .map(|(((((entry, fo), to), wrow), lrow), &(s, e))| {
             let mut run = RunOut {
-                history,
-                active,
+                entry,
+                fresh: FreshRecords::of(job_at(s)..job_at(e), fresh_start),
                 force: fo,
                 torque: to,
                 wall_history: wrow,
                 wall_loads: lrow,
                 entries: RunEntries::of(job_at(s)..job_at(e)),
             };
-            ctx.run_blocks(s, e, &mut run)
+            let waiting = ctx.run_blocks(s, e, &mut run);
+            (waiting, run.fresh)
         })
         .collect();
+    let (waiting, mut fresh): (Vec<Vec<usize>>, Vec<FreshRecords>) = ran.into_iter().unzip();
+    let waiting: Vec<usize> = waiting.concat();
     debug_assert!(waiting.windows(2).all(|w| w[0] < w[1]));
     // Pass two of the blocks left waiting, in parallel.
     let sizes = |at: &dyn Fn(usize) -> usize, per: usize| {
@@ -358,6 +361,8 @@ pub fn compute(
     todo.into_par_iter().for_each(|(b, (fo, to, wrow, lrow))| {
         ctx.pass_two(b, fo, to, wrow, lrow);
     });
+    // The records of the contacts that formed go among the settled ones.
+    history.settle(&mut fresh);
 }
 
 #[cfg(test)]

@@ -10,6 +10,7 @@ use crate::contact::{
     Body, BodyInertia, ContactInertia, ContactLaw, Kind, Kinematics, PairContext, PairForce,
 };
 use crate::neighbor::Contribution;
+use crate::neighbor::{FreshRecords, RecordPool};
 use crate::simd::isa::in_best_build;
 use crate::simd::lane::{F64x4, Lane, V3};
 use crate::simd::prefetch::prefetch_at;
@@ -18,10 +19,6 @@ use glam::{DVec3, DVec4};
 
 /// How many candidates ahead the contact loop asks for its partner's data.
 pub(super) const PREFETCH_AHEAD: usize = 6;
-
-/// History length marking the run-time (non-specialised) variant of the
-/// job filter ([`filter_jobs`]), as [`jobs_block`] runs it.
-pub(super) const DYN: usize = usize::MAX;
 
 /// A pair in contact, in canonical order.
 struct Pair<'a> {
@@ -163,6 +160,10 @@ pub(super) struct Block<'a> {
     /// block ([`crate::neighbor::PairJobs::owners`]).
     pub(super) job_owner: &'a [u16],
     pub(super) slots: &'a ShareSlots,
+    /// The records' pool ([`crate::neighbor::PairHistory`]).
+    pub(super) records: &'a RecordPool,
+    /// The list's number of the block's first job.
+    pub(super) job0: usize,
     pub(super) fp: &'a ForceParams<'a>,
     pub(super) h: usize,
 }
@@ -170,8 +171,11 @@ pub(super) struct Block<'a> {
 /// What [`jobs_block`] and [`lanes_block`] write: the block's slices of the per-job arrays and
 /// its particles' upper sums (and, through [`Block::slots`], the shares).
 pub(super) struct BlockOut<'a> {
-    pub(super) history: &'a mut [f64],
-    pub(super) active: &'a mut [bool],
+    /// The entry numbers of the block's jobs' records
+    /// ([`crate::neighbor::PairHistory`]).
+    pub(super) entry: &'a mut [u32],
+    /// The run's fresh records, for the contacts that form.
+    pub(super) fresh: &'a mut FreshRecords,
     pub(super) upper: Upper<'a>,
     /// The run's part of the share pool, for the shares of the contacts.
     pub(super) entries: &'a mut RunEntries,
@@ -236,7 +240,7 @@ fn lanes_block<const N: u8, const TG: u8, const C: bool, const H: usize>(
 /// upper sum is set to zero: it builds up in place, in candidate order (by
 /// partner), with no branch on where one particle's candidates end.
 #[inline(always)]
-fn block_candidates<const H: usize>(blk: &Block, out: &mut BlockOut) -> Vec<[u32; 2]> {
+fn block_candidates(blk: &Block, out: &mut BlockOut) -> Vec<[u32; 2]> {
     out.upper.clear();
     // The cheap filter on the packed image positions over every job (a
     // superset of the contacts), resetting the records of pairs that are
@@ -244,7 +248,7 @@ fn block_candidates<const H: usize>(blk: &Block, out: &mut BlockOut) -> Vec<[u32
     // (no hard-to-predict filter branch between two contact evaluations).
     let mut candidates: Vec<[u32; 2]> = Vec::with_capacity(blk.jobs.len() + 4);
     let n_block = out.upper.len();
-    filter_jobs::<H>(blk, n_block, out.history, out.active, &mut candidates);
+    filter_jobs(blk, n_block, out.entry, out.fresh, &mut candidates);
     candidates
 }
 
@@ -255,27 +259,25 @@ fn lanes_block_body<const N: u8, const TG: u8, const C: bool, const H: usize>(
     law: &OneLaw<N, TG, C>,
     mut out: BlockOut,
 ) {
-    let candidates = block_candidates::<H>(blk, &mut out);
+    let candidates = block_candidates(blk, &mut out);
     contacts_in_lanes::<N, TG, C, H>(blk, law, &candidates, out);
 }
 
 /// The body of [`jobs_block`], inlined into each build.
 #[inline(always)]
 fn jobs_block_body(blk: &Block, mut out: BlockOut) {
-    let Block {
-        p, first, fp, h, ..
-    } = *blk;
+    let Block { p, first, fp, .. } = *blk;
     let eval = AnyLaw;
     let packed = p.packed;
-    let candidates = block_candidates::<DYN>(blk, &mut out);
+    let candidates = block_candidates(blk, &mut out);
     let BlockOut {
-        history,
-        active,
+        entry,
+        fresh,
         mut upper,
         entries,
     } = out;
     for (c, &[o, j]) in candidates.iter().enumerate() {
-        prefetch_candidate(blk, &candidates, c + PREFETCH_AHEAD, history, h);
+        prefetch_candidate(blk, &candidates, c + PREFETCH_AHEAD, entry);
         let (o, j) = (o as usize, j as usize);
         let (k, q) = (first + o, blk.jobs[j] as usize);
         let (pk, pq) = (packed[k], packed[q]);
@@ -289,7 +291,7 @@ fn jobs_block_body(blk: &Block, mut out: BlockOut) {
         let r2 = d_kq.length_squared();
         let range = eval.range(p, ij, radii, fp);
         if r2 >= range * range {
-            opened(blk, history, active, j, h);
+            opened(blk, entry, fresh, j);
             continue;
         }
         let images = if lower { (pk, pq) } else { (pq, pk) };
@@ -300,8 +302,9 @@ fn jobs_block_body(blk: &Block, mut out: BlockOut) {
             d,
             r: r2.sqrt(),
         };
-        let pf = eval.eval(blk, &pair, &mut history[j * h..(j + 1) * h]);
-        active[j] = true;
+        let e = held_or_fresh(blk, entry, fresh, j);
+        // SAFETY: the entry is this job's (see `RecordPool`).
+        let pf = eval.eval(blk, &pair, unsafe { blk.records.record_mut(e) });
         // i receives force_i, j its negation (as f − force_i = f + (−force_i)).
         let on_j = Contribution {
             force: -DVec3::from(pf.force_i),
@@ -328,11 +331,22 @@ fn jobs_block_body(blk: &Block, mut out: BlockOut) {
     }
 }
 
+/// The entry of job `j`'s record (of a block, whose entry numbers are
+/// `entry`), a fresh one if the job has none: its pair is in contact, so
+/// the job is active.
+#[inline(always)]
+fn held_or_fresh(blk: &Block, entry: &mut [u32], fresh: &mut FreshRecords, j: usize) -> u32 {
+    if entry[j] == 0 {
+        entry[j] = fresh.take(blk.job0 + j);
+    }
+    entry[j]
+}
+
 /// Ask the cache for the data of candidate `c` (if any) of a block: the
 /// partners are scattered over the block's neighbourhood, so the contact
 /// loops ask for a later contact's data while one is evaluated.
 #[inline(always)]
-fn prefetch_candidate(blk: &Block, candidates: &[[u32; 2]], c: usize, history: &[f64], h: usize) {
+fn prefetch_candidate(blk: &Block, candidates: &[[u32; 2]], c: usize, entry: &[u32]) {
     if let Some(&[_, j]) = candidates.get(c) {
         let p = blk.p;
         let (j, q) = (j as usize, blk.jobs[j as usize] as usize);
@@ -341,12 +355,7 @@ fn prefetch_candidate(blk: &Block, candidates: &[[u32; 2]], c: usize, history: &
             prefetch_at(p.x, q);
             prefetch_at(p.shift, q - p.n_owned);
         }
-        prefetch_at(history, j * h);
-        if h > 4 {
-            // A record longer than half a cache line straddles two at
-            // every other job: ask for its end too.
-            prefetch_at(history, j * h + h - 1);
-        }
+        blk.records.prefetch(entry[j]);
         blk.slots.prefetch(blk.share_slot[j]);
     }
 }
@@ -400,8 +409,8 @@ fn contacts_in_lanes<const N: u8, const TG: u8, const C: bool, const H: usize>(
     let law = eval.0;
     let packed = p.packed;
     let BlockOut {
-        history,
-        active,
+        entry,
+        fresh,
         mut upper,
         entries,
     } = out;
@@ -414,7 +423,7 @@ fn contacts_in_lanes<const N: u8, const TG: u8, const C: bool, const H: usize>(
     let (fixed_range, couples) = (law.normal.fixed_range(), law.needs_inertia());
     let mut filled = 0;
     for (c, &[o, j]) in candidates.iter().enumerate() {
-        prefetch_candidate(blk, candidates, c + PREFETCH_AHEAD, history, H);
+        prefetch_candidate(blk, candidates, c + PREFETCH_AHEAD, entry);
         let (o, j) = (o as usize, j as usize);
         let (k, q) = (first + o, blk.jobs[j] as usize);
         let (pk, pq) = (packed[k], packed[q]);
@@ -424,7 +433,7 @@ fn contacts_in_lanes<const N: u8, const TG: u8, const C: bool, const H: usize>(
         // NormalModel::range, with the law's decision taken once.
         let range = fixed_range.unwrap_or(pk.w + pq.w);
         if r2 >= range * range {
-            opened(blk, history, active, j, H);
+            opened(blk, entry, fresh, j);
             continue;
         }
         let ((i, pi), (jj, pj), d) = if lower {
@@ -435,7 +444,8 @@ fn contacts_in_lanes<const N: u8, const TG: u8, const C: bool, const H: usize>(
         let l = filled;
         let (bi, bj) = (body_of(p, i, pi), body_of(p, jj, pj));
         group.bodies.set_lane(l, [&bi, &bj], d, r2.sqrt());
-        let rec = &history[j * H..(j + 1) * H];
+        // SAFETY: the entry is this job's, or entry 0 (see `RecordPool`).
+        let rec = unsafe { blk.records.record(entry[j]) };
         // By index over the compile-time `H` (a zip of the two made the
         // pair stage longer).
         #[allow(clippy::needless_range_loop)]
@@ -455,7 +465,7 @@ fn contacts_in_lanes<const N: u8, const TG: u8, const C: bool, const H: usize>(
                 eval,
                 &mut group,
                 LANES,
-                (history, active, &mut upper, entries),
+                (entry, fresh, &mut upper, entries),
             );
             filled = 0;
         }
@@ -466,7 +476,7 @@ fn contacts_in_lanes<const N: u8, const TG: u8, const C: bool, const H: usize>(
             eval,
             &mut group,
             filled,
-            (history, active, &mut upper, entries),
+            (entry, fresh, &mut upper, entries),
         );
     }
 }
@@ -503,7 +513,7 @@ fn lanes_done<const N: u8, const TG: u8, const C: bool, const H: usize>(
     eval: &OneLaw<N, TG, C>,
     group: &mut Group,
     filled: usize,
-    (history, active, upper, entries): (&mut [f64], &mut [bool], &mut Upper, &mut RunEntries),
+    (entry, fresh, upper, entries): (&mut [u32], &mut FreshRecords, &mut Upper, &mut RunEntries),
 ) {
     let kin = Kinematics::of_pair_for(&group.bodies, group.r_eff);
     let inertia = group.inertia;
@@ -513,12 +523,13 @@ fn lanes_done<const N: u8, const TG: u8, const C: bool, const H: usize>(
     // stored and loaded back for every lane, and the load waits on the store.
     let at = |v: &V3<F64x4>, l: usize| DVec3::new(v.x.0[l], v.y.0[l], v.z.0[l]);
     for (l, &(j, o, lower)) in group.jobs.iter().enumerate().take(filled) {
-        let rec = &mut history[j * H..(j + 1) * H];
+        let e = held_or_fresh(blk, entry, fresh, j);
+        // SAFETY: the entry is this job's (see `RecordPool`).
+        let rec = unsafe { blk.records.record_mut(e) };
         #[allow(clippy::needless_range_loop)]
         for v in 0..H {
             rec[v] = group.history[v].0[l];
         }
-        active[j] = true;
         let force_i = at(&group.out.force_i, l);
         if lower {
             upper.add(

@@ -6,15 +6,17 @@ use super::shares::{RunEntries, ShareSlots};
 use super::walls::wall_forces;
 use super::ForceParams;
 use crate::contact::BodyInertia;
-use crate::neighbor::{Contribution, PairJobs, BLOCK};
+use crate::neighbor::{Contribution, FreshRecords, PairJobs, RecordPool, BLOCK};
 use crate::simd::isa::in_best_build;
 use crate::state::particles::ParticleView;
 use glam::DVec3;
 
 /// The parts of one run of blocks that the force stage writes.
 pub(super) struct RunOut<'a> {
-    pub(super) history: &'a mut [f64],
-    pub(super) active: &'a mut [bool],
+    /// The entry numbers of the run's jobs' records.
+    pub(super) entry: &'a mut [u32],
+    /// The run's fresh records, for the contacts that form.
+    pub(super) fresh: FreshRecords,
     /// The run's forces and torques (the upper sums until pass two).
     pub(super) force: &'a mut [DVec3],
     pub(super) torque: &'a mut [DVec3],
@@ -45,6 +47,7 @@ pub(super) struct Stage<'a> {
     /// zero where none are kept).
     pub(super) load_rows: &'a [usize],
     pub(super) slots: &'a ShareSlots,
+    pub(super) records: &'a RecordPool,
 }
 
 impl Stage<'_> {
@@ -67,6 +70,7 @@ impl Stage<'_> {
         for b in s..e {
             let (first, last) = self.block(b);
             let block_jobs = jobs.offsets()[first]..jobs.offsets()[last];
+            let block_jobs_start = block_jobs.start;
             let (j0, j1) = (block_jobs.start - job0, block_jobs.end - job0);
             let blk = Block {
                 p: self.p,
@@ -77,12 +81,14 @@ impl Stage<'_> {
                 evaluator_lower: &jobs.evaluator_lower()[block_jobs.clone()],
                 job_owner: &jobs.owners()[block_jobs],
                 slots: self.slots,
+                records: self.records,
+                job0: block_jobs_start,
                 fp: self.fp,
                 h,
             };
             let out = BlockOut {
-                history: &mut run.history[j0 * h..j1 * h],
-                active: &mut run.active[j0..j1],
+                entry: &mut run.entry[j0..j1],
+                fresh: &mut run.fresh,
                 upper: Upper {
                     force: &mut run.force[first - first0..last - first0],
                     torque: &mut run.torque[first - first0..last - first0],

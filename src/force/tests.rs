@@ -132,7 +132,7 @@ fn run(laws: &LawTable, steps: usize) -> (Vec<DVec3>, Vec<DVec3>, Vec<f64>) {
         }
         p.refresh_packed();
     }
-    (p.force, p.torque, nl.history().values().to_vec())
+    (p.force, p.torque, nl.history().job_values())
 }
 
 fn bits(v: &[DVec3]) -> Vec<[u64; 3]> {
@@ -282,7 +282,7 @@ fn opened_contacts_leave_no_share_or_record() {
         let mut results = PairResults::default();
         let fp = params(&laws);
         compute(&mut p, &mut nl, &mut no_walls(), &mut results, &fp, None);
-        let touching = nl.history().active().iter().filter(|&&a| a).count();
+        let touching = nl.history().active_jobs();
         assert!(touching > 200, "{touching} contacts");
         // Spread by 5 %: the shallowest contacts open, the deepest stay.
         for x in p.x.iter_mut() {
@@ -291,7 +291,7 @@ fn opened_contacts_leave_no_share_or_record() {
         p.refresh_packed();
         compute(&mut p, &mut nl, &mut no_walls(), &mut results, &fp, None);
         assert_slots_clear_apart(&p, &nl);
-        let still = nl.history().active().iter().filter(|&&a| a).count();
+        let still = nl.history().active_jobs();
         assert!(
             still > 0 && still < touching / 2,
             "{still} of {touching} stay"

@@ -1,31 +1,49 @@
-//! Pair-contact history: one record per pair job, with the flags that let
-//! the force stage skip the many pairs that are not in contact.
+//! Pair-contact history: a record per pair job in contact, held in a pool,
+//! so that the many pairs in reach but apart take 4 B each.
 
-use crate::state::room::refill;
+use crate::state::room::{refill, zero_and_release};
 
 /// The contact-history records of a neighbour list's jobs
-/// ([`super::PairJobs`]): `record_len` values per job, in job order, and
-/// per job an *active* flag.
+/// ([`super::PairJobs`]): `record_len` values per record, and per job the
+/// number of its record's *entry* in a pool, or 0 for none. A job with an
+/// entry is *active*.
 ///
 /// Invariants:
-/// - there is one record and one flag per job of the list;
-/// - a job that is not active holds a record of zeros, and its share slot
-///   ([`super::Shares`]) holds zero. A job may be active with a record of
-///   zeros (the force stage clears the flag when it finds the pair apart).
+/// - there is one entry number per job of the list; entry 0 is zero and
+///   is never written; no two jobs share an entry;
+/// - a job that is not active has a record of zeros (entry 0), and its
+///   share slot ([`super::Shares`]) holds zero. A job may be active with a
+///   record of zeros (the force stage frees its entry when it finds the
+///   pair apart).
 ///
 /// The type keeps the second invariant for every write outside the force
-/// stage: [`Self::record_mut`] marks its job active, and nothing outside
-/// the neighbour list clears a flag. The force stage, which writes the
-/// records in place, clears a job's record and share slot whenever it
-/// clears its flag.
+/// stage: [`Self::record_mut`] makes its job active, and nothing outside
+/// the neighbour list frees an entry. The force stage, which writes the
+/// records in place, frees a job's entry and clears its share slot
+/// together.
+///
+/// The pool has two parts. Entries `1..top` are *settled*: each held by
+/// one job or free (listed in `free`, for reuse). After them come the
+/// *fresh* entries, one per job, zero between force stages: a force stage
+/// writes the record of a contact that forms into a fresh entry of its own
+/// run of blocks (`FreshRecords`), and settles it afterwards
+/// (`settle`). The pool is mapped afresh, zero, at each rebuild, so
+/// only the entries written take memory: the chute holds 15,000 records
+/// for 122,000 jobs.
 ///
 /// A record whose values are all zero is the same as no record (a fresh
 /// contact).
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Clone, Default)]
 pub struct PairHistory {
-    values: Vec<f64>,
+    /// Per job: its record's entry in `pool`, or 0.
+    entry: Vec<u32>,
+    /// `len` values per entry: entry 0, the settled entries, the fresh ones.
+    pool: Vec<f64>,
     len: usize,
-    active: Vec<bool>,
+    /// The end of the settled entries.
+    top: usize,
+    /// Settled entries that no job holds (their values mean nothing).
+    free: Vec<u32>,
 }
 
 impl PairHistory {
@@ -33,29 +51,63 @@ impl PairHistory {
     pub(super) fn empty(len: usize) -> Self {
         Self {
             len,
+            top: 1,
             ..Self::default()
         }
     }
 
     /// Zeroed, inactive records for `jobs` jobs, `len` values each (the
-    /// caller zeroes the share slots: see the type's invariants).
+    /// caller zeroes the share slots: see the type's invariants), in a
+    /// pool mapped afresh.
     pub(super) fn reset(&mut self, jobs: usize, len: usize) {
+        assert!(
+            2 * jobs < u32::MAX as usize,
+            "more pair jobs than a u32 numbers twice"
+        );
         self.len = len;
-        refill(&mut self.values, jobs * len, 0.0);
-        refill(&mut self.active, jobs, false);
+        refill(&mut self.entry, jobs, 0);
+        self.fresh_pool();
     }
 
-    /// Zero the record of every active job and mark it inactive, calling
+    /// Entry 0, room for a settled entry per job and a fresh entry per job,
+    /// all zero, in storage mapped afresh (the old pool is given back first;
+    /// `vec!` of zeros asks the allocator for zeroed memory, which a fresh
+    /// mapping is without being written, so the pages take memory only
+    /// where records are written).
+    fn fresh_pool(&mut self) {
+        self.pool = Vec::new();
+        self.pool = vec![0.0; (2 * self.entry.len() + 1) * self.len];
+        self.top = 1;
+        self.free = Vec::new();
+    }
+
+    /// The first fresh entry (see the type's docs).
+    fn fresh_start(&self) -> usize {
+        self.entry.len() + 1
+    }
+
+    /// A settled entry for a new record, zero.
+    fn take(&mut self) -> u32 {
+        let h = self.len;
+        if let Some(e) = self.free.pop() {
+            self.pool[e as usize * h..(e as usize + 1) * h].fill(0.0);
+            return e;
+        }
+        assert!(self.top < self.fresh_start(), "more records than jobs");
+        self.top += 1;
+        (self.top - 1) as u32
+    }
+
+    /// Zero the record of every active job and make it inactive, calling
     /// `cleared(j)` for each such job `j` (for the caller to zero its share
     /// slot: see the type's invariants).
     pub(super) fn clear_active(&mut self, mut cleared: impl FnMut(usize)) {
-        let h = self.len;
-        for (j, active) in self.active.iter_mut().enumerate() {
-            if std::mem::take(active) {
-                self.values[j * h..(j + 1) * h].fill(0.0);
+        for (j, e) in self.entry.iter_mut().enumerate() {
+            if std::mem::take(e) != 0 {
                 cleared(j);
             }
         }
+        self.fresh_pool();
     }
 
     /// Values per record.
@@ -64,30 +116,37 @@ impl PairHistory {
         self.len
     }
 
-    /// Number of records (one per job).
+    /// Number of jobs.
     pub fn jobs(&self) -> usize {
-        self.active.len()
+        self.entry.len()
+    }
+
+    /// Number of active jobs.
+    pub fn active_jobs(&self) -> usize {
+        self.entry.iter().filter(|&&e| e != 0).count()
     }
 
     /// The record of job `j`.
     pub fn record(&self, j: usize) -> &[f64] {
-        let h = self.len;
-        &self.values[j * h..(j + 1) * h]
+        let (h, e) = (self.len, self.entry[j] as usize);
+        &self.pool[e * h..(e + 1) * h]
     }
 
-    /// The record of job `j`, to write. The job is marked active, so the
+    /// The record of job `j`, to write. The job is made active, so the
     /// force stage reads what is written.
     pub fn record_mut(&mut self, j: usize) -> &mut [f64] {
-        self.active[j] = true;
-        let h = self.len;
-        &mut self.values[j * h..(j + 1) * h]
+        if self.entry[j] == 0 {
+            self.entry[j] = self.take();
+        }
+        let (h, e) = (self.len, self.entry[j] as usize);
+        &mut self.pool[e * h..(e + 1) * h]
     }
 
     /// The record of job `j` if it holds anything: skipped unread when the
     /// job is not active (it holds zeros), else returned when any value is
     /// non-zero (an all-zero record is the same as none).
     pub fn held(&self, j: usize) -> Option<&[f64]> {
-        if self.len == 0 || !self.active[j] {
+        if self.len == 0 || self.entry[j] == 0 {
             return None;
         }
         let rec = self.record(j);
@@ -96,44 +155,263 @@ impl PairHistory {
 
     /// Whether job `j` is active (may hold a non-zero record or share).
     pub fn is_active(&self, j: usize) -> bool {
-        self.active[j]
+        self.entry[j] != 0
     }
 
-    /// The active flags, one per job.
-    pub fn active(&self) -> &[bool] {
-        &self.active
+    /// Every job's record, in job order.
+    pub fn records(&self) -> impl Iterator<Item = &[f64]> + '_ {
+        (0..self.jobs()).map(|j| self.record(j))
     }
 
-    /// Every record, in job order.
-    pub fn values(&self) -> &[f64] {
-        &self.values
+    /// Every job's activity, in job order (for the tests).
+    #[cfg(test)]
+    pub(crate) fn active_flags(&self) -> Vec<bool> {
+        self.entry.iter().map(|&e| e != 0).collect()
+    }
+
+    /// Every job's record, in job order, one after the other (for the tests).
+    #[cfg(test)]
+    pub(crate) fn job_values(&self) -> Vec<f64> {
+        self.records().flatten().copied().collect()
     }
 
     /// Run `f(p, records)` in parallel for every owned particle `p`, with
     /// the records of the jobs it evaluates (`job_offsets`, see
-    /// [`super::PairJobs::offsets`]) to write; then mark active every job
-    /// whose record holds a non-zero value.
+    /// [`super::PairJobs::offsets`]) to write, all zero; then keep, in job
+    /// order, the records that hold a non-zero value, their jobs made
+    /// active. The list must hold no record yet (a fresh list).
+    ///
+    /// Each block's rows go through a scratch of their own size twice: once
+    /// to count the records kept, once to write them at their place among
+    /// the blocks', so that no second copy of the records is ever held.
     pub(super) fn fill_rows(
         &mut self,
         job_offsets: &[usize],
         f: impl Fn(usize, &mut [f64]) + Sync,
     ) {
+        use rayon::prelude::*;
         let h = self.len;
         if h == 0 {
             return;
         }
-        super::for_each_row_mut(&mut self.values, job_offsets, h, f);
-        for (active, rec) in self.active.iter_mut().zip(self.values.chunks_exact(h)) {
-            *active |= rec.iter().any(|&v| v != 0.0);
+        assert!(
+            self.top == 1 && self.entry.iter().all(|&e| e == 0),
+            "records filled into a list that holds some"
+        );
+        let n = job_offsets.len().saturating_sub(1);
+        let blocks = n.div_ceil(super::BLOCK);
+        let rows_of = |b: usize| b * super::BLOCK..((b + 1) * super::BLOCK).min(n);
+        // Call `kept(job, record)` for every non-zero record of block `b`'s rows.
+        let walk = |b: usize, kept: &mut dyn FnMut(usize, &[f64])| {
+            let mut scratch = Vec::new();
+            for p in rows_of(b) {
+                let (s, e) = (job_offsets[p], job_offsets[p + 1]);
+                scratch.clear();
+                scratch.resize((e - s) * h, 0.0);
+                f(p, &mut scratch);
+                for (k, rec) in scratch.chunks_exact(h).enumerate() {
+                    if rec.iter().any(|&v| v != 0.0) {
+                        kept(s + k, rec);
+                    }
+                }
+            }
+        };
+        let counts: Vec<usize> = (0..blocks)
+            .into_par_iter()
+            .map(|b| {
+                let mut count = 0;
+                walk(b, &mut |_, _| count += 1);
+                count
+            })
+            .collect();
+        let total: usize = counts.iter().sum();
+        let starts = crate::state::room::starts_from(1, counts.iter().copied());
+        // Each block writes its own entries (`starts[b]..starts[b + 1]`)
+        // and its own jobs' numbers.
+        let pool = crate::state::room::split_chunks(
+            &mut self.pool[h..(1 + total) * h],
+            counts.iter().map(|c| c * h),
+        );
+        let entry = crate::state::room::split_chunks(
+            &mut self.entry,
+            (0..blocks).map(|b| {
+                let rows = rows_of(b);
+                job_offsets[rows.end] - job_offsets[rows.start]
+            }),
+        );
+        (pool.into_par_iter().zip(entry).enumerate()).for_each(|(b, (pool, entry))| {
+            let (job0, mut at) = (job_offsets[rows_of(b).start], 0);
+            walk(b, &mut |job, rec| {
+                pool[at * h..(at + 1) * h].copy_from_slice(rec);
+                entry[job - job0] = (starts[b] + at) as u32;
+                at += 1;
+            });
+        });
+        self.top = 1 + total;
+    }
+
+    /// The force stage's view of the records, to write in place: for the
+    /// force stage only, which keeps the type's invariants (it frees a
+    /// job's entry and clears its share slot together) and settles the
+    /// records of the contacts that formed ([`Self::settle`]) before the
+    /// list is used otherwise.
+    #[inline(always)]
+    pub(crate) fn stage_parts(&mut self) -> (&mut [u32], RecordPool, usize) {
+        let fresh = self.fresh_start();
+        assert!(
+            self.pool.len() >= (fresh + self.entry.len()) * self.len,
+            "a record pool without room for every job"
+        );
+        let pool = RecordPool {
+            values: self.pool.as_mut_ptr(),
+            entries: fresh + self.entry.len(),
+            len: self.len,
+        };
+        (&mut self.entry, pool, fresh)
+    }
+
+    /// After a force stage: list the entries the stage freed, then give
+    /// each contact that formed in a fresh entry a settled one (a free
+    /// entry, or the next), move its record there and zero the fresh entry. `runs`
+    /// are the force stage's runs of blocks, each with its fresh entries.
+    pub(crate) fn settle(&mut self, runs: &mut [FreshRecords]) {
+        let h = self.len;
+        for run in runs.iter_mut() {
+            self.free.append(&mut run.freed);
+        }
+        for run in runs.iter() {
+            let used = run.start..run.start + run.jobs.len();
+            for (fresh, &job) in used.clone().zip(&run.jobs) {
+                let settled = match self.free.pop() {
+                    Some(e) => e,
+                    None => {
+                        assert!(self.top < self.fresh_start(), "more records than jobs");
+                        self.top += 1;
+                        (self.top - 1) as u32
+                    }
+                } as usize;
+                self.pool
+                    .copy_within(fresh * h..(fresh + 1) * h, settled * h);
+                debug_assert_eq!(self.entry[job as usize] as usize, fresh);
+                self.entry[job as usize] = settled as u32;
+            }
+            // Zero again; a burst (a bed whose contacts all form at its
+            // first step) gives its pages back.
+            zero_and_release(&mut self.pool[used.start * h..used.end * h]);
+        }
+    }
+}
+
+/// Histories compare and print by each job's activity and record, not by
+/// where in the pool the records happen to lie (which depends on the
+/// threads and on the order the contacts formed in).
+impl PartialEq for PairHistory {
+    fn eq(&self, other: &Self) -> bool {
+        self.len == other.len
+            && self.jobs() == other.jobs()
+            && (0..self.jobs()).all(|j| {
+                self.is_active(j) == other.is_active(j) && self.record(j) == other.record(j)
+            })
+    }
+}
+
+impl std::fmt::Debug for PairHistory {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list()
+            .entries((0..self.jobs()).map(|j| (self.is_active(j), self.record(j))))
+            .finish()
+    }
+}
+
+/// The record pool of a [`PairHistory`] as the threads of one force stage
+/// see it: entry `e` is read and written only by the run of blocks whose
+/// job holds it, or whose fresh entries it is among ([`FreshRecords`]);
+/// entry 0, zero, is only read.
+pub(crate) struct RecordPool {
+    values: *mut f64,
+    entries: usize,
+    len: usize,
+}
+
+// SAFETY: threads access disjoint entries (see the type's docs); entry 0
+// is only read.
+unsafe impl Sync for RecordPool {}
+
+impl RecordPool {
+    /// The record of entry `e`.
+    ///
+    /// # Safety
+    /// No other thread writes entry `e` while the slice lives.
+    #[inline(always)]
+    pub(crate) unsafe fn record(&self, e: u32) -> &[f64] {
+        let e = e as usize;
+        assert!(e < self.entries);
+        // SAFETY: in bounds, and not written meanwhile by the caller's promise.
+        unsafe { std::slice::from_raw_parts(self.values.add(e * self.len), self.len) }
+    }
+
+    /// The record of entry `e`, to write.
+    ///
+    /// # Safety
+    /// `e` is not 0, and no other thread reads or writes entry `e` while
+    /// the slice lives.
+    #[inline(always)]
+    #[allow(clippy::mut_from_ref)]
+    pub(crate) unsafe fn record_mut(&self, e: u32) -> &mut [f64] {
+        let e = e as usize;
+        assert!(e > 0 && e < self.entries);
+        // SAFETY: in bounds, and exclusive by the caller's promise.
+        unsafe { std::slice::from_raw_parts_mut(self.values.add(e * self.len), self.len) }
+    }
+
+    /// Hint the cache to load entry `e`'s record soon (both its ends).
+    #[inline(always)]
+    pub(crate) fn prefetch(&self, e: u32) {
+        let at = (e as usize).min(self.entries - 1) * self.len;
+        crate::simd::prefetch::prefetch_ptr(self.values.wrapping_add(at));
+        if self.len > 4 {
+            // A record longer than half a cache line straddles two at
+            // every other entry: ask for its end too.
+            crate::simd::prefetch::prefetch_ptr(self.values.wrapping_add(at + self.len - 1));
+        }
+    }
+}
+
+/// The fresh entries of one run of blocks in one force stage: one per job
+/// of the run, taken in order for the contacts that form (whose jobs it
+/// lists), and the settled entries the run freed.
+pub(crate) struct FreshRecords {
+    start: usize,
+    end: usize,
+    jobs: Vec<u32>,
+    freed: Vec<u32>,
+}
+
+impl FreshRecords {
+    /// The fresh entries of the run whose jobs are `jobs`, `fresh` being
+    /// the first fresh entry of the pool ([`PairHistory::stage_parts`]).
+    pub(crate) fn of(jobs: std::ops::Range<usize>, fresh: usize) -> Self {
+        Self {
+            start: fresh + jobs.start,
+            end: fresh + jobs.end,
+            jobs: Vec::new(),
+            freed: Vec::new(),
         }
     }
 
-    /// The records and the active flags, to write in place: for the force
-    /// stage only, which keeps the type's invariants (it zeroes a job's
-    /// record and share slot whenever it clears the job's flag).
+    /// A fresh entry (zero) for job `job`'s new record.
     #[inline(always)]
-    pub(crate) fn records_and_flags_mut(&mut self) -> (&mut [f64], &mut [bool]) {
-        (&mut self.values, &mut self.active)
+    pub(crate) fn take(&mut self, job: usize) -> u32 {
+        let e = self.start + self.jobs.len();
+        assert!(e < self.end, "more new records than jobs in a run");
+        self.jobs.push(job as u32);
+        e as u32
+    }
+
+    /// Entry `e` is held by no job any more.
+    #[inline(always)]
+    pub(crate) fn free(&mut self, e: u32) {
+        self.freed.push(e);
     }
 }
 
@@ -146,19 +424,22 @@ mod tests {
         let mut h = PairHistory::empty(3);
         h.reset(4, 3);
         assert_eq!((h.jobs(), h.record_len()), (4, 3));
-        assert_eq!(h.active(), [false; 4]);
+        assert_eq!(h.active_flags(), [false; 4]);
         assert_eq!(h.held(2), None);
         h.record_mut(2).copy_from_slice(&[1.0, 0.0, -2.0]);
         assert!(h.is_active(2));
         assert_eq!(h.held(2), Some(&[1.0, 0.0, -2.0][..]));
         // Active but all zero: the same as no record.
         h.record_mut(1);
-        assert_eq!(h.active(), [false, true, true, false]);
+        assert_eq!(h.active_flags(), [false, true, true, false]);
         assert_eq!(h.held(1), None);
-        assert_eq!(h.values()[6..9], [1.0, 0.0, -2.0]);
+        assert_eq!(h.job_values()[6..9], [1.0, 0.0, -2.0]);
         // A reset forgets every record.
         h.reset(2, 3);
-        assert_eq!((h.active(), h.values()), (&[false; 2][..], &[0.0; 6][..]));
+        assert_eq!(
+            (h.active_flags(), h.job_values()),
+            (vec![false; 2], vec![0.0; 6])
+        );
     }
 
     #[test]
@@ -174,12 +455,60 @@ mod tests {
                 row[4..6].copy_from_slice(&[0.0, 0.0]);
             }
         });
-        assert_eq!(h.active(), [false, false, false, true, false]);
+        assert_eq!(h.active_flags(), [false, false, false, true, false]);
         assert_eq!(h.held(3), Some(&[0.5, 0.0][..]));
-        // Filling never clears a flag.
-        h.record_mut(0);
-        h.fill_rows(&offsets, |_, _| {});
-        assert_eq!(h.active(), [true, false, false, true, false]);
+        // One entry taken, the first after entry 0.
+        assert_eq!((h.top, h.entry[3]), (2, 1));
+    }
+
+    #[test]
+    #[should_panic(expected = "records filled into a list that holds some")]
+    fn records_are_filled_into_a_fresh_list_only() {
+        let mut h = PairHistory::empty(2);
+        h.reset(3, 2);
+        h.record_mut(0)[0] = 1.0;
+        h.fill_rows(&[0, 3], |_, _| {});
+    }
+
+    /// A force stage's contacts that form take fresh entries of their run,
+    /// which settle into free entries first, then after the settled ones;
+    /// the fresh entries are zero again.
+    #[test]
+    fn fresh_records_settle_into_free_entries_first() {
+        let mut h = PairHistory::empty(2);
+        h.reset(6, 2);
+        h.record_mut(0).copy_from_slice(&[1.0, 2.0]);
+        h.record_mut(1).copy_from_slice(&[3.0, 4.0]);
+        assert_eq!((h.entry[0], h.entry[1], h.top), (1, 2, 3));
+        // Two runs: jobs 0..3 and 3..6. The first frees job 1's entry and
+        // forms job 2's contact; the second forms jobs 4 and 5.
+        let (entry, pool, fresh) = h.stage_parts();
+        assert_eq!(fresh, 7);
+        let mut runs = [FreshRecords::of(0..3, fresh), FreshRecords::of(3..6, fresh)];
+        let freed = std::mem::take(&mut entry[1]);
+        runs[0].free(freed);
+        for (run, job, v) in [(0, 2, 5.0), (1, 4, 6.0), (1, 5, 7.0)] {
+            let e = runs[run].take(job);
+            entry[job] = e;
+            // SAFETY: one thread, and the entry is the job's alone.
+            let rec = unsafe { pool.record_mut(e) };
+            assert_eq!(rec, [0.0, 0.0], "a fresh entry is zero");
+            rec.copy_from_slice(&[v, -v]);
+        }
+        assert_eq!((entry[2], entry[4], entry[5]), (7, 10, 11));
+        h.settle(&mut runs);
+        // Job 2 takes the entry job 1 freed; jobs 4 and 5 the next two.
+        assert_eq!(h.entry, [1, 0, 2, 0, 3, 4]);
+        assert_eq!(h.top, 5);
+        assert_eq!(
+            h.job_values(),
+            [1.0, 2.0, 0.0, 0.0, 5.0, -5.0, 0.0, 0.0, 6.0, -6.0, 7.0, -7.0]
+        );
+        assert!(
+            h.pool[7 * 2..].iter().all(|&v| v == 0.0),
+            "fresh entries zero again"
+        );
+        assert!(h.free.is_empty());
     }
 
     #[test]

@@ -28,6 +28,7 @@ use verlet::BuildScratch;
 
 pub use cells::spatial_order;
 pub use history::PairHistory;
+pub(crate) use history::{FreshRecords, RecordPool};
 pub use jobs::{PairJobs, ShareRoom, Shares};
 use rayon::prelude::*;
 pub use verlet::VerletRows;

@@ -282,10 +282,10 @@ fn a_contact_that_comes_to_meet_through_images_keeps_its_record_on_both_sides() 
     assert_eq!(fields(&by_pairs), fields(&by_rows));
     assert_eq!(by_pairs.jobs().len(), 2);
     assert_eq!(
-        by_pairs.history().values(),
+        by_pairs.history().job_values(),
         [[1e-3, -2e-3, 3e-3]; 2].concat()
     );
-    assert_eq!(by_pairs.history().active(), [true, true]);
+    assert_eq!(by_pairs.history().active_flags(), [true, true]);
 }
 
 #[test]
@@ -457,7 +457,7 @@ fn records_move_with_their_particles_at_a_rebuild() {
     let identity: Vec<usize> = (0..125).collect();
     let (p, sources) = permuted_spheres(&identity);
     let mut old = NeighborList::build(&p, 0.2, 3);
-    assert!(old.history().active().iter().all(|&a| !a));
+    assert_eq!(old.history().active_jobs(), 0);
     for k in 0..p.n_owned {
         for e in old.rows().row(k) {
             if let Some(rec) = record_of(p.id[k], old.rows().partner_id(e, &p.id)) {

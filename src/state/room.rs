@@ -32,6 +32,39 @@ pub fn refill<T: Copy + Send + Sync>(v: &mut Vec<T>, n: usize, value: T) {
     v.par_extend(rayon::iter::repeat_n(value, n));
 }
 
+/// Set `values` to zero and give the whole memory pages among them back to
+/// the system (which maps them zero again when next written), so that a
+/// burst of values that passes through the range once does not stay
+/// resident. Ranges under 64 KiB are only zeroed.
+pub fn zero_and_release(values: &mut [f64]) {
+    const PAGE: usize = 4096;
+    let bytes = std::mem::size_of_val(values);
+    let start = values.as_mut_ptr() as usize;
+    let (first_page, end_page) = (start.div_ceil(PAGE) * PAGE, (start + bytes) / PAGE * PAGE);
+    if bytes < 64 << 10 || end_page <= first_page {
+        values.fill(0.0);
+        return;
+    }
+    let (head, tail) = ((first_page - start) / 8, (start + bytes - end_page) / 8);
+    values[..head].fill(0.0);
+    let n = values.len();
+    values[n - tail..].fill(0.0);
+    // SAFETY: the pages lie within `values`, which this call borrows
+    // mutably, and are private anonymous memory (the heap or a mapping of
+    // the allocator's), which `MADV_DONTNEED` leaves reading zero: the
+    // same as writing `+0.0`, whose bits are all zero, into them.
+    let done = unsafe {
+        libc::madvise(
+            first_page as *mut libc::c_void,
+            end_page - first_page,
+            libc::MADV_DONTNEED,
+        )
+    };
+    if done != 0 {
+        values[head..n - tail].fill(0.0);
+    }
+}
+
 /// Where consecutive parts of the given lengths start, from `first`: one
 /// entry per part and one past the last (`first` and the running sums),
 /// so that part `b` is `starts[b]..starts[b + 1]`.
