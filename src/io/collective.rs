@@ -25,11 +25,13 @@ use hdf5::{Dataset, File, Group, H5Type};
 
 use crate::parallel::comm::{Comm, RowSpan};
 
-/// Rows per chunk: 65,536 rows (1.5 MiB of vectors), each chunk with its
+/// Rows per chunk: 8,192 rows (192 KiB of vectors), each chunk with its
 /// checksum. HDF5 holds a chunk (and the filter's copy of it) while it
 /// writes: at a million rows a chunk, a frame of 250,000 spheres held 12 MB
-/// more at its peak than with these.
-pub const CHUNK_ROWS: usize = 1 << 16;
+/// more at its peak than at 65,536; at 65,536 the chute's final frame
+/// (32,000 rows) held 2.4 MB, at 8,192 0.35 MB, in the same time per frame
+/// (2026-11-28, `docs/performance.md`).
+pub const CHUNK_ROWS: usize = 1 << 13;
 
 /// How the rows reach the file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
