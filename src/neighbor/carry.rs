@@ -171,9 +171,9 @@ impl HistoryRows {
         nl.history.fill_rows(job_offsets, |p, row| {
             let (s, e) = (self.offsets[p], self.offsets[p + 1]);
             if s == e {
-                return;
+                return false;
             }
-            let mut k = s;
+            let (mut k, mut wrote) = (s, false);
             for entry in rows.row(p) {
                 let job = jobs.job_of(entry);
                 if !jobs.evaluated_by(p).contains(&job) {
@@ -189,8 +189,10 @@ impl HistoryRows {
                 if self.partner[k] == id {
                     let slot = job - job_offsets[p];
                     row[slot * h..(slot + 1) * h].copy_from_slice(&self.values[k * h..(k + 1) * h]);
+                    wrote = true;
                 }
             }
+            wrote
         });
     }
 }

@@ -1,7 +1,7 @@
 //! Pair-contact history: a record per pair job in contact, held in a pool,
 //! so that the many pairs in reach but apart take 4 B each.
 
-use crate::state::room::{refill, zero_and_release};
+use crate::state::room::{refill, split_chunks, zero_and_release};
 
 /// The contact-history records of a neighbour list's jobs
 /// ([`super::PairJobs`]): `record_len` values per record, and per job the
@@ -177,17 +177,19 @@ impl PairHistory {
 
     /// Run `f(p, records)` in parallel for every owned particle `p`, with
     /// the records of the jobs it evaluates (`job_offsets`, see
-    /// [`super::PairJobs::offsets`]) to write, all zero; then keep, in job
-    /// order, the records that hold a non-zero value, their jobs made
-    /// active. The list must hold no record yet (a fresh list).
+    /// [`super::PairJobs::offsets`]) to write, all zero, where `f` returns
+    /// whether it wrote any; then keep, in job order, the records that hold
+    /// a non-zero value, their jobs made active. The list must hold no
+    /// record yet (a fresh list).
     ///
-    /// Each block's rows go through a scratch of their own size twice: once
-    /// to count the records kept, once to write them at their place among
-    /// the blocks', so that no second copy of the records is ever held.
+    /// Each block of rows keeps its records aside while `f` runs (the
+    /// records once more, for a moment: a single walk over the rows costs
+    /// less than a walk to count them and one to write them), then each
+    /// block copies them to its place in the pool, in block order.
     pub(super) fn fill_rows(
         &mut self,
         job_offsets: &[usize],
-        f: impl Fn(usize, &mut [f64]) + Sync,
+        f: impl Fn(usize, &mut [f64]) -> bool + Sync,
     ) {
         use rayon::prelude::*;
         let h = self.len;
@@ -199,54 +201,54 @@ impl PairHistory {
             "records filled into a list that holds some"
         );
         let n = job_offsets.len().saturating_sub(1);
-        let blocks = n.div_ceil(super::BLOCK);
         let rows_of = |b: usize| b * super::BLOCK..((b + 1) * super::BLOCK).min(n);
-        // Call `kept(job, record)` for every non-zero record of block `b`'s rows.
-        let walk = |b: usize, kept: &mut dyn FnMut(usize, &[f64])| {
-            let mut scratch = Vec::new();
-            for p in rows_of(b) {
-                let (s, e) = (job_offsets[p], job_offsets[p + 1]);
-                scratch.clear();
-                scratch.resize((e - s) * h, 0.0);
-                f(p, &mut scratch);
-                for (k, rec) in scratch.chunks_exact(h).enumerate() {
-                    if rec.iter().any(|&v| v != 0.0) {
-                        kept(s + k, rec);
-                    }
-                }
-            }
-        };
-        let counts: Vec<usize> = (0..blocks)
+        // Each block's kept records and their jobs. The scratch stays zero
+        // between rows: a row `f` did not write is skipped, and the
+        // records kept are zeroed again.
+        let kept: Vec<(Vec<u32>, Vec<f64>)> = (0..n.div_ceil(super::BLOCK))
             .into_par_iter()
             .map(|b| {
-                let mut count = 0;
-                walk(b, &mut |_, _| count += 1);
-                count
+                let (mut jobs, mut values, mut scratch) = (Vec::new(), Vec::new(), Vec::new());
+                for p in rows_of(b) {
+                    let (s, e) = (job_offsets[p], job_offsets[p + 1]);
+                    let len = (e - s) * h;
+                    if scratch.len() < len {
+                        scratch.resize(len, 0.0);
+                    }
+                    let row = &mut scratch[..len];
+                    if !f(p, row) {
+                        continue;
+                    }
+                    for (k, rec) in row.chunks_exact_mut(h).enumerate() {
+                        if rec.iter().any(|&v| v != 0.0) {
+                            jobs.push((s + k) as u32);
+                            values.extend_from_slice(rec);
+                            rec.fill(0.0);
+                        }
+                    }
+                }
+                (jobs, values)
             })
             .collect();
-        let total: usize = counts.iter().sum();
-        let starts = crate::state::room::starts_from(1, counts.iter().copied());
-        // Each block writes its own entries (`starts[b]..starts[b + 1]`)
-        // and its own jobs' numbers.
-        let pool = crate::state::room::split_chunks(
-            &mut self.pool[h..(1 + total) * h],
-            counts.iter().map(|c| c * h),
-        );
-        let entry = crate::state::room::split_chunks(
-            &mut self.entry,
-            (0..blocks).map(|b| {
-                let rows = rows_of(b);
-                job_offsets[rows.end] - job_offsets[rows.start]
-            }),
-        );
-        (pool.into_par_iter().zip(entry).enumerate()).for_each(|(b, (pool, entry))| {
-            let (job0, mut at) = (job_offsets[rows_of(b).start], 0);
-            walk(b, &mut |job, rec| {
-                pool[at * h..(at + 1) * h].copy_from_slice(rec);
-                entry[job - job0] = (starts[b] + at) as u32;
-                at += 1;
-            });
+        // Each block writes its own entries and its own jobs' numbers.
+        let counts = kept.iter().map(|(jobs, _)| jobs.len());
+        let starts = crate::state::room::starts_from(1, counts.clone());
+        let total = starts[starts.len() - 1] - 1;
+        let pool = split_chunks(&mut self.pool[h..(1 + total) * h], counts.map(|c| c * h));
+        let block_jobs = (0..kept.len()).map(|b| {
+            let rows = rows_of(b);
+            job_offsets[rows.end] - job_offsets[rows.start]
         });
+        let entry = split_chunks(&mut self.entry, block_jobs);
+        (kept.into_par_iter().zip(pool).zip(entry).enumerate()).for_each(
+            |(b, (((jobs, values), pool), entry))| {
+                pool.copy_from_slice(&values);
+                let job0 = job_offsets[rows_of(b).start];
+                for (k, &job) in jobs.iter().enumerate() {
+                    entry[job as usize - job0] = (starts[b] + k) as u32;
+                }
+            },
+        );
         self.top = 1 + total;
     }
 
@@ -450,9 +452,14 @@ mod tests {
         let offsets = [0, 2, 2, 5];
         h.fill_rows(&offsets, |p, row| {
             assert_eq!(row.len(), 2 * (offsets[p + 1] - offsets[p]));
-            if p == 2 {
-                row[2..4].copy_from_slice(&[0.5, 0.0]);
-                row[4..6].copy_from_slice(&[0.0, 0.0]);
+            assert!(row.iter().all(|&v| v == 0.0), "a row to write is zero");
+            match p {
+                2 => {
+                    row[2..4].copy_from_slice(&[0.5, 0.0]);
+                    row[4..6].copy_from_slice(&[0.0, 0.0]);
+                    true
+                }
+                _ => false,
             }
         });
         assert_eq!(h.active_flags(), [false, false, false, true, false]);
@@ -467,7 +474,7 @@ mod tests {
         let mut h = PairHistory::empty(2);
         h.reset(3, 2);
         h.record_mut(0)[0] = 1.0;
-        h.fill_rows(&[0, 3], |_, _| {});
+        h.fill_rows(&[0, 3], |_, _| false);
     }
 
     /// A force stage's contacts that form take fresh entries of their run,
