@@ -15,27 +15,29 @@ pub const MAX_STEPS: u64 = 1 << 53;
 pub const MAX_THREADS: usize = 1024;
 
 /// The bytes one particle holds at a run's peak on one rank, fitted to
-/// peak resident memory measured on 2026-11-27 after a rebuild's carried
-/// history came to be held in the share slots' storage and the wall loads
-/// only for the particles near a wall (`docs/performance.md`, "Memory"):
-/// `434 + 75 h` (particle arrays, neighbour-list rows, about 4 pair jobs
-/// with their share slots and `h` history values each, and at a rebuild
-/// the search's scratch and the pairs of the history carried through it),
-/// plus `8 h` per wall-history record, plus 32 when frames are written
-/// (the id order and one column). `history_len` is `h`, `wall_records`
-/// the wall records per particle, `frame_fields` the fields of the frames,
-/// if any. The fit's cases (serial build, `scripts/memory`): a lattice of
-/// 250,047 Hertz–Mindlin spheres on a floor (`h = 3`, one wall, with
-/// frames: 189 MiB at its peak, 715 B a particle above the program and
-/// HDF5's share) and the dense pack (`h = 6`, one wall, with frames:
-/// 80 MiB, 964 B a particle).
+/// peak resident memory measured on 2026-11-28 after the share slots and
+/// the contact history came to take memory only for the pairs in contact
+/// (pools of entries) and the frames to be written in chunks of 8,192
+/// rows (`docs/performance.md`, "Memory"): `200 + 90 h` (particle arrays,
+/// neighbour-list rows, about 4 pair jobs with their entry numbers, the
+/// shares and `h` history values of about 2 contacts, and at a rebuild the
+/// search's scratch and the history carried through it), plus `8 h` per
+/// wall-history record, plus 32 when frames are written (the id order and
+/// one column). `history_len` is `h`, `wall_records` the wall records per
+/// particle, `frame_fields` the fields of the frames, if any. The fit's
+/// cases (serial build, `scripts/memory`): the chute (`h = 3`, no wall,
+/// frames: 37 MiB at its peak, 571 B a particle above the program, HDF5's
+/// share and the frames' 32), a lattice of 250,047 Hertz–Mindlin spheres
+/// on a floor, not yet in contact at its peak (`h = 3`, one wall, frames:
+/// 128 MiB, 404 B) and the dense pack (`h = 6`, one wall, frames: 71 MiB,
+/// 771 B).
 pub fn bytes_per_particle(
     history_len: usize,
     wall_records: usize,
     frame_fields: Option<usize>,
 ) -> f64 {
     let h = history_len as f64;
-    434.0 + 75.0 * h + wall_records as f64 * 8.0 * h + frame_fields.map_or(0.0, |_| 32.0)
+    200.0 + 90.0 * h + wall_records as f64 * 8.0 * h + frame_fields.map_or(0.0, |_| 32.0)
 }
 
 /// The buffer MPI-IO's collective writes hold on a rank that gathers the
@@ -206,11 +208,11 @@ mod tests {
     #[test]
     fn the_memory_model_adds_history_walls_and_frames() {
         // h = 3 (the chute, the bed), h = 6 with one wall (the dense pack).
-        assert_eq!(bytes_per_particle(3, 0, None), 659.0);
-        assert_eq!(bytes_per_particle(6, 1, None), 884.0 + 48.0);
+        assert_eq!(bytes_per_particle(3, 0, None), 470.0);
+        assert_eq!(bytes_per_particle(6, 1, None), 740.0 + 48.0);
         // Frames cost one column at a time, whatever their fields.
-        assert_eq!(bytes_per_particle(3, 0, Some(3)), 659.0 + 32.0);
-        assert_eq!(bytes_per_particle(3, 0, Some(0)), 659.0 + 32.0);
+        assert_eq!(bytes_per_particle(3, 0, Some(3)), 470.0 + 32.0);
+        assert_eq!(bytes_per_particle(3, 0, Some(0)), 470.0 + 32.0);
         // The HDF5 share saturates.
         assert_eq!(output_bytes(10), 2.0 * 1024.0 * 1024.0);
         assert_eq!(output_bytes(10_000), 21.0 * 1024.0 * 1024.0);
