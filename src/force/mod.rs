@@ -331,7 +331,7 @@ pub fn compute(
                 torque: to,
                 wall_history: wrow,
                 wall_loads: lrow,
-                entries: RunEntries::of(job_at(s)..job_at(e)),
+                shares: RunEntries::of(job_at(s)..job_at(e)),
             };
             let waiting = ctx.run_blocks(s, e, &mut run);
             (waiting, run.fresh)

@@ -178,7 +178,7 @@ pub(super) struct BlockOut<'a> {
     pub(super) fresh: &'a mut FreshRecords,
     pub(super) upper: Upper<'a>,
     /// The run's part of the share pool, for the shares of the contacts.
-    pub(super) entries: &'a mut RunEntries,
+    pub(super) shares: &'a mut RunEntries,
 }
 
 /// The upper sums `U` of a block's particles (their contacts with
@@ -274,7 +274,7 @@ fn jobs_block_body(blk: &Block, mut out: BlockOut) {
         entry,
         fresh,
         mut upper,
-        entries,
+        shares,
     } = out;
     for (c, &[o, j]) in candidates.iter().enumerate() {
         prefetch_candidate(blk, &candidates, c + PREFETCH_AHEAD, entry);
@@ -326,7 +326,7 @@ fn jobs_block_body(blk: &Block, mut out: BlockOut) {
         // runs after this block's pass one.
         unsafe {
             blk.slots
-                .put(blk.share_slot[j] as usize, entries.take(), on_j)
+                .put(blk.share_slot[j] as usize, shares.take(), on_j)
         };
     }
 }
@@ -412,7 +412,7 @@ fn contacts_in_lanes<const N: u8, const TG: u8, const C: bool, const H: usize>(
         entry,
         fresh,
         mut upper,
-        entries,
+        shares,
     } = out;
     debug_assert!(H <= MAX_HISTORY);
     let mut group = Group {
@@ -465,7 +465,7 @@ fn contacts_in_lanes<const N: u8, const TG: u8, const C: bool, const H: usize>(
                 eval,
                 &mut group,
                 LANES,
-                (entry, fresh, &mut upper, entries),
+                (entry, fresh, &mut upper, shares),
             );
             filled = 0;
         }
@@ -476,7 +476,7 @@ fn contacts_in_lanes<const N: u8, const TG: u8, const C: bool, const H: usize>(
             eval,
             &mut group,
             filled,
-            (entry, fresh, &mut upper, entries),
+            (entry, fresh, &mut upper, shares),
         );
     }
 }
@@ -513,7 +513,7 @@ fn lanes_done<const N: u8, const TG: u8, const C: bool, const H: usize>(
     eval: &OneLaw<N, TG, C>,
     group: &mut Group,
     filled: usize,
-    (entry, fresh, upper, entries): (&mut [u32], &mut FreshRecords, &mut Upper, &mut RunEntries),
+    (entry, fresh, upper, shares): (&mut [u32], &mut FreshRecords, &mut Upper, &mut RunEntries),
 ) {
     let kin = Kinematics::of_pair_for(&group.bodies, group.r_eff);
     let inertia = group.inertia;
@@ -548,7 +548,7 @@ fn lanes_done<const N: u8, const TG: u8, const C: bool, const H: usize>(
         // runs after this block's pass one.
         unsafe {
             blk.slots
-                .put(blk.share_slot[j] as usize, entries.take(), on_j)
+                .put(blk.share_slot[j] as usize, shares.take(), on_j)
         };
     }
 }

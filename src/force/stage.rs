@@ -25,7 +25,7 @@ pub(super) struct RunOut<'a> {
     /// the walls ([`super::WallLoads`]), or empty.
     pub(super) wall_loads: &'a mut [Contribution],
     /// The run's part of the share pool.
-    pub(super) entries: RunEntries,
+    pub(super) shares: RunEntries,
 }
 
 /// What both passes of the force stage read.
@@ -93,7 +93,7 @@ impl Stage<'_> {
                     force: &mut run.force[first - first0..last - first0],
                     torque: &mut run.torque[first - first0..last - first0],
                 },
-                entries: &mut run.entries,
+                shares: &mut run.shares,
             };
             pass_one(&blk, out);
             // Blocks whose every reachable block has now had pass one.

@@ -86,16 +86,22 @@ impl PairHistory {
         self.entry.len() + 1
     }
 
-    /// A settled entry for a new record, zero.
-    fn take(&mut self) -> u32 {
-        let h = self.len;
+    /// A settled entry no job holds: a free one (its values left as they
+    /// are), else the next.
+    fn settled_entry(&mut self) -> usize {
         if let Some(e) = self.free.pop() {
-            self.pool[e as usize * h..(e as usize + 1) * h].fill(0.0);
-            return e;
+            return e as usize;
         }
         assert!(self.top < self.fresh_start(), "more records than jobs");
         self.top += 1;
-        (self.top - 1) as u32
+        self.top - 1
+    }
+
+    /// A settled entry for a new record, zero.
+    fn take(&mut self) -> u32 {
+        let (h, e) = (self.len, self.settled_entry());
+        self.pool[e * h..(e + 1) * h].fill(0.0);
+        e as u32
     }
 
     /// Zero the record of every active job and make it inactive, calling
@@ -158,11 +164,6 @@ impl PairHistory {
         self.entry[j] != 0
     }
 
-    /// Every job's record, in job order.
-    pub fn records(&self) -> impl Iterator<Item = &[f64]> + '_ {
-        (0..self.jobs()).map(|j| self.record(j))
-    }
-
     /// Every job's activity, in job order (for the tests).
     #[cfg(test)]
     pub(crate) fn active_flags(&self) -> Vec<bool> {
@@ -172,7 +173,10 @@ impl PairHistory {
     /// Every job's record, in job order, one after the other (for the tests).
     #[cfg(test)]
     pub(crate) fn job_values(&self) -> Vec<f64> {
-        self.records().flatten().copied().collect()
+        (0..self.jobs())
+            .flat_map(|j| self.record(j))
+            .copied()
+            .collect()
     }
 
     /// Run `f(p, records)` in parallel for every owned particle `p`, with
@@ -274,8 +278,9 @@ impl PairHistory {
 
     /// After a force stage: list the entries the stage freed, then give
     /// each contact that formed in a fresh entry a settled one (a free
-    /// entry, or the next), move its record there and zero the fresh entry. `runs`
-    /// are the force stage's runs of blocks, each with its fresh entries.
+    /// entry, or the next), move its record there and zero the fresh
+    /// entry. `runs` are the force stage's runs of blocks, each with its
+    /// fresh entries.
     pub(crate) fn settle(&mut self, runs: &mut [FreshRecords]) {
         let h = self.len;
         for run in runs.iter_mut() {
@@ -284,14 +289,7 @@ impl PairHistory {
         for run in runs.iter() {
             let used = run.start..run.start + run.jobs.len();
             for (fresh, &job) in used.clone().zip(&run.jobs) {
-                let settled = match self.free.pop() {
-                    Some(e) => e,
-                    None => {
-                        assert!(self.top < self.fresh_start(), "more records than jobs");
-                        self.top += 1;
-                        (self.top - 1) as u32
-                    }
-                } as usize;
+                let settled = self.settled_entry();
                 self.pool
                     .copy_within(fresh * h..(fresh + 1) * h, settled * h);
                 debug_assert_eq!(self.entry[job as usize] as usize, fresh);

@@ -30,7 +30,6 @@ pub use cells::spatial_order;
 pub use history::PairHistory;
 pub(crate) use history::{FreshRecords, RecordPool};
 pub use jobs::{PairJobs, ShareRoom, Shares};
-use rayon::prelude::*;
 pub use verlet::VerletRows;
 
 /// Owned particles per parallel work block (fixed, so that the work split never depends on the thread count).
@@ -221,33 +220,4 @@ impl NeighborList {
     pub(crate) fn force_parts(&mut self) -> (&PairJobs, &mut PairHistory, &mut Shares) {
         (&self.jobs, &mut self.history, &mut self.shares)
     }
-}
-
-/// Run `f(p, row)` in parallel for every owned particle `p`, where `row` is
-/// `p`'s slice of a per-entry array with `stride` values per entry.
-pub fn for_each_row_mut<T: Send>(
-    data: &mut [T],
-    offsets: &[usize],
-    stride: usize,
-    f: impl Fn(usize, &mut [T]) + Sync,
-) {
-    let n = offsets.len().saturating_sub(1);
-    let mut chunks: Vec<(usize, &mut [T])> = Vec::with_capacity(n.div_ceil(BLOCK));
-    let mut rest = data;
-    for b in 0..n.div_ceil(BLOCK) {
-        let (s, e) = (offsets[b * BLOCK], offsets[((b + 1) * BLOCK).min(n)]);
-        let (head, tail) = rest.split_at_mut((e - s) * stride);
-        chunks.push((b * BLOCK, head));
-        rest = tail;
-    }
-    chunks.into_par_iter().for_each(|(first, chunk)| {
-        let base = offsets[first];
-        for p in first..(first + BLOCK).min(n) {
-            let (s, e) = (
-                (offsets[p] - base) * stride,
-                (offsets[p + 1] - base) * stride,
-            );
-            f(p, &mut chunk[s..e]);
-        }
-    });
 }

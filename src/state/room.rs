@@ -238,6 +238,23 @@ mod tests {
         }
     }
 
+    /// A range that spans whole pages reads zero after its pages are given
+    /// back, its unaligned ends included, and so does a short one only
+    /// zeroed; the values around the range stay as they were.
+    #[test]
+    fn a_range_zeroed_and_released_reads_zero_and_nothing_else_changes() {
+        let mut v: Vec<f64> = (0..100_000).map(|k| k as f64 + 1.0).collect();
+        let (a, b) = (1_001, 90_003);
+        zero_and_release(&mut v[a..b]);
+        assert!(v[a..b].iter().all(|&x| x.to_bits() == 0));
+        assert!((0..a).chain(b..v.len()).all(|k| v[k] == k as f64 + 1.0));
+        zero_and_release(&mut v[5..9]);
+        assert_eq!(&v[4..10], [5.0, 0.0, 0.0, 0.0, 0.0, 10.0]);
+        // Written again after the release, the pages hold what is written.
+        v[a..b].fill(2.5);
+        assert!(v[a..b].iter().all(|&x| x == 2.5));
+    }
+
     #[test]
     fn parts_start_at_the_running_sums() {
         assert_eq!(starts_from(0, [3, 0, 2]), vec![0, 3, 3, 5]);
