@@ -69,22 +69,17 @@ pub fn migrate(
     }
     let recv = comm.exchange(peers, &bufs);
     let mut out = rows.select(&keep);
-    let mut records: Vec<_> = keep.iter().map(|&k| p.record(k)).collect();
+    // The particles that stay, in place (no array copied whole), then the
+    // arrivals; every force is recomputed before its next use.
+    p.retain_owned(&keep);
     walls.reorder(&keep);
     for b in &recv {
         let mut u = Unpack::new(b);
         while !u.is_empty() {
-            records.push(unpack_record(&mut u));
+            p.push_owned(&unpack_record(&mut u));
             walls.push_row(&u.f64s());
             out.unpack_row(&mut u);
         }
     }
-    let mut fresh = Particles::default();
-    fresh.room_for(records.len(), records.len());
-    for r in &records {
-        fresh.push_owned(r);
-    }
-    // Forces start at zero: they are recomputed before their next use.
-    *p = fresh;
     Ok(out)
 }
