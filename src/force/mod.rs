@@ -51,6 +51,19 @@ pub struct ForceParams<'a> {
     pub noise: PairNoise,
 }
 
+/// The work of an owned particle in a force stage (its summing pass and
+/// its share of the block's set-up), in units of the work of a pair job
+/// that is apart (its filter test): the chute's profile on 2026-11-28
+/// (summing pass 17 %, filter 11 % for 3.8 jobs a particle) gives about 6.
+const PARTICLE_WORK: usize = 6;
+
+/// The work of a contact, in the same units: the chute's Hooke contacts
+/// (30 % of the time for 0.47 contacts a particle) cost about 22 jobs,
+/// the dense pack's Hertz–Mindlin contacts with rolling and spinning
+/// about 180; below the pack's weight, the cut still follows its
+/// contacts, which outweigh its jobs many times.
+const CONTACT_WORK: usize = 24;
+
 /// `n_blocks` blocks cut into at most `runs` contiguous, non-empty runs
 /// `(start, end)` of about equal work, where `work_before(b)` is the work
 /// of the blocks before block `b` (non-decreasing, `b` up to `n_blocks`):
@@ -185,6 +198,10 @@ pub struct PairResults {
     /// ([`NeighborList::build_id`]): they are found again only at a new
     /// build, where the particles can change.
     bodies_of: Option<u64>,
+    /// The contacts each work block evaluated in the last force stage: the
+    /// next stage weighs its blocks by them when it cuts them into runs
+    /// (a contact costs many times a pair that is apart).
+    block_contacts: Vec<u32>,
 }
 
 /// Compute `force` and `torque` of every owned particle, updating the contact
@@ -292,14 +309,18 @@ pub fn compute(
     let particle_at = |b: usize| ctx.block(b).0;
     let job_at = |b: usize| jobs.offsets()[particle_at(b)];
     // The blocks in as many contiguous runs as there are threads, of about
-    // equal work (pair jobs and particles: a bed's dense bottom and dilute
-    // top differ by several times). Within a run, pass two of a block
+    // equal work (pair jobs, particles and the last stage's contacts: a
+    // bed's dense bottom and dilute top differ by several times; cut by
+    // jobs and particles alone, the chute's bottom run took 1.3 times the
+    // top's). Within a run, pass two of a block
     // follows pass one of the blocks its pairs reach
     // (`PairJobs::block_reach`) while their results are still in cache;
     // blocks whose pairs reach into another run wait for the end of pass
     // one everywhere. The result does not depend on the runs.
+    results.block_contacts.resize(n_blocks, 0);
+    let contacts_at = starts_from(0, results.block_contacts.iter().map(|&c| c as usize));
     let runs = runs_of_equal_work(n_blocks, rayon::current_num_threads(), |b| {
-        job_at(b) + particle_at(b)
+        job_at(b) + PARTICLE_WORK * particle_at(b) + CONTACT_WORK * contacts_at[b]
     });
     let bounds = |f: &dyn Fn(usize) -> usize, per: usize| {
         runs.iter()
@@ -310,8 +331,13 @@ pub fn compute(
     let job_lens = bounds(&job_at, 1);
     let particle_lens = bounds(&particle_at, 1);
     let wall_rows = wall_history.rows_mut();
+    let block_lens: Vec<usize> = runs.iter().map(|&(s, e)| e - s).collect();
     let ran: Vec<(Vec<usize>, FreshRecords)> = split_chunks(entries, job_lens.iter().copied())
         .into_par_iter()
+        .zip(split_chunks(
+            &mut results.block_contacts,
+            block_lens.into_iter(),
+        ))
         .zip(split_chunks(force, particle_lens.iter().copied()))
         .zip(split_chunks(torque, particle_lens.iter().copied()))
         .zip(split_chunks(
@@ -323,9 +349,10 @@ pub fn compute(
             bounds(&load_row_at, lw).into_iter(),
         ))
         .zip(runs.par_iter())
-        .map(|(((((entry, fo), to), wrow), lrow), &(s, e))| {
+        .map(|((((((entry, contacts), fo), to), wrow), lrow), &(s, e))| {
             let mut run = RunOut {
                 entry,
+                contacts,
                 fresh: FreshRecords::of(job_at(s)..job_at(e), fresh_start),
                 force: fo,
                 torque: to,

@@ -112,7 +112,8 @@ impl<const N: u8, const TG: u8, const C: bool> OneLaw<'_, N, TG, C> {
 /// aside) goes four contacts at a time, specialised at compile time for
 /// the laws of the chute (Hooke, spring-slider), the pour (Hertz,
 /// spring-slider) and the dense pack (Hertz, spring-slider, couples).
-pub(super) fn pass_one(blk: &Block, out: BlockOut) {
+/// Returns the number of pairs in contact.
+pub(super) fn pass_one(blk: &Block, out: BlockOut) -> usize {
     const ANY: u8 = Kind::ANY;
     const HOOKE: u8 = Kind::HOOKE;
     const HERTZ: u8 = Kind::HERTZ;
@@ -218,7 +219,7 @@ impl Upper<'_> {
 /// contact at a time, in the build for the run's instruction set
 /// ([`crate::simd::isa`]).
 #[inline(never)]
-fn jobs_block(blk: &Block, out: BlockOut) {
+fn jobs_block(blk: &Block, out: BlockOut) -> usize {
     in_best_build!(jobs_block_avx2, || jobs_block_body(blk, out))
 }
 
@@ -230,7 +231,7 @@ fn lanes_block<const N: u8, const TG: u8, const C: bool, const H: usize>(
     blk: &Block,
     law: &OneLaw<N, TG, C>,
     out: BlockOut,
-) {
+) -> usize {
     in_best_build!(lanes_block_avx2, || lanes_block_body::<N, TG, C, H>(
         blk, law, out
     ))
@@ -258,14 +259,14 @@ fn lanes_block_body<const N: u8, const TG: u8, const C: bool, const H: usize>(
     blk: &Block,
     law: &OneLaw<N, TG, C>,
     mut out: BlockOut,
-) {
+) -> usize {
     let candidates = block_candidates(blk, &mut out);
-    contacts_in_lanes::<N, TG, C, H>(blk, law, &candidates, out);
+    contacts_in_lanes::<N, TG, C, H>(blk, law, &candidates, out)
 }
 
 /// The body of [`jobs_block`], inlined into each build.
 #[inline(always)]
-fn jobs_block_body(blk: &Block, mut out: BlockOut) {
+fn jobs_block_body(blk: &Block, mut out: BlockOut) -> usize {
     let Block { p, first, fp, .. } = *blk;
     let eval = AnyLaw;
     let packed = p.packed;
@@ -276,6 +277,7 @@ fn jobs_block_body(blk: &Block, mut out: BlockOut) {
         mut upper,
         shares,
     } = out;
+    let mut contacts = 0;
     for (c, &[o, j]) in candidates.iter().enumerate() {
         prefetch_candidate(blk, &candidates, c + PREFETCH_AHEAD, entry);
         let (o, j) = (o as usize, j as usize);
@@ -294,6 +296,7 @@ fn jobs_block_body(blk: &Block, mut out: BlockOut) {
             opened(blk, entry, fresh, j);
             continue;
         }
+        contacts += 1;
         let images = if lower { (pk, pq) } else { (pq, pk) };
         let (bi, bj) = (body_of(p, ij.0, images.0), body_of(p, ij.1, images.1));
         let pair = Pair {
@@ -329,6 +332,7 @@ fn jobs_block_body(blk: &Block, mut out: BlockOut) {
                 .put(blk.share_slot[j] as usize, shares.take(), on_j)
         };
     }
+    contacts
 }
 
 /// The entry of job `j`'s record (of a block, whose entry numbers are
@@ -397,14 +401,14 @@ fn separation_from(p: &ParticleView, pk: DVec4, pq: DVec4, q: usize) -> DVec3 {
 /// time, in candidate order, evaluated together by the law's kernel over
 /// [`F64x4`] lanes, and their results added in the same order as one at a
 /// time, so the bits are those of the one-contact loop of
-/// [`jobs_block_body`].
+/// [`jobs_block_body`]. Returns the number of contacts.
 #[inline(always)]
 fn contacts_in_lanes<const N: u8, const TG: u8, const C: bool, const H: usize>(
     blk: &Block,
     eval: &OneLaw<N, TG, C>,
     candidates: &[[u32; 2]],
     out: BlockOut,
-) {
+) -> usize {
     let Block { p, first, .. } = *blk;
     let law = eval.0;
     let packed = p.packed;
@@ -421,7 +425,7 @@ fn contacts_in_lanes<const N: u8, const TG: u8, const C: bool, const H: usize>(
     };
     // What the law decides for every pair, out of the loop.
     let (fixed_range, couples) = (law.normal.fixed_range(), law.needs_inertia());
-    let mut filled = 0;
+    let (mut filled, mut contacts) = (0, 0);
     for (c, &[o, j]) in candidates.iter().enumerate() {
         prefetch_candidate(blk, candidates, c + PREFETCH_AHEAD, entry);
         let (o, j) = (o as usize, j as usize);
@@ -442,6 +446,7 @@ fn contacts_in_lanes<const N: u8, const TG: u8, const C: bool, const H: usize>(
             ((q, pq), (k, pk), -d_kq)
         };
         let l = filled;
+        contacts += 1;
         let (bi, bj) = (body_of(p, i, pi), body_of(p, jj, pj));
         group.bodies.set_lane(l, [&bi, &bj], d, r2.sqrt());
         // SAFETY: the entry is this job's, or entry 0 (see `RecordPool`).
@@ -479,6 +484,7 @@ fn contacts_in_lanes<const N: u8, const TG: u8, const C: bool, const H: usize>(
             (entry, fresh, &mut upper, shares),
         );
     }
+    contacts
 }
 
 /// Number of contacts evaluated together.

@@ -15,6 +15,8 @@ use glam::DVec3;
 pub(super) struct RunOut<'a> {
     /// The entry numbers of the run's jobs' records.
     pub(super) entry: &'a mut [u32],
+    /// The contacts each block of the run evaluates ([`super::PairResults`]).
+    pub(super) contacts: &'a mut [u32],
     /// The run's fresh records, for the contacts that form.
     pub(super) fresh: FreshRecords,
     /// The run's forces and torques (the upper sums until pass two).
@@ -95,7 +97,7 @@ impl Stage<'_> {
                 },
                 shares: &mut run.shares,
             };
-            pass_one(&blk, out);
+            run.contacts[b - s] = pass_one(&blk, out) as u32;
             // Blocks whose every reachable block has now had pass one.
             while next < e && (next + reach).min(self.n_blocks - 1) <= b {
                 if next.saturating_sub(reach) >= s {

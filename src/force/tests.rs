@@ -553,3 +553,77 @@ fn runs_split_the_blocks_by_work() {
     assert_eq!(runs_of_equal_work(2, 8, |b| b), [(0, 1), (1, 2)]);
     assert!(runs_of_equal_work(0, 2, |b| b).is_empty());
 }
+
+/// A stage records the contacts of each work block, and the next stage
+/// cuts its runs by them: on a bed whose contacts crowd its first blocks,
+/// the counts are those of the active jobs, block by block, and a second
+/// stage on three threads (now cut by contacts) gives the bits of one.
+#[test]
+fn the_contacts_of_each_block_weigh_the_next_cut() {
+    let laws = table(hooke_spring(false), 1);
+    // 2,000 spheres, 4 blocks: touching in the bottom quarter, apart above.
+    let mut rng = Lcg(11);
+    let mut p = Particles::default();
+    for k in 0..2000u64 {
+        let (a, b, c) = (k % 10, (k / 10) % 10, k / 100);
+        let spacing = if c < 5 { 0.95 } else { 1.2 };
+        let z = if c < 5 {
+            c as f64 * 0.95
+        } else {
+            4.75 + (c - 4) as f64 * 1.2
+        };
+        let radius = 0.5;
+        p.push_owned(&ParticleRecord {
+            id: (k * 7919) % 2000,
+            x: DVec3::new(a as f64 * spacing, b as f64 * spacing, z) + rng.vec(0.02),
+            v: rng.vec(1.0),
+            omega: rng.vec(1.0),
+            radius,
+            mass: ParticleRecord::sphere_mass(radius, 1.0),
+            material: 0,
+            frozen: false,
+        });
+    }
+    p.refresh_packed();
+    let on = |threads: usize| {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
+        pool.install(|| {
+            let (mut p, mut results) = (p.clone(), PairResults::default());
+            let mut nl = NeighborList::build(&p, 0.1, laws.history_len);
+            let mut counts = Vec::new();
+            for _ in 0..2 {
+                compute(
+                    &mut p,
+                    &mut nl,
+                    &mut no_walls(),
+                    &mut results,
+                    &params(&laws),
+                    None,
+                );
+                counts.push(results.block_contacts.clone());
+            }
+            (counts[0].clone(), counts[1].clone(), p, nl)
+        })
+    };
+    let (first, again, p1, nl) = on(1);
+    let jobs = nl.jobs();
+    let active = |b: usize| {
+        let (s, e) = (b * BLOCK, ((b + 1) * BLOCK).min(p1.n_owned));
+        (jobs.offsets()[s]..jobs.offsets()[e])
+            .filter(|&j| nl.history().is_active(j))
+            .count() as u32
+    };
+    let per_block: Vec<u32> = (0..p1.n_owned.div_ceil(BLOCK)).map(active).collect();
+    assert_eq!(first, per_block);
+    assert_eq!(again, per_block);
+    assert!(
+        per_block.len() == 4 && per_block[0] > 10 * per_block[3].max(1),
+        "{per_block:?}"
+    );
+    let (_, _, p3, _) = on(3);
+    assert_eq!(bits(&p1.force), bits(&p3.force));
+    assert_eq!(bits(&p1.torque), bits(&p3.torque));
+}
