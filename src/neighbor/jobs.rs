@@ -321,10 +321,9 @@ impl PairJobs {
         {
             let job_of_entry = split_at_bounds(&mut self.job_of_entry, &entry_bounds);
             (job_of_entry.into_par_iter().zip(blocks.par_iter())).for_each(|(jobs, block)| {
+                // A select, not a branch: the roles alternate unpredictably.
                 for (j, &r) in jobs.iter_mut().zip(&block.role) {
-                    if r != EVALUATES {
-                        *j = r;
-                    }
+                    *j = if r != EVALUATES { r } else { *j };
                 }
             });
         }
