@@ -51,10 +51,9 @@ impl HistoryRows {
         );
         let covered = n_owned.min(rows.owned());
         let held = |e: usize| history.held(jobs.job_of(e));
-        let records = (0..covered)
-            .flat_map(|p| rows.row(p))
-            .filter(|&e| held(e).is_some())
-            .count();
+        // Room for two records per active job (one in each row of its
+        // pair at most): a bound found without a walk over the entries.
+        let records = 2 * history.active_jobs();
         let mut out = Self::with_room(n_owned, records, history.record_len());
         for p in 0..n_owned {
             if p < covered {
@@ -156,6 +155,18 @@ impl HistoryRows {
     /// its record would have been reset anyway. `ids` are the global ids
     /// of the particles the new list was built for.
     pub fn fill_list(&self, nl: &mut NeighborList, ids: &[u64]) {
+        self.fill_list_in_order(nl, ids, |p| p);
+    }
+
+    /// [`Self::fill_list`] into a list whose row `p` belongs to the
+    /// particle of row `row_of(p)` here: the rows put back in a new order
+    /// (the rebuild's spatial sort) without a reordered copy of them.
+    pub fn fill_list_in_order(
+        &self,
+        nl: &mut NeighborList,
+        ids: &[u64],
+        row_of: impl Fn(usize) -> usize + Sync,
+    ) {
         let h = nl.history_len();
         if h == 0 || self.len != h {
             return;
@@ -169,7 +180,8 @@ impl HistoryRows {
         // Each record written is marked active; the list is freshly built,
         // so every other job is inactive with a zero share slot already.
         nl.history.fill_rows(job_offsets, |p, row| {
-            let (s, e) = (self.offsets[p], self.offsets[p + 1]);
+            let r = row_of(p);
+            let (s, e) = (self.offsets[r], self.offsets[r + 1]);
             if s == e {
                 return false;
             }

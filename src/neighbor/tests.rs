@@ -117,9 +117,12 @@ fn carried(
     use crate::neighbor::carry::{HistoryRows, PairRecords};
     let (q, _) = permuted_spheres(perm);
     let mut by_rows = NeighborList::build(&q, 0.2, 3);
-    HistoryRows::from_list(old, old_ids, q.n_owned)
-        .select(perm)
-        .fill_list(&mut by_rows, &q.id);
+    let rows = HistoryRows::from_list(old, old_ids, q.n_owned);
+    rows.select(perm).fill_list(&mut by_rows, &q.id);
+    // Put back in the new order without the reordered copy, the same.
+    let mut in_order = NeighborList::build(&q, 0.2, 3);
+    rows.fill_list_in_order(&mut in_order, &q.id, |k| perm[k]);
+    assert_eq!(in_order.history(), by_rows.history());
     let mut by_pairs = NeighborList::build(&q, 0.2, 3);
     let records = PairRecords::from_list(old, sources);
     records.fill_list(&mut by_pairs, perm, &q.id);

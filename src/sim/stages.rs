@@ -452,7 +452,7 @@ impl Simulation {
         self.neighbors
             .rebuild(p, s.range_pad + s.skin, s.laws.history_len);
         match carried {
-            Carried::Rows(rows) => rows.select(&perm).fill_list(&mut self.neighbors, &p.id),
+            Carried::Rows(rows) => rows.fill_list_in_order(&mut self.neighbors, &p.id, |k| perm[k]),
             Carried::Pairs(pairs) => {
                 pairs.fill_list(&mut self.neighbors, &perm, &p.id);
                 self.neighbors.return_share_room(pairs.into_room());
