@@ -72,30 +72,36 @@ impl ShareSlots {
         }
     }
 
-    /// The sum, in slot order, of the shares of slots `s..e`: this step's,
-    /// or `+0` in every component where the pair is not in contact. Adding
-    /// `+0` to a sum that starts at `+0` never changes its bits (round to
-    /// nearest never makes `−0` from a `+0` start), so the sum needs no
-    /// test.
+    /// Add the shares of slots `s..e` to the sums `sums`, slot `s + i` to
+    /// `sums[owner[i]]`, in slot order, in one flat loop over all of them
+    /// (no inner loop per particle, whose varying end the processor cannot
+    /// predict). Each share is this step's, or `+0` in every component
+    /// where the pair is not in contact: adding `+0` to a sum that starts
+    /// at `+0` never changes its bits (round to nearest never makes `−0`
+    /// from a `+0` start), so the sums need no test.
     ///
     /// # Safety
     /// No other thread writes any of the slots, or the entries they point
     /// at, during the call.
     #[inline(always)]
-    pub(super) unsafe fn sum(&self, s: usize, e: usize) -> Contribution {
-        assert!(s <= e && e <= self.slots);
-        let mut total = Contribution::default();
-        for k in s..e {
+    pub(super) unsafe fn add_to(
+        &self,
+        s: usize,
+        e: usize,
+        owner: &[u16],
+        sums: &mut [Contribution],
+    ) {
+        assert!(s <= e && e <= self.slots && owner.len() == e - s);
+        for (k, &o) in (s..e).zip(owner) {
             // SAFETY: in bounds (every entry number is below `entries`,
             // `put` asserts it), and not written meanwhile by the caller's
             // promise.
-            total += unsafe {
+            sums[o as usize] += unsafe {
                 let at = *self.entry.add(k) as usize;
                 debug_assert!(at < self.entries);
                 *self.pool.add(at)
             };
         }
-        total
     }
 }
 

@@ -167,14 +167,26 @@ impl Stage<'_> {
         let starts = &self.jobs.slot_offsets()[first..=last];
         let (frozen, mass) = (&p.frozen[first..last], &p.mass[first..last]);
         let (fo, to) = (&mut fo[..len], &mut to[..len]);
+        // Each particle's lower-id sum `L`, all of the block's slots in one
+        // flat loop (`PairJobs::slot_owners`).
+        let mut lower_sums = [Contribution::default(); BLOCK];
+        let (s0, s1) = (starts[0], starts[len]);
+        // SAFETY: the block's slots are its particles', and this block's
+        // pass two is their only reader, after every writer (the caller
+        // orders it after pass one of the blocks in reach).
+        unsafe {
+            self.slots.add_to(
+                s0,
+                s1,
+                &self.jobs.slot_owners()[s0..s1],
+                &mut lower_sums[..len],
+            )
+        };
         // The next wall-load row: each particle tested against the walls
         // has one, frozen or not (`WallLoads::lay_out`).
         let mut row = 0;
         for o in 0..len {
-            // SAFETY: the block's slots are its particles', and this
-            // block's pass two is their only reader, after every writer
-            // (the caller orders it after pass one of the blocks in reach).
-            let lower = unsafe { self.slots.sum(starts[o], starts[o + 1]) };
+            let lower = lower_sums[o];
             let (mut f, mut t) = (lower.force + fo[o], lower.torque + to[o]);
             let tested = WALLS && fp.near_walls.any_for(first + o);
             row += tested as usize;

@@ -48,6 +48,9 @@ pub struct PairJobs {
     /// Row starts of the share slots: owned particle `p`'s are
     /// `slot_offsets[p]..slot_offsets[p+1]`.
     slot_offsets: Vec<usize>,
+    /// Per share slot of an owned particle: the particle's place in its
+    /// work block (`p mod BLOCK`).
+    slot_owner: Vec<u16>,
     /// The largest distance, in work blocks, between the two owned
     /// particles of a pair.
     block_reach: usize,
@@ -144,6 +147,16 @@ impl PairJobs {
     #[inline(always)]
     pub fn slot_offsets(&self) -> &[usize] {
         &self.slot_offsets
+    }
+
+    /// Per share slot of an owned particle, the particle's place in its
+    /// work block (`p mod BLOCK`), so that the summing pass can run over
+    /// a block's slots in one flat loop (as the filter runs over its jobs:
+    /// no inner loop of varying length, whose end the processor cannot
+    /// predict).
+    #[inline(always)]
+    pub fn slot_owners(&self) -> &[u16] {
+        &self.slot_owner
     }
 
     /// The share slots of owned particle `p`.
@@ -327,9 +340,29 @@ impl PairJobs {
                 }
             });
         }
+        // Each owned slot's particle, by its place in its block.
+        let owned_slots = self.owned_slots();
+        self.slot_owner.clear();
+        self.slot_owner.room_for(owned_slots);
+        self.slot_owner.resize(owned_slots, 0);
+        {
+            let slot_bounds: Vec<usize> =
+                row_bounds.iter().map(|&k| self.slot_offsets[k]).collect();
+            let slot_offsets = &self.slot_offsets;
+            (split_at_bounds(&mut self.slot_owner, &slot_bounds)
+                .into_par_iter()
+                .enumerate())
+            .for_each(|(b, owners)| {
+                let first = row_bounds[b];
+                let base = slot_offsets[first];
+                for k in first..row_bounds[b + 1] {
+                    let (s, e) = (slot_offsets[k] - base, slot_offsets[k + 1] - base);
+                    owners[s..e].fill((k % BLOCK) as u16);
+                }
+            });
+        }
         // The jobs no owned entry takes the share of: boundary slots,
         // numbered in job order from the last owned slot.
-        let owned_slots = self.owned_slots();
         let unset: Vec<usize> = (split_at_bounds(&mut self.share_slot, &job_start).into_par_iter())
             .map(|s| s.iter().filter(|&&v| v == UNSET).count())
             .collect();

@@ -307,6 +307,9 @@ fn every_pair_has_one_job_held_by_its_evaluator() {
         let lower = row.iter().filter(|&&id| id < p.id[k]).count();
         assert_eq!(rows.below(k, p.id[k], &p.id), lower);
         assert_eq!(jobs.slots_of(k).len(), lower);
+        for s in jobs.slots_of(k) {
+            assert_eq!(jobs.slot_owners()[s] as usize, k % BLOCK, "slot {s}");
+        }
         let own = jobs.evaluated_by(k);
         let mut previous = None;
         for e in rows.row(k) {
@@ -333,6 +336,7 @@ fn every_pair_has_one_job_held_by_its_evaluator() {
         assert_eq!(c, if ghost { 1 } else { 2 }, "job {j}");
     }
     assert!(ghost_pairs > 0 && jobs.len() > 100);
+    assert_eq!(jobs.slot_owners().len(), jobs.owned_slots());
     // Each job's share goes to the higher-id side's entry of the pair,
     // or to a boundary slot when that side is a ghost; no slot takes two
     // shares, and every slot takes one.
