@@ -114,6 +114,25 @@ fn no_walls() -> WallHistory {
     WallHistory::default()
 }
 
+/// One force stage of `laws` without walls (gravity [`G`]).
+fn stage_without_walls(
+    p: &mut Particles,
+    nl: &mut NeighborList,
+    results: &mut PairResults,
+    laws: &LawTable,
+) {
+    compute(p, nl, &mut no_walls(), results, &params(laws), None);
+}
+
+/// `f` on a pool of `threads` threads.
+fn on_threads<R: Send>(threads: usize, f: impl FnOnce() -> R + Send) -> R {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .unwrap()
+        .install(f)
+}
+
 /// Run `steps` force evaluations (positions moved a little between
 /// them, so that the history rotates); return forces, torques and history.
 fn run(laws: &LawTable, steps: usize) -> (Vec<DVec3>, Vec<DVec3>, Vec<f64>) {
@@ -319,11 +338,7 @@ fn opened_contacts_leave_no_share_or_record() {
 fn shares_take_one_pool_entry_per_contact_from_the_front() {
     let laws = table(hooke_spring(false), 1);
     let on = |threads: usize| {
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .build()
-            .unwrap();
-        pool.install(|| {
+        on_threads(threads, || {
             let mut p = cluster();
             // Spread so that most pairs in reach are apart.
             for x in p.x.iter_mut() {
@@ -331,15 +346,7 @@ fn shares_take_one_pool_entry_per_contact_from_the_front() {
             }
             p.refresh_packed();
             let mut nl = NeighborList::build(&p, 0.3, laws.history_len);
-            let mut results = PairResults::default();
-            compute(
-                &mut p,
-                &mut nl,
-                &mut no_walls(),
-                &mut results,
-                &params(&laws),
-                None,
-            );
+            stage_without_walls(&mut p, &mut nl, &mut PairResults::default(), &laws);
             assert_slots_clear_apart(&p, &nl);
             (p, nl)
         })
@@ -586,23 +593,12 @@ fn the_contacts_of_each_block_weigh_the_next_cut() {
     }
     p.refresh_packed();
     let on = |threads: usize| {
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .build()
-            .unwrap();
-        pool.install(|| {
+        on_threads(threads, || {
             let (mut p, mut results) = (p.clone(), PairResults::default());
             let mut nl = NeighborList::build(&p, 0.1, laws.history_len);
             let mut counts = Vec::new();
             for _ in 0..2 {
-                compute(
-                    &mut p,
-                    &mut nl,
-                    &mut no_walls(),
-                    &mut results,
-                    &params(&laws),
-                    None,
-                );
+                stage_without_walls(&mut p, &mut nl, &mut results, &laws);
                 counts.push(results.block_contacts.clone());
             }
             (counts[0].clone(), counts[1].clone(), p, nl)
