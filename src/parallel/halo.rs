@@ -18,6 +18,8 @@ use rayon::prelude::*;
 
 /// The bytes of one ghost in a halo message: its record and its image shift.
 const GHOST_BYTES: usize = RECORD_BYTES + 24;
+/// Periodic images per piece of the halo update's parallel copy.
+const IMAGE_CHUNK: usize = 2048;
 /// Owned particles per block of the halo build's parallel scan (the
 /// force stage's block: a test bed of a thousand spheres has several).
 const SCAN_BLOCK: usize = crate::neighbor::BLOCK;
@@ -195,22 +197,42 @@ impl Halo {
     /// and refresh the ghosts' packed images ([`Particles::packed`]), which
     /// the copy invalidates (a collective call when there are peers).
     pub fn update(&self, p: &mut Particles, comm: &dyn Comm) {
-        self.copy_from_owners(p, comm);
-        p.refresh_packed_ghosts();
+        self.copy_images(p);
+        if !self.peers.is_empty() {
+            self.copy_from_peers(p, comm);
+            p.refresh_packed_of(p.n_owned + self.local_source.len()..p.len());
+        }
     }
 
-    /// The copy of [`Self::update`].
-    fn copy_from_owners(&self, p: &mut Particles, comm: &dyn Comm) {
+    /// The periodic images made on this rank: each copies its source's
+    /// state and writes its packed image on the way, one pass over them
+    /// in parallel (the same bits as [`Particles::refresh_packed_ghosts`]:
+    /// the image is `x + shift` of the copied `x`).
+    fn copy_images(&self, p: &mut Particles) {
+        let (n, m) = (p.n_owned, self.local_source.len());
+        assert!(p.packed.len() == p.len() && p.len() >= n + m);
+        let (x, ghost_x) = p.x.split_at_mut(n);
+        let (v, ghost_v) = p.v.split_at_mut(n);
+        let (w, ghost_w) = p.omega.split_at_mut(n);
+        let (x, v, w) = (&*x, &*v, &*w);
+        let (shift, radius) = (&p.shift[..m], &p.radius[n..n + m]);
+        (ghost_x[..m].par_iter_mut())
+            .zip(&mut ghost_v[..m])
+            .zip(&mut ghost_w[..m])
+            .zip(&mut p.packed[n..n + m])
+            .enumerate()
+            .with_min_len(IMAGE_CHUNK)
+            .for_each(|(g, (((gx, gv), gw), packed))| {
+                let s = self.local_source[g] as usize;
+                (*gx, *gv, *gw) = (x[s], v[s], w[s]);
+                *packed = (x[s] + shift[g]).extend(radius[g]);
+            });
+    }
+
+    /// The ghosts received from the peers: their owners' current state
+    /// (a collective call).
+    fn copy_from_peers(&self, p: &mut Particles, comm: &dyn Comm) {
         let n = p.n_owned;
-        for (g, &s) in self.local_source.iter().enumerate() {
-            let s = s as usize;
-            p.x[n + g] = p.x[s];
-            p.v[n + g] = p.v[s];
-            p.omega[n + g] = p.omega[s];
-        }
-        if self.peers.is_empty() {
-            return;
-        }
         let bufs: Vec<Vec<u8>> = self
             .send
             .iter()

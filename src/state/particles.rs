@@ -390,7 +390,7 @@ impl Particles {
 
     /// Recompute [`Self::packed`] of the entries `range`, with room for
     /// every entry.
-    fn refresh_packed_of(&mut self, range: std::ops::Range<usize>) {
+    pub fn refresh_packed_of(&mut self, range: std::ops::Range<usize>) {
         self.packed.room_for(self.len());
         self.packed.resize(self.len(), DVec4::ZERO);
         let (x, shift, radius, n) = (&self.x, &self.shift, &self.radius, self.n_owned);
