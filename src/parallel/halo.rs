@@ -210,7 +210,8 @@ impl Halo {
     /// the image is `x + shift` of the copied `x`).
     fn copy_images(&self, p: &mut Particles) {
         let (n, m) = (p.n_owned, self.local_source.len());
-        assert!(p.packed.len() == p.len() && p.len() >= n + m);
+        assert!(p.len() >= n + m, "fewer ghosts than periodic images");
+        p.size_packed();
         let (x, ghost_x) = p.x.split_at_mut(n);
         let (v, ghost_v) = p.v.split_at_mut(n);
         let (w, ghost_w) = p.omega.split_at_mut(n);

@@ -388,11 +388,17 @@ impl Particles {
         self.refresh_packed_of(self.n_owned..self.len());
     }
 
+    /// Give [`Self::packed`] one image per entry (those it lacks zero,
+    /// until refreshed; a restart puts the particles back without them).
+    pub fn size_packed(&mut self) {
+        self.packed.room_for(self.len());
+        self.packed.resize(self.len(), DVec4::ZERO);
+    }
+
     /// Recompute [`Self::packed`] of the entries `range`, with room for
     /// every entry.
     pub fn refresh_packed_of(&mut self, range: std::ops::Range<usize>) {
-        self.packed.room_for(self.len());
-        self.packed.resize(self.len(), DVec4::ZERO);
+        self.size_packed();
         let (x, shift, radius, n) = (&self.x, &self.shift, &self.radius, self.n_owned);
         let first = range.start;
         (self.packed[range].par_iter_mut().enumerate())
