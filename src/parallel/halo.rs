@@ -206,7 +206,7 @@ impl Halo {
 
     /// The periodic images made on this rank: each copies its source's
     /// state and writes its packed image on the way, one pass over them
-    /// in parallel (the same bits as [`Particles::refresh_packed_ghosts`]:
+    /// in parallel (the same bits as [`Particles::refresh_packed_of`]:
     /// the image is `x + shift` of the copied `x`).
     fn copy_images(&self, p: &mut Particles) {
         let (n, m) = (p.n_owned, self.local_source.len());

@@ -70,7 +70,8 @@ pub struct Particles {
     /// Image position `x + shift` and radius of every entry, packed for the
     /// neighbour-candidate test of the force loop. Whoever moves entries
     /// refreshes theirs: the first half step the owned particles' as it
-    /// moves them, a halo update the ghosts' ([`Self::refresh_packed_ghosts`]),
+    /// moves them, a halo update the ghosts' as it copies them
+    /// ([`crate::parallel::halo::Halo::update`]),
     /// a rebuild or a restart the owned particles' it wraps, sorts or puts
     /// back ([`Self::refresh_packed_owned`]). Dropping the ghosts drops
     /// theirs, so new ghosts have none until refreshed.
@@ -381,11 +382,6 @@ impl Particles {
     /// them itself).
     pub fn refresh_packed_owned(&mut self) {
         self.refresh_packed_of(0..self.n_owned);
-    }
-
-    /// Recompute [`Self::packed`] of the ghosts (after a halo update).
-    pub fn refresh_packed_ghosts(&mut self) {
-        self.refresh_packed_of(self.n_owned..self.len());
     }
 
     /// Give [`Self::packed`] one image per entry (those it lacks zero,
