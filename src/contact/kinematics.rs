@@ -11,7 +11,7 @@
 //! [`rotate_into_plane`] and [`rotate_about_normal`].
 
 use crate::math::series::small_sin_cos;
-use crate::simd::lane::{F64x4, Lane, V3};
+use crate::simd::lane::{Lane, Lanes, V3};
 use glam::DVec3;
 
 /// The state of one body that a contact law reads.
@@ -95,7 +95,7 @@ impl PairBodies<f64> {
     }
 }
 
-impl PairBodies<F64x4> {
+impl<const N: usize> PairBodies<Lanes<N>> {
     /// Put a contact in lane `l` (as [`PairBodies::of`]).
     #[inline(always)]
     pub fn set_lane(&mut self, l: usize, [bi, bj]: [&Body; 2], d: DVec3, r: f64) {

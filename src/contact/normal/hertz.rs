@@ -14,7 +14,8 @@ use serde::Deserialize;
 /// `2 sqrt(5/6) β sqrt(S_n m*)`, `S_n = 2E* sqrt(R*δ)`, is identical).
 /// `E*` comes from the two materials,
 /// `1/E* = (1 − ν_a²)/E_a + (1 − ν_b²)/E_b`. The secant stiffness it hands
-/// on is `k_H sqrt(δ)`; the total force is clamped at 0 with `no_tension`.
+/// on is `k_H sqrt(δ) = (4/3) E* sqrt(R* δ)`, evaluated in that last form;
+/// the total force is clamped at 0 with `no_tension`.
 ///
 /// ```
 /// use gravel::contact::normal::{Hertz, NormalLaw};
@@ -79,11 +80,14 @@ impl Model for Hertz {
 impl NormalLaw for Hertz {
     #[inline(always)]
     fn force<T: Lane>(&self, k: &Kinematics<T>) -> NormalForce<T> {
-        let sqrt_delta = k.delta.sqrt();
-        let k_h = T::splat((4.0 / 3.0) * self.e_star) * k.r_eff.sqrt();
-        let secant = k_h * sqrt_delta;
+        // Two square roots: the Hertz contact radius `a = sqrt(R* δ)` (the
+        // same expression as Mindlin's stiffness, so one root serves both in
+        // a law that has the two), and `sqrt(k_H sqrt(δ) m*)`, which is
+        // `sqrt(k_H m*) δ^{1/4}`.
+        let contact_radius = (k.r_eff * k.delta).sqrt();
+        let secant = T::splat((4.0 / 3.0) * self.e_star) * contact_radius;
         let elastic = secant * k.delta;
-        let gamma = T::splat(5f64.sqrt() * self.beta) * (k_h * k.m_eff).sqrt() * sqrt_delta.sqrt();
+        let gamma = T::splat(5f64.sqrt() * self.beta) * (secant * k.m_eff).sqrt();
         damped(elastic, secant, gamma, self.no_tension, k)
     }
 

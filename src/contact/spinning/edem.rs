@@ -92,7 +92,7 @@ impl SpinningLaw for Edem {
         let rate = spin.abs();
         let coulomb =
             T::splat((2.0 / 3.0) * self.friction) * inp.normal_force.abs() * inp.disk_radius;
-        let stop = T::splat(SPIN_SAFETY) * rate * inp.min_inertia / T::splat(inp.dt);
+        let stop = T::splat(SPIN_SAFETY) * rate * inp.min_inertia * T::splat(1.0 / inp.dt);
         let magnitude = coulomb.min(stop);
         // ω̂_rel,n = sign(spin) n.
         let spun = rocking - n.scale(magnitude * spin.signum());

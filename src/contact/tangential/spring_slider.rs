@@ -198,7 +198,8 @@ impl TangentialLaw for SpringSlider {
         let f2 = f.length_squared();
         let slides = f2.gt(limit * limit);
         let capped = f.scale(limit / f2.sqrt());
-        let back = (-(capped + k.v_t.scale(gamma_t))).div_by(k_t);
+        // One division for the three components.
+        let back = (-(capped + k.v_t.scale(gamma_t))).scale(T::splat(1.0) / k_t);
         let slid = V3::select(k_t.gt(T::splat(0.0)), back, V3::zero());
         let xi = V3::select(slides, slid, xi);
         history[0] = xi.x;
