@@ -19,7 +19,7 @@ use gravel::parallel::comm::SerialComm;
 use gravel::parallel::grid::Decomposition;
 use gravel::parallel::halo::Halo;
 use gravel::sim::Simulation;
-use gravel::simd::lane::{F64x4, Lane};
+use gravel::simd::lane::{F64x4, F64x8, Lane, Lanes};
 use gravel::state::particles::{ParticleRecord, Particles};
 use std::hint::black_box;
 use std::path::Path;
@@ -160,20 +160,20 @@ fn bench_contact_laws(c: &mut Criterion) {
     group.finish();
 }
 
-/// Every group of four contacts once through `law`'s kernel over
-/// [`F64x4`]; the sum of forces and torques.
+/// Every group of `N` contacts once through `law`'s kernel over
+/// [`Lanes<N>`]; the sum of forces and torques.
 #[inline(always)]
-fn all_lanes(
+fn all_lanes<const N: usize>(
     law: &ContactLaw,
     dt: f64,
-    groups: &[PairBodies<F64x4>],
-    history: &mut [F64x4],
+    groups: &[PairBodies<Lanes<N>>],
+    history: &mut [Lanes<N>],
 ) -> f64 {
     let h = law.history_len();
     let inertia = bench_inertia();
     let inertia = ContactInertia {
-        rolling: F64x4::splat(inertia.rolling),
-        min: F64x4::splat(inertia.min),
+        rolling: Lanes::splat(inertia.rolling),
+        min: Lanes::splat(inertia.min),
     };
     let mut sum = 0.0;
     for (g, rec) in groups.iter().zip(history.chunks_exact_mut(h.max(1))) {
@@ -187,31 +187,41 @@ fn all_lanes(
 /// [`all_lanes`] compiled with AVX2.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-fn all_lanes_avx2(
+fn all_lanes_avx2<const N: usize>(
     law: &ContactLaw,
     dt: f64,
-    groups: &[PairBodies<F64x4>],
-    history: &mut [F64x4],
+    groups: &[PairBodies<Lanes<N>>],
+    history: &mut [Lanes<N>],
 ) -> f64 {
     all_lanes(law, dt, groups, history)
 }
 
-/// Each law over the same contacts four at a time, in the baseline build
-/// and, where the processor has it, the AVX2 build.
-fn bench_contact_lanes(c: &mut Criterion) {
-    let mut groups: Vec<PairBodies<F64x4>> = Vec::new();
-    for four in contact_bodies(CONTACTS).chunks_exact(4) {
+/// The bench contacts in groups of `N`.
+fn lane_groups<const N: usize>() -> Vec<PairBodies<Lanes<N>>> {
+    let mut groups = Vec::new();
+    for some in contact_bodies(CONTACTS).chunks_exact(N) {
         let mut g = PairBodies::default();
-        for (l, (bi, bj, d, r)) in four.iter().enumerate() {
+        for (l, (bi, bj, d, r)) in some.iter().enumerate() {
             g.set_lane(l, [bi, bj], *d, *r);
         }
         groups.push(g);
     }
+    groups
+}
+
+/// Each law over the same contacts four at a time, in the baseline build
+/// and, where the processor has it, the AVX2 build; and eight at a time
+/// (two groups of four side by side) in the AVX2 build.
+fn bench_contact_lanes(c: &mut Criterion) {
+    let groups: Vec<PairBodies<F64x4>> = lane_groups();
+    let eights: Vec<PairBodies<F64x8>> = lane_groups();
     let dt = 1e-6;
     let mut group = c.benchmark_group("contact");
     group.throughput(Throughput::Elements(CONTACTS as u64));
     for (name, law) in bench_laws() {
-        let mut history = vec![F64x4::default(); groups.len() * law.history_len().max(1)];
+        let h = law.history_len().max(1);
+        let mut history = vec![F64x4::default(); groups.len() * h];
+        let mut history8 = vec![F64x8::default(); eights.len() * h];
         group.bench_function(format!("{name}_4_lanes_baseline"), |b| {
             b.iter(|| black_box(all_lanes(&law, dt, &groups, &mut history)));
         });
@@ -220,6 +230,10 @@ fn bench_contact_lanes(c: &mut Criterion) {
             group.bench_function(format!("{name}_4_lanes_avx2"), |b| {
                 // SAFETY: the processor has AVX2.
                 b.iter(|| black_box(unsafe { all_lanes_avx2(&law, dt, &groups, &mut history) }));
+            });
+            group.bench_function(format!("{name}_8_lanes_avx2"), |b| {
+                // SAFETY: the processor has AVX2.
+                b.iter(|| black_box(unsafe { all_lanes_avx2(&law, dt, &eights, &mut history8) }));
             });
         }
     }

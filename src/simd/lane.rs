@@ -140,19 +140,44 @@ impl Lane for f64 {
     }
 }
 
-/// Four `f64` lanes.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
+/// `N` `f64` lanes: [`F64x4`] (one 256-bit register with AVX2) and
+/// [`F64x8`] (two groups of four side by side, so that the processor can
+/// work on one while the other waits on a division or a root).
+#[derive(Debug, Clone, Copy, PartialEq)]
 #[repr(C, align(32))]
-pub struct F64x4(pub [f64; 4]);
+pub struct Lanes<const N: usize>(pub [f64; N]);
 
-/// Four truth values, one per lane of an [`F64x4`], as the comparison
+/// Four `f64` lanes.
+pub type F64x4 = Lanes<4>;
+
+/// Eight `f64` lanes.
+pub type F64x8 = Lanes<8>;
+
+impl<const N: usize> Default for Lanes<N> {
+    #[inline(always)]
+    fn default() -> Self {
+        Lanes([0.0; N])
+    }
+}
+
+/// `N` truth values, one per lane of a [`Lanes`], as the comparison
 /// instructions give them: all 64 bits set (true) or clear (false), so
 /// that a select is a bitwise blend.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(C, align(32))]
-pub struct M4(pub [u64; 4]);
+pub struct Mask<const N: usize>(pub [u64; N]);
 
-impl M4 {
+/// The mask of [`F64x4`].
+pub type M4 = Mask<4>;
+
+impl<const N: usize> Default for Mask<N> {
+    #[inline(always)]
+    fn default() -> Self {
+        Mask([0; N])
+    }
+}
+
+impl<const N: usize> Mask<N> {
     /// Lane `l`.
     #[inline(always)]
     pub fn get(self, l: usize) -> bool {
@@ -160,32 +185,28 @@ impl M4 {
     }
 }
 
-impl F64x4 {
+impl<const N: usize> Lanes<N> {
     #[inline(always)]
     fn zip(self, other: Self, f: impl Fn(f64, f64) -> f64) -> Self {
         let (a, b) = (self.0, other.0);
-        F64x4([f(a[0], b[0]), f(a[1], b[1]), f(a[2], b[2]), f(a[3], b[3])])
+        Lanes(std::array::from_fn(|l| f(a[l], b[l])))
     }
 
     #[inline(always)]
-    fn test(self, other: Self, f: impl Fn(f64, f64) -> bool) -> M4 {
+    fn test(self, other: Self, f: impl Fn(f64, f64) -> bool) -> Mask<N> {
         let (a, b) = (self.0, other.0);
-        let m = |t: bool| (t as u64).wrapping_neg();
-        M4([
-            m(f(a[0], b[0])),
-            m(f(a[1], b[1])),
-            m(f(a[2], b[2])),
-            m(f(a[3], b[3])),
-        ])
+        Mask(std::array::from_fn(|l| {
+            (f(a[l], b[l]) as u64).wrapping_neg()
+        }))
     }
 }
 
 macro_rules! lane_wise {
     ($($op:ident $method:ident),*) => {$(
-        impl $op for F64x4 {
-            type Output = F64x4;
+        impl<const N: usize> $op for Lanes<N> {
+            type Output = Lanes<N>;
             #[inline(always)]
-            fn $method(self, other: F64x4) -> F64x4 {
+            fn $method(self, other: Lanes<N>) -> Lanes<N> {
                 self.zip(other, |a, b| $op::$method(a, b))
             }
         }
@@ -193,48 +214,48 @@ macro_rules! lane_wise {
 }
 lane_wise!(Add add, Sub sub, Mul mul, Div div);
 
-impl Neg for F64x4 {
-    type Output = F64x4;
+impl<const N: usize> Neg for Lanes<N> {
+    type Output = Lanes<N>;
     #[inline(always)]
-    fn neg(self) -> F64x4 {
+    fn neg(self) -> Lanes<N> {
         self.map(|a| -a)
     }
 }
 
-impl BitAnd for M4 {
-    type Output = M4;
+impl<const N: usize> BitAnd for Mask<N> {
+    type Output = Mask<N>;
     #[inline(always)]
-    fn bitand(self, o: M4) -> M4 {
-        M4(std::array::from_fn(|l| self.0[l] & o.0[l]))
+    fn bitand(self, o: Mask<N>) -> Mask<N> {
+        Mask(std::array::from_fn(|l| self.0[l] & o.0[l]))
     }
 }
 
-impl BitOr for M4 {
-    type Output = M4;
+impl<const N: usize> BitOr for Mask<N> {
+    type Output = Mask<N>;
     #[inline(always)]
-    fn bitor(self, o: M4) -> M4 {
-        M4(std::array::from_fn(|l| self.0[l] | o.0[l]))
+    fn bitor(self, o: Mask<N>) -> Mask<N> {
+        Mask(std::array::from_fn(|l| self.0[l] | o.0[l]))
     }
 }
 
-impl Not for M4 {
-    type Output = M4;
+impl<const N: usize> Not for Mask<N> {
+    type Output = Mask<N>;
     #[inline(always)]
-    fn not(self) -> M4 {
-        M4(self.0.map(|m| !m))
+    fn not(self) -> Mask<N> {
+        Mask(self.0.map(|m| !m))
     }
 }
 
-impl Lane for F64x4 {
-    type Mask = M4;
-    const LANES: usize = 4;
+impl<const N: usize> Lane for Lanes<N> {
+    type Mask = Mask<N>;
+    const LANES: usize = N;
     #[inline(always)]
     fn splat(x: f64) -> Self {
-        F64x4([x; 4])
+        Lanes([x; N])
     }
     #[inline(always)]
     fn map(self, f: impl Fn(f64) -> f64) -> Self {
-        F64x4([f(self.0[0]), f(self.0[1]), f(self.0[2]), f(self.0[3])])
+        Lanes(self.0.map(f))
     }
     #[inline(always)]
     fn sqrt(self) -> Self {
@@ -249,36 +270,35 @@ impl Lane for F64x4 {
         self.map(f64::signum)
     }
     #[inline(always)]
-    fn lt(self, other: Self) -> M4 {
+    fn lt(self, other: Self) -> Mask<N> {
         self.test(other, |a, b| a < b)
     }
     #[inline(always)]
-    fn gt(self, other: Self) -> M4 {
+    fn gt(self, other: Self) -> Mask<N> {
         self.test(other, |a, b| a > b)
     }
     #[inline(always)]
-    fn le(self, other: Self) -> M4 {
+    fn le(self, other: Self) -> Mask<N> {
         self.test(other, |a, b| a <= b)
     }
     #[inline(always)]
-    fn eq(self, other: Self) -> M4 {
+    fn eq(self, other: Self) -> Mask<N> {
         self.test(other, |a, b| a == b)
     }
     #[inline(always)]
-    fn is_finite(self) -> M4 {
-        M4(self.0.map(|x| (x.is_finite() as u64).wrapping_neg()))
+    fn is_finite(self) -> Mask<N> {
+        Mask(self.0.map(|x| (x.is_finite() as u64).wrapping_neg()))
     }
     #[inline(always)]
-    fn select(mask: M4, a: Self, b: Self) -> Self {
-        let blend = |l: usize| {
+    fn select(mask: Mask<N>, a: Self, b: Self) -> Self {
+        Lanes(std::array::from_fn(|l| {
             let m = mask.0[l];
             f64::from_bits((a.0[l].to_bits() & m) | (b.0[l].to_bits() & !m))
-        };
-        F64x4([blend(0), blend(1), blend(2), blend(3)])
+        }))
     }
     #[inline(always)]
-    fn any(mask: M4) -> bool {
-        (mask.0[0] | mask.0[1] | mask.0[2] | mask.0[3]) != 0
+    fn any(mask: Mask<N>) -> bool {
+        mask.0.iter().fold(0, |a, &m| a | m) != 0
     }
     #[inline(always)]
     fn lane(self, l: usize) -> f64 {
@@ -413,7 +433,7 @@ impl From<V3<f64>> for glam::DVec3 {
     }
 }
 
-impl V3<F64x4> {
+impl<const N: usize> V3<Lanes<N>> {
     /// Lane `l` as a `DVec3`.
     #[inline(always)]
     pub fn lane(self, l: usize) -> glam::DVec3 {
@@ -455,7 +475,7 @@ mod tests {
     fn four_lanes_give_each_lane_the_f64_bits() {
         let xs = [0.3, -2.0, 0.0, f64::NAN];
         let ys = [1.0 / 7.0, 3.5, -0.0, 2.0];
-        let (a, b) = (F64x4(xs), F64x4(ys));
+        let (a, b) = (Lanes(xs), Lanes(ys));
         for l in 0..4 {
             let (x, y) = (xs[l], ys[l]);
             // The same bits, or both NaN (whose sign and payload the
