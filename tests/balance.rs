@@ -218,9 +218,16 @@ fn a_heap_on_4_ranks_is_balanced_and_the_same_bits_on_1_to_4_ranks() {
         found.expect("an imbalance column").1
     };
     assert!(column(&one).iter().all(|&v| v == 1.0));
+    // The last row follows the last check by up to 500 steps of the
+    // settling heap: allow the tolerance (1.1) plus four particles
+    // crossing a cut, each 4/n of the mean of n/4 per rank.
     let late = column(&four);
     let last = *late.last().unwrap();
-    assert!(last > 1.0 && last <= 1.1, "final thermo imbalance {last}");
+    let drift = 4.0 * 4.0 / n as f64;
+    assert!(
+        last > 1.0 && last <= 1.1 + drift,
+        "final thermo imbalance {last} (tolerance 1.1, drift {drift:.4})"
+    );
     let worst = column(&unbalanced).into_iter().fold(0.0, f64::max);
     assert!(worst > 1.7, "unbalanced thermo imbalance at most {worst}");
 
