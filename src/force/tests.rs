@@ -2,7 +2,9 @@
 //! general path, the id-ordered sums, the filter packing, and opened contacts.
 
 use super::*;
-use crate::contact::normal::{Hooke, HookeDamping};
+use crate::contact::normal::{Hertz, Hooke, HookeDamping};
+use crate::contact::rolling::{Epsd, TypeC};
+use crate::contact::spinning::Edem;
 use crate::contact::tangential::{SpringSlider, TangentialStiffness};
 use crate::contact::ContactLaw;
 use crate::contact::Kinematics;
@@ -158,9 +160,66 @@ fn bits(v: &[DVec3]) -> Vec<[u64; 3]> {
     v.iter().map(|x| x.to_array().map(f64::to_bits)).collect()
 }
 
+/// The dense pack's law (Hertz, Mindlin spring-slider, EPSD rolling with
+/// torsion, EDEM spinning) with `hertz`'s tangential stiffness linear
+/// instead where `mindlin` is false, and without couples where `couples`
+/// is false (the pour's law).
+fn hertz_spring(mindlin: bool, couples: bool) -> ContactLaw {
+    let stiffness = if mindlin {
+        TangentialStiffness::Mindlin { g_star: 1.2e6 }
+    } else {
+        TangentialStiffness::Linear { ratio: 2.0 / 7.0 }
+    };
+    ContactLaw {
+        normal: NormalModel::from(Hertz {
+            e_star: 3.0e6,
+            beta: 0.3,
+            no_tension: false,
+        }),
+        tangential: TangentialModel::SpringSlider(SpringSlider {
+            friction: 0.5,
+            stiffness,
+            damping_ratio: 0.0,
+        }),
+        stochastic: None,
+        rolling: couples.then(|| {
+            Epsd {
+                torsion_torque: true,
+                ..Epsd::new(0.1, 0.3)
+            }
+            .into()
+        }),
+        spinning: couples.then_some(Edem { friction: 0.5 }.into()),
+    }
+}
+
+/// Every lane evaluator of [`pairs::pass_one`] (eight lanes for the chute's
+/// and the pour's laws, four for the dense pack's and for a law left to
+/// run time, Type C rolling here), whose groups' last lanes are partly
+/// filled, against the one-contact path: the same forces, torques and
+/// history to the bit over a few steps.
 #[test]
 fn specialised_kernels_give_the_bits_of_the_general_path() {
-    for law in [hooke_spring(false), hooke_spring(true)] {
+    let type_c = ContactLaw {
+        rolling: Some(
+            TypeC {
+                friction: 0.2,
+                damping: 0.5,
+                stiffness_factor: 1.5,
+                rolling_radius: None,
+            }
+            .into(),
+        ),
+        ..hooke_spring(true)
+    };
+    let laws = [
+        hooke_spring(false),
+        hooke_spring(true),
+        hertz_spring(false, false),
+        hertz_spring(true, true),
+        type_c,
+    ];
+    for law in laws {
         let (f1, t1, h1) = run(&table(law, 1), 5);
         let (f2, t2, h2) = run(&table(law, 2), 5);
         assert_eq!(bits(&f1), bits(&f2));
