@@ -374,16 +374,6 @@ impl<T: Lane> V3<T> {
         }
     }
 
-    /// `a / s` (each component divided, as `DVec3 / f64`).
-    #[inline(always)]
-    pub fn div_by(self, s: T) -> Self {
-        V3 {
-            x: self.x / s,
-            y: self.y / s,
-            z: self.z / s,
-        }
-    }
-
     /// `if mask { a } else { b }` per lane.
     #[inline(always)]
     pub fn select(mask: T::Mask, a: Self, b: Self) -> Self {
@@ -466,7 +456,6 @@ mod tests {
         assert_eq!(va.dot(vb).to_bits(), a.dot(b).to_bits());
         assert_eq!(bits(va.cross(vb).into()), bits(a.cross(b)));
         assert_eq!(bits(va.scale(0.3).into()), bits(0.3 * a));
-        assert_eq!(bits(va.div_by(0.3).into()), bits(a / 0.3));
         assert_eq!(va.length().to_bits(), a.length().to_bits());
         assert_eq!(bits((va - vb + -va).into()), bits(a - b + -a));
     }
