@@ -4,6 +4,12 @@
 //! forces at the new positions, evaluated with the half-step velocities
 //! `v(t+½Δt)`, `ω(t+½Δt)` (as LAMMPS' `nve/sphere` does); then
 //! `v += ½Δt F/m`, `ω += ½Δt τ/I` ([`kick`]). Frozen particles never move.
+//!
+//! The second half kick may be deferred to the next step's first pass
+//! ([`kick_drift`] with `deferred_kick`), which then gives the two half
+//! kicks one after the other, the same operations in the same order as
+//! two passes (so the same bits), in one pass over the particles instead
+//! of two; nothing may read the velocities in between.
 
 pub mod timestep;
 
@@ -49,8 +55,16 @@ pub struct DriftScan {
 /// displacement from `x_ref` and flags particles that went bad. Refreshes
 /// the owned particles' [`Particles::packed`] images on the way (an owned
 /// particle's shift is zero: its image is `x` itself), whose radii it keeps
-/// (they are written whole at every rebuild, or here when missing).
-pub fn kick_drift(p: &mut Particles, dt: f64, x_ref: &[DVec3], domain: &Domain) -> DriftScan {
+/// (they are written whole at every rebuild, or here when missing). With
+/// `deferred_kick`, the last step's second half kick ([`kick`], which was
+/// not given) comes first, with the forces it would have read.
+pub fn kick_drift(
+    p: &mut Particles,
+    dt: f64,
+    x_ref: &[DVec3],
+    domain: &Domain,
+    deferred_kick: bool,
+) -> DriftScan {
     let n = p.n_owned;
     if p.packed.len() < n {
         p.refresh_packed();
@@ -89,7 +103,12 @@ pub fn kick_drift(p: &mut Particles, dt: f64, x_ref: &[DVec3], domain: &Domain) 
                 id: &id[r.clone()],
                 x_ref: &x_ref[r.clone()],
             };
-            drift_block(r.start, (x, v, w, packed), &inputs, (dt, lo, hi))
+            let out = (x, v, w, packed);
+            if deferred_kick {
+                drift_block::<true>(r.start, out, &inputs, (dt, lo, hi))
+            } else {
+                drift_block::<false>(r.start, out, &inputs, (dt, lo, hi))
+            }
         })
         .reduce(
             || DriftScan {
@@ -125,20 +144,23 @@ type DriftOut<'a> = (
 );
 
 /// [`kick_drift`] over one block starting at local index `base`, in the
-/// build for the run's instruction set ([`crate::simd::isa`]).
-fn drift_block(
+/// build for the run's instruction set ([`crate::simd::isa`]), with the
+/// deferred half kick first if `DEFERRED`.
+fn drift_block<const DEFERRED: bool>(
     base: usize,
     out: DriftOut,
     a: &DriftInputs,
     bounds: (f64, DVec3, DVec3),
 ) -> DriftScan {
-    in_best_build!(drift_block_avx2, || drift_block_body(base, out, a, bounds))
+    in_best_build!(drift_block_avx2, || drift_block_body::<DEFERRED>(
+        base, out, a, bounds
+    ))
 }
 
 /// The body of [`drift_block`]; every slice is cut to the block's length
 /// first, so the loop indexes without bound tests.
 #[inline(always)]
-fn drift_block_body(
+fn drift_block_body<const DEFERRED: bool>(
     base: usize,
     (x, v, w, packed): DriftOut,
     a: &DriftInputs,
@@ -157,7 +179,11 @@ fn drift_block_body(
         // The step's displacement, read only (the same product the drift adds).
         let mut step2 = 0.0;
         if !frozen[k] {
-            half_kick((&mut v[k], &mut w[k]), (f[k], t[k]), (im[k], ii[k]), half);
+            let (loads, inverse) = ((f[k], t[k]), (im[k], ii[k]));
+            if DEFERRED {
+                half_kick((&mut v[k], &mut w[k]), loads, inverse, half);
+            }
+            half_kick((&mut v[k], &mut w[k]), loads, inverse, half);
             let dx = dt * v[k];
             x[k] += dx;
             step2 = dx.length_squared();
@@ -321,7 +347,7 @@ mod tests {
         p.force[0] = DVec3::new(2.0, 0.0, -4.0);
         p.torque[0] = DVec3::new(0.0, 1.0, 0.0);
         p.force[3] = DVec3::splat(9.0);
-        let scan = kick_drift(&mut p, dt, &x_ref, &DOMAIN);
+        let scan = kick_drift(&mut p, dt, &x_ref, &DOMAIN, false);
         // v = ½Δt F/m, x = x0 + Δt v, ω = ½Δt τ/I with I = 0.4 m R².
         assert_eq!(p.v[0], DVec3::new(0.1, 0.0, -0.2));
         assert_eq!(p.x[0], DVec3::new(2.0 + 0.1 * 0.1, 5.0, 5.0 - 0.1 * 0.2));
@@ -333,6 +359,39 @@ mod tests {
         }
         assert_eq!(scan.bad, None);
         assert_eq!(scan.max_disp2, (p.x[0] - x_ref[0]).length_squared());
+    }
+
+    #[test]
+    fn a_deferred_kick_gives_the_bits_of_the_two_passes() {
+        // Forces and velocities whose sums round: the fused pass must give
+        // the second half kick, then the first, in the passes' order.
+        let (mut two_passes, x_ref) = spheres();
+        for k in 0..4 {
+            let s = 0.1 + k as f64 / 3.0;
+            two_passes.v[k] = DVec3::new(s, -s / 7.0, 1.0 / 3.0);
+            two_passes.omega[k] = DVec3::new(-s / 11.0, 0.3, s);
+            two_passes.force[k] = DVec3::new(1.0 / 3.0, -s, 2.0 / 7.0);
+            two_passes.torque[k] = DVec3::new(s / 13.0, 0.7, -0.1);
+        }
+        let start = two_passes.clone();
+        let mut one_pass = start.clone();
+        let dt = 0.1;
+        kick(&mut two_passes, dt);
+        let a = kick_drift(&mut two_passes, dt, &x_ref, &DOMAIN, false);
+        let b = kick_drift(&mut one_pass, dt, &x_ref, &DOMAIN, true);
+        assert_eq!(a, b);
+        for k in 0..4 {
+            let bits = |p: &Particles| {
+                [p.x[k], p.v[k], p.omega[k]].map(|q| q.to_array().map(f64::to_bits))
+            };
+            assert_eq!(bits(&one_pass), bits(&two_passes), "particle {k}");
+        }
+        // The frozen sphere never moves; a mobile one got both half kicks
+        // (one kick alone would leave it slower).
+        assert_eq!(one_pass.x[3], x_ref[3]);
+        let mut once = start;
+        kick_drift(&mut once, dt, &x_ref, &DOMAIN, false);
+        assert_ne!(once.v[0], one_pass.v[0]);
     }
 
     #[test]
@@ -349,14 +408,14 @@ mod tests {
         for (k, spoil) in cases {
             let (mut p, x_ref) = spheres();
             spoil(&mut p);
-            let scan = kick_drift(&mut p, 0.1, &x_ref, &DOMAIN);
+            let scan = kick_drift(&mut p, 0.1, &x_ref, &DOMAIN, false);
             assert_eq!(scan.bad, Some((k, p.id[k])), "case {k}");
         }
         let (mut p, x_ref) = spheres();
         for k in 0..3 {
             p.v[k].z = -100.0;
         }
-        let scan = kick_drift(&mut p, 0.1, &x_ref, &DOMAIN);
+        let scan = kick_drift(&mut p, 0.1, &x_ref, &DOMAIN, false);
         assert_eq!(scan.bad, Some((1, 3)), "the lowest id of three");
     }
 
@@ -368,16 +427,16 @@ mod tests {
         let (mut p, x_ref) = spheres();
         p.v[1].x = 2.5; // exactly 0.25 per step: allowed
         p.v[2].y = -2.4;
-        let scan = kick_drift(&mut p, dt, &x_ref, &DOMAIN);
+        let scan = kick_drift(&mut p, dt, &x_ref, &DOMAIN, false);
         assert_eq!(scan.bad, None);
         let (mut p, x_ref) = spheres();
         p.v[2].x = 2.6;
-        let scan = kick_drift(&mut p, dt, &x_ref, &DOMAIN);
+        let scan = kick_drift(&mut p, dt, &x_ref, &DOMAIN, false);
         assert_eq!(scan.bad, Some((2, 5)));
         // A frozen particle never moves, whatever its velocity says.
         let (mut p, x_ref) = spheres();
         p.v[3].x = 1e4;
-        let scan = kick_drift(&mut p, dt, &x_ref, &DOMAIN);
+        let scan = kick_drift(&mut p, dt, &x_ref, &DOMAIN, false);
         assert_eq!(scan.bad, None);
     }
 }

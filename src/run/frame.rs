@@ -23,6 +23,7 @@ pub(super) struct SimFrame<'a> {
 impl<'a> SimFrame<'a> {
     /// The frame of `sim`'s current step with the vector `fields` named.
     pub(super) fn new(sim: &'a Simulation, fields: &'a [String]) -> Self {
+        sim.assert_settled("the frame");
         let p = &sim.particles;
         let mut order: Vec<usize> = (0..p.n_owned).collect();
         order.sort_unstable_by_key(|&k| p.id[k]);

@@ -209,8 +209,15 @@ fn drive(
     let comm_before = sim.timers.comm;
     let start = Instant::now();
     while sim.step < total {
+        let next = sim.step + 1;
         // The wall loads only where a row will read them.
-        sim.keep_loads = out.reads_loads(sim.step + 1, total);
+        sim.keep_loads = out.reads_loads(next, total);
+        // The second half kick waits for the next step's first pass where
+        // nothing after this step reads the velocities.
+        let checkpoint_due = ckpt_every > 0 && next % ckpt_every == 0;
+        let dump_due =
+            opts.dump_state.is_some() && opts.dump_every > 0 && next % opts.dump_every == 0;
+        sim.defer_kick = !(out.reads_state(next, total) || checkpoint_due || dump_due);
         if let Err(e) = sim.step() {
             progress.finish();
             out.flush()?;
@@ -575,6 +582,20 @@ impl Output {
             || self.lists.iter().any(|(_, every)| step % every == 0)
     }
 
+    /// Whether [`Self::record`] reads the state at `step`: a thermo row, a
+    /// diagnostic's sample or row, a contact list or a frame is due (the
+    /// last step always has a frame and a thermo row).
+    fn reads_state(&self, step: u64, total: u64) -> bool {
+        self.reads_loads(step, total)
+            || self.tables.iter().any(|b| b.writes_at(step))
+            || self.frame_due(step, total)
+    }
+
+    /// Whether a frame is due at `step` (the last step always has one).
+    fn frame_due(&self, step: u64, total: u64) -> bool {
+        (self.every > 0 && step % self.every == 0) || step == total
+    }
+
     /// Whether a thermo row is due at `step` (the last step always has one).
     fn thermo_due(&self, step: u64, total: u64) -> bool {
         step % self.thermo_every == 0 || step == total
@@ -583,7 +604,6 @@ impl Output {
     /// Write what is due at the current step (the last step always gets a frame and a thermo row).
     fn record(&mut self, sim: &Simulation, total: u64) -> Result<()> {
         let step = sim.step;
-        let last = step == total;
         if self.thermo_due(step, total) {
             let thermo = sim.thermo();
             if let Some(f) = &mut self.file {
@@ -630,7 +650,7 @@ impl Output {
                 }
             }
         }
-        if (self.every > 0 && step % self.every == 0) || last {
+        if self.frame_due(step, total) {
             self.frame(sim)?;
         }
         Ok(())

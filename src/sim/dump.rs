@@ -8,6 +8,7 @@ use glam::DVec3;
 impl Simulation {
     /// Owned particles sorted by id: `(id, x, v, ω)`, for comparisons and output.
     pub fn state_by_id(&self) -> Vec<(u64, DVec3, DVec3, DVec3)> {
+        self.assert_settled("the state by id");
         let p = &self.particles;
         let mut v: Vec<_> = (0..p.n_owned)
             .map(|k| (p.id[k], p.x[k], p.v[k], p.omega[k]))
@@ -51,6 +52,7 @@ impl Simulation {
     /// sorted. Bitwise-identical runs give identical dumps whatever their
     /// rank and thread counts. Collective.
     pub fn dump_state(&self) -> Option<String> {
+        self.assert_settled("the state dump");
         let hex = |v: &[f64]| -> String {
             v.iter()
                 .map(|x| format!("{:016x}", x.to_bits()))

@@ -5,9 +5,10 @@
 //! displacement scan), `insert` (pouring), `neighbor` (a rebuild when any
 //! particle anywhere moved more than half the skin or particles were
 //! inserted — a global decision — else a halo update), `force`, `integrate`
-//! (second half kick). Particles in an outlet, or out through an open face
-//! under `lost = "delete"`, are deleted right after the drift ([`delete`]),
-//! which forces a rebuild. Checkpoints go through [`restart`], comparisons of
+//! (second half kick, or none when the run defers it to the next step's
+//! first pass: [`Simulation::defer_kick`]). Particles in an outlet, or out
+//! through an open face under `lost = "delete"`, are deleted right after the
+//! drift ([`delete`]), which forces a rebuild. Checkpoints go through [`restart`], comparisons of
 //! exact bits through [`dump`].
 //!
 //! A rebuild wraps positions at periodic boundaries, migrates particles that
@@ -85,6 +86,16 @@ pub struct Simulation {
     /// Whether the force stage keeps the wall loads (the run sets it for
     /// the steps whose diagnostics read them).
     pub keep_loads: bool,
+    /// Whether a step may leave its second half kick to the next step's
+    /// first pass ([`crate::integrate::kick_drift`]'s deferred kick: one pass over
+    /// the particles fewer, the same bits). The run sets it for the steps
+    /// after which nothing reads the velocities; readers of the state
+    /// ([`Self::view`], [`Self::rows`], [`Self::dump_state`],
+    /// [`Self::state_by_id`], the output's frames) refuse a state whose kick
+    /// is pending.
+    pub defer_kick: bool,
+    /// Whether the last step's second half kick is still to be given.
+    kick_pending: bool,
     /// Dynamic load balancing: its settings, state and log.
     pub balancer: Balancer,
     comm: Box<dyn Comm>,
@@ -255,6 +266,8 @@ impl Simulation {
             wall_loads: force::WallLoads::default(),
             near_walls: force::NearWalls::default(),
             keep_loads: true,
+            defer_kick: false,
+            kick_pending: false,
             balancer,
             comm,
         };
@@ -327,8 +340,20 @@ impl Simulation {
         self.halo.len()
     }
 
+    /// Panics with `reader` named if the last step's second half kick is
+    /// pending ([`Self::defer_kick`]): the velocities are not yet those of
+    /// the step's end.
+    pub(crate) fn assert_settled(&self, reader: &str) {
+        assert!(
+            !self.kick_pending,
+            "{reader} read the state of step {} before its second half kick",
+            self.step
+        );
+    }
+
     /// What the diagnostics read of the current state.
     pub fn view(&self) -> diagnostics::View<'_> {
+        self.assert_settled("the diagnostics");
         // Loads of this step's force stage: it came after this step's
         // rebuild, if any, so the share slots hold its pair forces too (a
         // restart's state has none: it restores forces, not contacts).

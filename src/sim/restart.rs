@@ -80,6 +80,7 @@ impl Simulation {
     /// This rank's rows, read from the particle arrays, the neighbour list
     /// and the wall history in id order (see [`StateRows`]).
     pub fn rows(&self) -> LiveRows<'_> {
+        self.assert_settled("the checkpoint");
         LiveRows::new(self)
     }
 
@@ -282,6 +283,8 @@ impl Simulation {
             wall_loads: force::WallLoads::default(),
             near_walls,
             keep_loads: true,
+            defer_kick: false,
+            kick_pending: false,
             balancer,
             comm,
         };

@@ -25,7 +25,8 @@ impl Simulation {
     /// Advance one time step: the stages [`Stage::Integrate`] (first half
     /// kick and drift, and the deletions they call for), [`Stage::Insert`],
     /// [`Stage::Neighbor`], [`Stage::Force`] and [`Stage::Integrate`]
-    /// (second half kick), each timed. Collective.
+    /// (second half kick, unless [`Self::defer_kick`] leaves it to the
+    /// next step's first pass), each timed. Collective.
     pub fn step(&mut self) -> Result<()> {
         let mut clock = Lap::start();
         let (max_disp2, mut carried) = self.first_half()?;
@@ -47,12 +48,17 @@ impl Simulation {
         self.timers.add(Stage::Neighbor, clock.lap());
         self.compute_forces();
         self.timers.add(Stage::Force, clock.lap());
-        integrate::kick(&mut self.particles, self.setup.dt);
+        if self.defer_kick {
+            self.kick_pending = true;
+        } else {
+            integrate::kick(&mut self.particles, self.setup.dt);
+        }
         self.timers.add(Stage::Integrate, clock.lap());
         Ok(())
     }
 
-    /// The first half step: half kick and drift of every owned particle,
+    /// The first half step: half kick (after the last step's second, if it
+    /// was deferred) and drift of every owned particle,
     /// the particles to delete ([`Self::doomed`]), then one reduction that
     /// finds the lowest bad id anywhere (non-finite, too fast for the step,
     /// or out of the box through an open side under `lost = "error"`), the
@@ -71,7 +77,9 @@ impl Simulation {
                 ..self.setup.domain
             },
         };
-        let scan = integrate::kick_drift(&mut self.particles, self.setup.dt, &self.x_ref, &bounds);
+        let deferred = std::mem::take(&mut self.kick_pending);
+        let (p, dt) = (&mut self.particles, self.setup.dt);
+        let scan = integrate::kick_drift(p, dt, &self.x_ref, &bounds, deferred);
         let doomed = self.doomed();
         // One reduction decides all three: the lowest bad id (as MAX − id,
         // so the maximum wins; 0 = none), the largest displacement (its
