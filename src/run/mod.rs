@@ -207,6 +207,10 @@ fn drive(
     // Communication of the set-up (first migration, halo, insertion) is
     // outside the timed loop: the share printed is of the loop's time.
     let comm_before = sim.timers.comm;
+    // The periodic checkpoints and state dumps between the steps (the
+    // last step's are written after the loop).
+    let checkpoint_due = |step: u64| ckpt_every > 0 && step % ckpt_every == 0 && step < total;
+    let dump_due = |step: u64| opts.dump_every > 0 && step % opts.dump_every == 0;
     let start = Instant::now();
     while sim.step < total {
         let next = sim.step + 1;
@@ -214,10 +218,9 @@ fn drive(
         sim.keep_loads = out.reads_loads(next, total);
         // The second half kick waits for the next step's first pass where
         // nothing after this step reads the velocities.
-        let checkpoint_due = ckpt_every > 0 && next % ckpt_every == 0;
-        let dump_due =
-            opts.dump_state.is_some() && opts.dump_every > 0 && next % opts.dump_every == 0;
-        sim.defer_kick = !(out.reads_state(next, total) || checkpoint_due || dump_due);
+        sim.defer_kick = !(out.reads_state(next, total)
+            || checkpoint_due(next)
+            || (opts.dump_state.is_some() && dump_due(next)));
         if let Err(e) = sim.step() {
             progress.finish();
             out.flush()?;
@@ -232,7 +235,7 @@ fn drive(
         // The step's rows were their only readers: not held through a
         // checkpoint (48 B a wall and owned particle).
         sim.wall_loads.release();
-        if ckpt_every > 0 && sim.step % ckpt_every == 0 && sim.step < total {
+        if checkpoint_due(sim.step) {
             write_checkpoint(&sim, &mut out, &ckpt_path)?;
         }
         progress.tick(
@@ -242,7 +245,7 @@ fn drive(
             out.last.as_ref(),
         );
         if let Some(path) = &opts.dump_state {
-            if opts.dump_every > 0 && sim.step % opts.dump_every == 0 {
+            if dump_due(sim.step) {
                 let mut name = path.clone().into_os_string();
                 name.push(format!(".{:09}", sim.step));
                 write_dump(&sim, &PathBuf::from(name))?;

@@ -8,8 +8,8 @@
 //! (second half kick, or none when the run defers it to the next step's
 //! first pass: [`Simulation::defer_kick`]). Particles in an outlet, or out
 //! through an open face under `lost = "delete"`, are deleted right after the
-//! drift ([`delete`]), which forces a rebuild. Checkpoints go through [`restart`], comparisons of
-//! exact bits through [`dump`].
+//! drift ([`delete`]), which forces a rebuild. Checkpoints go through
+//! [`restart`], comparisons of exact bits through [`dump`].
 //!
 //! A rebuild wraps positions at periodic boundaries, migrates particles that
 //! left this rank's subdomain to their new owner together with their contact
@@ -87,12 +87,12 @@ pub struct Simulation {
     /// the steps whose diagnostics read them).
     pub keep_loads: bool,
     /// Whether a step may leave its second half kick to the next step's
-    /// first pass ([`crate::integrate::kick_drift`]'s deferred kick: one pass over
-    /// the particles fewer, the same bits). The run sets it for the steps
-    /// after which nothing reads the velocities; readers of the state
-    /// ([`Self::view`], [`Self::rows`], [`Self::dump_state`],
-    /// [`Self::state_by_id`], the output's frames) refuse a state whose kick
-    /// is pending.
+    /// first pass ([`crate::integrate::kick_drift`]'s deferred kick: one
+    /// pass over the particles fewer, the same bits). The run sets it for
+    /// the steps after which nothing reads the velocities; readers of the
+    /// state ([`Self::view`], [`Self::rows`], [`Self::dump_state`],
+    /// [`Self::state_by_id`], the output's frames) refuse a state whose
+    /// kick is pending.
     pub defer_kick: bool,
     /// Whether the last step's second half kick is still to be given.
     kick_pending: bool,
