@@ -26,8 +26,10 @@ use crate::state::room::{refill, split_chunks, starts_from, Room};
 use glam::DVec3;
 pub use near_walls::NearWalls;
 use rayon::prelude::*;
-use shares::{RunEntries, ShareSlots};
-use stage::{RunOut, Stage};
+use shares::ShareSlots;
+use stage::{BlockParts, ClaimedBlocks, Stage};
+use std::ops::Range;
+use std::sync::Mutex;
 
 /// Run-constant inputs of the force stage.
 #[derive(Debug, Clone, Copy)]
@@ -63,6 +65,16 @@ const PARTICLE_WORK: usize = 6;
 /// about 180; below the pack's weight, the cut still follows its
 /// contacts, which outweigh its jobs many times.
 const CONTACT_WORK: usize = 24;
+
+/// The number of runs a force stage cuts its blocks into: one per thread
+/// (a test may ask for more, so that a thread takes other runs' blocks).
+fn run_count() -> usize {
+    #[cfg(test)]
+    if let Some(runs) = tests::FORCED_RUNS.with(std::cell::Cell::get) {
+        return runs;
+    }
+    rayon::current_num_threads()
+}
 
 /// `n_blocks` blocks cut into at most `runs` contiguous, non-empty runs
 /// `(start, end)` of about equal work, where `work_before(b)` is the work
@@ -301,7 +313,6 @@ pub fn compute(
         h,
         wh,
         lw,
-        load_rows: &load_rows,
         slots: &slots,
         records: &records,
     };
@@ -312,82 +323,72 @@ pub fn compute(
     // equal work (pair jobs, particles and the last stage's contacts: a
     // bed's dense bottom and dilute top differ by several times; cut by
     // jobs and particles alone, the chute's bottom run took 1.3 times the
-    // top's). Within a run, pass two of a block
-    // follows pass one of the blocks its pairs reach
+    // top's). Each thread takes its run's blocks from the front, and then
+    // the other runs' blocks from their backs, so that a thread on a
+    // faster core (or with lighter blocks) takes over part of a slower
+    // one's run (`Stage::claim_blocks`). Within its stretch of a run, pass
+    // two of a block follows pass one of the blocks its pairs reach
     // (`PairJobs::block_reach`) while their results are still in cache;
-    // blocks whose pairs reach into another run wait for the end of pass
-    // one everywhere. The result does not depend on the runs.
+    // blocks whose pairs reach beyond it wait for the end of pass one
+    // everywhere. The result does not depend on who did which block.
     results.block_contacts.resize(n_blocks, 0);
     let contacts_at = starts_from(0, results.block_contacts.iter().map(|&c| c as usize));
-    let runs = runs_of_equal_work(n_blocks, rayon::current_num_threads(), |b| {
+    let runs = runs_of_equal_work(n_blocks, run_count(), |b| {
         job_at(b) + PARTICLE_WORK * particle_at(b) + CONTACT_WORK * contacts_at[b]
     });
-    let bounds = |f: &dyn Fn(usize) -> usize, per: usize| {
-        runs.iter()
-            .map(|&(s, e)| (f(e) - f(s)) * per)
-            .collect::<Vec<_>>()
-    };
-    let load_row_at = |b: usize| load_rows[b];
-    let job_lens = bounds(&job_at, 1);
-    let particle_lens = bounds(&particle_at, 1);
-    let wall_rows = wall_history.rows_mut();
-    let block_lens: Vec<usize> = runs.iter().map(|&(s, e)| e - s).collect();
-    let ran: Vec<(Vec<usize>, FreshRecords)> = split_chunks(entries, job_lens.iter().copied())
-        .into_par_iter()
-        .zip(split_chunks(
-            &mut results.block_contacts,
-            block_lens.into_iter(),
-        ))
-        .zip(split_chunks(force, particle_lens.iter().copied()))
-        .zip(split_chunks(torque, particle_lens.iter().copied()))
-        .zip(split_chunks(
-            wall_rows,
-            bounds(&particle_at, wh).into_iter(),
-        ))
-        .zip(split_chunks(
-            load_values,
-            bounds(&load_row_at, lw).into_iter(),
-        ))
-        .zip(runs.par_iter())
-        .map(|((((((entry, contacts), fo), to), wrow), lrow), &(s, e))| {
-            let mut run = RunOut {
-                entry,
-                contacts,
-                fresh: FreshRecords::of(job_at(s)..job_at(e), fresh_start),
-                force: fo,
-                torque: to,
-                wall_history: wrow,
-                wall_loads: lrow,
-                shares: RunEntries::of(job_at(s)..job_at(e)),
-            };
-            let waiting = ctx.run_blocks(s, e, &mut run);
-            (waiting, run.fresh)
-        })
-        .collect();
-    let (waiting, mut fresh): (Vec<Vec<usize>>, Vec<FreshRecords>) = ran.into_iter().unzip();
-    let waiting: Vec<usize> = waiting.concat();
-    debug_assert!(waiting.windows(2).all(|w| w[0] < w[1]));
-    // Pass two of the blocks left waiting, in parallel.
+    // Each block's parts of what the stage writes, claimed by one thread.
     let sizes = |at: &dyn Fn(usize) -> usize, per: usize| {
         (0..n_blocks)
             .map(|b| (at(b + 1) - at(b)) * per)
             .collect::<Vec<_>>()
     };
-    let todo: Vec<_> = split_chunks(force, sizes(&particle_at, 1).into_iter())
-        .into_iter()
-        .zip(split_chunks(torque, sizes(&particle_at, 1).into_iter()))
-        .zip(split_chunks(wall_rows, sizes(&particle_at, wh).into_iter()))
-        .zip(split_chunks(
-            load_values,
-            sizes(&load_row_at, lw).into_iter(),
-        ))
-        .enumerate()
-        .filter(|(b, _)| waiting.binary_search(b).is_ok())
-        .map(|(b, (((fo, to), wrow), lrow))| (b, (fo, to, wrow, lrow)))
+    let load_row_at = |b: usize| load_rows[b];
+    let wall_rows = wall_history.rows_mut();
+    let parts: Vec<Mutex<Option<BlockParts>>> =
+        split_chunks(entries, sizes(&job_at, 1).into_iter())
+            .into_iter()
+            .zip(results.block_contacts.chunks_mut(1))
+            .zip(split_chunks(force, sizes(&particle_at, 1).into_iter()))
+            .zip(split_chunks(torque, sizes(&particle_at, 1).into_iter()))
+            .zip(split_chunks(wall_rows, sizes(&particle_at, wh).into_iter()))
+            .zip(split_chunks(
+                load_values,
+                sizes(&load_row_at, lw).into_iter(),
+            ))
+            .map(|(((((entry, contacts), fo), to), wrow), lrow)| {
+                Mutex::new(Some(BlockParts {
+                    entry,
+                    contacts,
+                    force: fo,
+                    torque: to,
+                    wall_history: wrow,
+                    wall_loads: lrow,
+                }))
+            })
+            .collect();
+    let run_locks: Vec<Mutex<Range<usize>>> = runs.iter().map(|&(s, e)| Mutex::new(s..e)).collect();
+    let claimed: Vec<ClaimedBlocks> = (0..run_locks.len())
+        .into_par_iter()
+        .map(|r| ctx.claim_blocks(r, &run_locks, &parts, fresh_start))
         .collect();
-    todo.into_par_iter().for_each(|(b, (fo, to, wrow, lrow))| {
-        ctx.pass_two(b, fo, to, wrow, lrow);
-    });
+    let mut fresh: Vec<(usize, FreshRecords)> = Vec::with_capacity(n_blocks);
+    let mut waiting = Vec::new();
+    for c in claimed {
+        fresh.extend(c.fresh);
+        waiting.extend(c.waiting);
+    }
+    // Pass two of the blocks left waiting, in parallel.
+    waiting
+        .into_par_iter()
+        .for_each(|(b, mut out)| ctx.pass_two_of(b, &mut out));
+    debug_assert!(
+        parts.iter().all(|p| p.lock().is_ok_and(|p| p.is_none())),
+        "every block done"
+    );
+    // In block order, so that the records settle in the same order
+    // whoever did the blocks.
+    fresh.sort_unstable_by_key(|f| f.0);
+    let mut fresh: Vec<FreshRecords> = fresh.into_iter().map(|f| f.1).collect();
     // The records of the contacts that formed go among the settled ones.
     history.settle(&mut fresh);
 }

@@ -10,8 +10,10 @@ use crate::simd::prefetch::prefetch_ptr;
 /// two of the slot's particle, after that job (the wavefront in
 /// [`super::compute`] orders them), so no slot is ever touched by two
 /// threads at once, though the writes of one run of blocks land in
-/// another's rows. Each run of blocks writes the entries of its own part
-/// of the pool ([`super::RunEntries`]), one per job at most, and an entry
+/// another's rows. Each run of blocks (the stretch a thread does from a
+/// run's front, or a block another thread takes from its back) writes the
+/// entries of its own part of the pool ([`super::RunEntries`]), one per
+/// job at most, and an entry
 /// is read only through the slot that points at it, after it is written.
 pub(super) struct ShareSlots {
     entry: *mut u32,

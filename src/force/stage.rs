@@ -1,5 +1,7 @@
-//! The work order of the force stage: runs of blocks, pass one of each block,
-//! and pass two of a block once every block its pairs reach has had pass one.
+//! The work order of the force stage: runs of blocks, one per thread, each
+//! taken from its front by its thread and from its back by threads that
+//! ran out of their own; pass one of each block, and pass two of a block
+//! once every block its pairs reach has had pass one.
 
 use super::pairs::{pass_one, Block, BlockOut, Upper};
 use super::shares::{RunEntries, ShareSlots};
@@ -10,24 +12,34 @@ use crate::neighbor::{Contribution, FreshRecords, PairJobs, RecordPool, BLOCK};
 use crate::simd::isa::in_best_build;
 use crate::state::particles::ParticleView;
 use glam::DVec3;
+use std::collections::VecDeque;
+use std::ops::Range;
+use std::sync::Mutex;
 
-/// The parts of one run of blocks that the force stage writes.
-pub(super) struct RunOut<'a> {
-    /// The entry numbers of the run's jobs' records.
+/// The parts of one block that the force stage writes.
+pub(super) struct BlockParts<'a> {
+    /// The entry numbers of the block's jobs' records.
     pub(super) entry: &'a mut [u32],
-    /// The contacts each block of the run evaluates ([`super::PairResults`]).
+    /// The contacts the block evaluates ([`super::PairResults`]): one value.
     pub(super) contacts: &'a mut [u32],
-    /// The run's fresh records, for the contacts that form.
-    pub(super) fresh: FreshRecords,
-    /// The run's forces and torques (the upper sums until pass two).
+    /// The block's forces and torques (the upper sums until pass two).
     pub(super) force: &'a mut [DVec3],
     pub(super) torque: &'a mut [DVec3],
     pub(super) wall_history: &'a mut [f64],
     /// The wall loads: a row of one per wall per particle tested against
     /// the walls ([`super::WallLoads`]), or empty.
     pub(super) wall_loads: &'a mut [Contribution],
-    /// The run's part of the share pool.
-    pub(super) shares: RunEntries,
+}
+
+/// What one thread of the force stage hands back ([`Stage::claim_blocks`]).
+#[derive(Default)]
+pub(super) struct ClaimedBlocks<'a> {
+    /// Blocks after pass one whose pass two waits for every block's pass
+    /// one, with their parts.
+    pub(super) waiting: Vec<(usize, BlockParts<'a>)>,
+    /// The fresh records of the stretches of blocks this thread did, each
+    /// with its first block.
+    pub(super) fresh: Vec<(usize, FreshRecords)>,
 }
 
 /// What both passes of the force stage read.
@@ -45,9 +57,6 @@ pub(super) struct Stage<'a> {
     pub(super) wh: usize,
     /// Wall loads kept per row: one per wall, or none.
     pub(super) lw: usize,
-    /// The wall-load rows before each block (`n_blocks + 1` entries; all
-    /// zero where none are kept).
-    pub(super) load_rows: &'a [usize],
     pub(super) slots: &'a ShareSlots,
     pub(super) records: &'a RecordPool,
 }
@@ -59,68 +68,131 @@ impl Stage<'_> {
         ((b * BLOCK).min(n), ((b + 1) * BLOCK).min(n))
     }
 
-    /// Pass one over the blocks `s..e`, with pass two of each block as soon
-    /// as every block its pairs reach is done; returns the blocks whose
-    /// pairs reach outside `s..e` (their pass two must wait).
-    pub(super) fn run_blocks(&self, s: usize, e: usize, run: &mut RunOut) -> Vec<usize> {
+    /// Pass one of block `b` into its own parts `out`, taking the entries
+    /// of the contacts that form from `fresh` and those of the shares from
+    /// `shares`.
+    pub(super) fn pass_one_of(
+        &self,
+        b: usize,
+        out: &mut BlockParts,
+        fresh: &mut FreshRecords,
+        shares: &mut RunEntries,
+    ) {
         let jobs = self.jobs;
-        let (h, wh) = (self.h, self.wh);
-        let reach = jobs.block_reach();
-        let (job0, first0) = (jobs.offsets()[self.block(s).0], self.block(s).0);
-        let mut waiting = Vec::new();
-        let mut next = s;
-        for b in s..e {
-            let (first, last) = self.block(b);
-            let block_jobs = jobs.offsets()[first]..jobs.offsets()[last];
-            let block_jobs_start = block_jobs.start;
-            let (j0, j1) = (block_jobs.start - job0, block_jobs.end - job0);
-            let blk = Block {
-                p: self.p,
-                bodies: self.bodies,
-                first,
-                jobs: &jobs.partners()[block_jobs.clone()],
-                share_slot: &jobs.share_slots()[block_jobs.clone()],
-                evaluator_lower: &jobs.evaluator_lower()[block_jobs.clone()],
-                job_owner: &jobs.owners()[block_jobs],
-                slots: self.slots,
-                records: self.records,
-                job0: block_jobs_start,
-                fp: self.fp,
-                h,
-            };
-            let out = BlockOut {
-                entry: &mut run.entry[j0..j1],
-                fresh: &mut run.fresh,
-                upper: Upper {
-                    force: &mut run.force[first - first0..last - first0],
-                    torque: &mut run.torque[first - first0..last - first0],
-                },
-                shares: &mut run.shares,
-            };
-            run.contacts[b - s] = pass_one(&blk, out) as u32;
-            // Blocks whose every reachable block has now had pass one.
-            while next < e && (next + reach).min(self.n_blocks - 1) <= b {
-                if next.saturating_sub(reach) >= s {
-                    let (f, l) = self.block(next);
-                    let (a, z) = (f - first0, l - first0);
-                    let rows = &self.load_rows;
-                    let (ra, rz) = (rows[next] - rows[s], rows[next + 1] - rows[s]);
-                    let lw = self.lw;
-                    self.pass_two(
-                        next,
-                        &mut run.force[a..z],
-                        &mut run.torque[a..z],
-                        &mut run.wall_history[a * wh..z * wh],
-                        &mut run.wall_loads[ra * lw..rz * lw],
-                    );
-                } else {
-                    waiting.push(next);
+        let (first, last) = self.block(b);
+        let block_jobs = jobs.offsets()[first]..jobs.offsets()[last];
+        let blk = Block {
+            p: self.p,
+            bodies: self.bodies,
+            first,
+            jobs: &jobs.partners()[block_jobs.clone()],
+            share_slot: &jobs.share_slots()[block_jobs.clone()],
+            evaluator_lower: &jobs.evaluator_lower()[block_jobs.clone()],
+            job_owner: &jobs.owners()[block_jobs.clone()],
+            slots: self.slots,
+            records: self.records,
+            job0: block_jobs.start,
+            fp: self.fp,
+            h: self.h,
+        };
+        let parts = BlockOut {
+            entry: &mut out.entry[..],
+            fresh,
+            upper: Upper {
+                force: &mut out.force[..],
+                torque: &mut out.torque[..],
+            },
+            shares,
+        };
+        out.contacts[0] = pass_one(&blk, parts) as u32;
+    }
+
+    /// Pass two of block `b` into its own parts `out`.
+    pub(super) fn pass_two_of(&self, b: usize, out: &mut BlockParts) {
+        self.pass_two(
+            b,
+            &mut out.force[..],
+            &mut out.torque[..],
+            &mut out.wall_history[..],
+            &mut out.wall_loads[..],
+        );
+    }
+
+    /// The jobs of blocks `blocks`.
+    fn jobs_of(&self, blocks: Range<usize>) -> Range<usize> {
+        let at = |b: usize| self.jobs.offsets()[self.block(b).0];
+        at(blocks.start)..at(blocks.end)
+    }
+
+    /// One thread's share of the blocks: pass one of run `r`'s blocks from
+    /// its front, with pass two of each block as soon as every block its
+    /// pairs reach has had pass one on this thread; then pass one of
+    /// blocks taken from the back of the other runs, one at a time, until
+    /// none is left anywhere. Returns the blocks whose pass two must wait
+    /// for the end of pass one everywhere (with their parts), and the
+    /// fresh records of what it did. `fresh_start` is the pool's first
+    /// fresh entry ([`crate::neighbor::PairHistory::stage_parts`]).
+    ///
+    /// A block is claimed once, under its run's lock, from the front by the
+    /// run's thread or from the back by another, so a thread whose core
+    /// runs slower than the other's gives blocks away. The blocks a run's
+    /// thread did from the front take their pool entries from the front of
+    /// the run's part of each pool, densely; a block taken from the back
+    /// takes them from its own jobs' part, which lies beyond what the
+    /// run's thread can reach (a job takes at most one entry of each). The
+    /// result does not depend on who claims what.
+    pub(super) fn claim_blocks<'p>(
+        &self,
+        r: usize,
+        runs: &[Mutex<Range<usize>>],
+        parts: &[Mutex<Option<BlockParts<'p>>>],
+        fresh_start: usize,
+    ) -> ClaimedBlocks<'p> {
+        let reach = self.jobs.block_reach();
+        let take = |b: usize| {
+            let mut slot = parts[b].lock().expect("block parts poisoned");
+            slot.take().expect("a block claimed twice")
+        };
+        let mut done = ClaimedBlocks::default();
+        let own = runs[r].lock().expect("run poisoned").clone();
+        let mut fresh = FreshRecords::of(self.jobs_of(own.clone()), fresh_start);
+        let mut shares = RunEntries::of(self.jobs_of(own.clone()));
+        // Blocks of this run after pass one, awaiting pass two, in order.
+        let mut pending: VecDeque<(usize, BlockParts)> = VecDeque::new();
+        loop {
+            let claimed = runs[r].lock().expect("run poisoned").next();
+            let Some(b) = claimed else { break };
+            let mut out = take(b);
+            self.pass_one_of(b, &mut out, &mut fresh, &mut shares);
+            pending.push_back((b, out));
+            // This thread did every block from `own.start` to `b`.
+            while let Some(&(next, _)) = pending.front() {
+                if (next + reach).min(self.n_blocks - 1) > b {
+                    break;
                 }
-                next += 1;
+                let (next, mut out) = pending.pop_front().expect("a pending block");
+                if next.saturating_sub(reach) >= own.start {
+                    self.pass_two_of(next, &mut out);
+                } else {
+                    done.waiting.push((next, out));
+                }
             }
         }
-        waiting.extend(next..e);
-        waiting
+        done.waiting.extend(pending);
+        done.fresh.push((own.start, fresh));
+        // Then the other runs' blocks, from their backs.
+        while let Some(b) = (0..runs.len())
+            .filter(|&o| o != r)
+            .find_map(|o| runs[o].lock().expect("run poisoned").next_back())
+        {
+            let mut out = take(b);
+            let mut fresh = FreshRecords::of(self.jobs_of(b..b + 1), fresh_start);
+            let mut shares = RunEntries::of(self.jobs_of(b..b + 1));
+            self.pass_one_of(b, &mut out, &mut fresh, &mut shares);
+            done.waiting.push((b, out));
+            done.fresh.push((b, fresh));
+        }
+        done
     }
 
     /// Pass two of block `b`: each particle's force is its lower-id shares

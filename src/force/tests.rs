@@ -36,16 +36,22 @@ impl Lcg {
 /// 216 overlapping polydisperse spheres on a jittered lattice, with
 /// scrambled ids, random velocities and spins, and every seventh frozen.
 fn cluster() -> Particles {
+    cluster_of_side(6)
+}
+
+/// [`cluster`] with `side³` spheres (`side³` prime to 97).
+fn cluster_of_side(side: u64) -> Particles {
+    let n = side * side * side;
     let mut rng = Lcg(7);
     let mut p = Particles::default();
     let mut k = 0u64;
-    for a in 0..6 {
-        for b in 0..6 {
-            for c in 0..6 {
+    for a in 0..side {
+        for b in 0..side {
+            for c in 0..side {
                 let radius = 0.5 * (0.9 + 0.2 * rng.unit());
                 let x = DVec3::new(a as f64, b as f64, c as f64) * 0.97 + rng.vec(0.05);
                 p.push_owned(&ParticleRecord {
-                    id: (k * 97) % 216,
+                    id: (k * 97) % n,
                     x,
                     v: rng.vec(2.0),
                     omega: rng.vec(4.0),
@@ -124,6 +130,13 @@ fn stage_without_walls(
     laws: &LawTable,
 ) {
     compute(p, nl, &mut no_walls(), results, &params(laws), None);
+}
+
+thread_local! {
+    /// The number of runs a force stage on this thread cuts its blocks
+    /// into, instead of one per thread ([`super::run_count`]).
+    pub(super) static FORCED_RUNS: std::cell::Cell<Option<usize>> =
+        const { std::cell::Cell::new(None) };
 }
 
 /// `f` on a pool of `threads` threads.
@@ -681,4 +694,66 @@ fn the_contacts_of_each_block_weigh_the_next_cut() {
     let (_, _, p3, _) = on(3);
     assert_eq!(bits(&p1.force), bits(&p3.force));
     assert_eq!(bits(&p1.torque), bits(&p3.torque));
+}
+
+/// A thread that runs out of its own blocks takes the other runs' from
+/// their backs, and the result is the same to the bit: one thread with
+/// its blocks cut into four runs does its own run from the front and then
+/// every block of the other three from their backs (their pass two at the
+/// end), over steps in which contacts form, persist and open, against one
+/// run and against three threads.
+#[test]
+fn blocks_taken_from_other_runs_give_the_same_bits() {
+    let laws = table(hertz_spring(true, true), 1);
+    let on = |threads: usize, runs: Option<usize>| {
+        on_threads(threads, || {
+            FORCED_RUNS.with(|r| r.set(runs));
+            let mut p = cluster_of_side(13);
+            let mut nl = NeighborList::build(&p, 0.1, laws.history_len);
+            assert!(p.n_owned.div_ceil(BLOCK) >= 4, "blocks for four runs");
+            let mut results = PairResults::default();
+            let fp = params(&laws);
+            for _ in 0..6 {
+                compute(&mut p, &mut nl, &mut no_walls(), &mut results, &fp, None);
+                assert_slots_clear_apart(&p, &nl);
+                for k in 0..p.n_owned {
+                    if !p.frozen[k] {
+                        let v = p.v[k];
+                        p.x[k] += 2e-3 * v;
+                    }
+                }
+                p.refresh_packed();
+            }
+            FORCED_RUNS.with(|r| r.set(None));
+            (p, nl)
+        })
+    };
+    let (p1, nl1) = on(1, None);
+    assert!(
+        (0..nl1.jobs().len()).any(|j| nl1.history().is_active(j)),
+        "contacts with history"
+    );
+    for (threads, runs) in [(1, Some(4)), (3, None), (2, Some(5))] {
+        let (p, nl) = on(threads, runs);
+        assert_eq!(
+            bits(&p1.force),
+            bits(&p.force),
+            "{threads} threads, {runs:?} runs"
+        );
+        assert_eq!(
+            bits(&p1.torque),
+            bits(&p.torque),
+            "{threads} threads, {runs:?} runs"
+        );
+        assert_eq!(
+            nl1.history(),
+            nl.history(),
+            "{threads} threads, {runs:?} runs"
+        );
+        assert_eq!(
+            nl1.shares(),
+            nl.shares(),
+            "{threads} threads, {runs:?} runs"
+        );
+    }
 }

@@ -377,9 +377,10 @@ impl RecordPool {
     }
 }
 
-/// The fresh entries of one run of blocks in one force stage: one per job
-/// of the run, taken in order for the contacts that form (whose jobs it
-/// lists), and the settled entries the run freed.
+/// The fresh entries of one run of blocks in one force stage (a stretch a
+/// thread did from a run's front, or one block taken from a run's back):
+/// one per job of the run, taken in order for the contacts that form
+/// (whose jobs it lists), and the settled entries the run freed.
 pub(crate) struct FreshRecords {
     start: usize,
     end: usize,
