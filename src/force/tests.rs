@@ -151,7 +151,13 @@ fn on_threads<R: Send>(threads: usize, f: impl FnOnce() -> R + Send) -> R {
 /// Run `steps` force evaluations (positions moved a little between
 /// them, so that the history rotates); return forces, torques and history.
 fn run(laws: &LawTable, steps: usize) -> (Vec<DVec3>, Vec<DVec3>, Vec<f64>) {
-    let mut p = cluster();
+    let (p, nl) = stages(cluster(), laws, steps, 1e-4);
+    (p.force, p.torque, nl.history().job_values())
+}
+
+/// `steps` force stages of `laws` on `p`, each followed by a move of the
+/// particles by `v dt`; the particles and the list after them.
+fn stages(mut p: Particles, laws: &LawTable, steps: usize, dt: f64) -> (Particles, NeighborList) {
     let mut nl = NeighborList::build(&p, 0.1, laws.history_len);
     let mut results = PairResults::default();
     let fp = params(laws);
@@ -161,12 +167,12 @@ fn run(laws: &LawTable, steps: usize) -> (Vec<DVec3>, Vec<DVec3>, Vec<f64>) {
         for k in 0..p.n_owned {
             if !p.frozen[k] {
                 let v = p.v[k];
-                p.x[k] += 1e-4 * v;
+                p.x[k] += dt * v;
             }
         }
         p.refresh_packed();
     }
-    (p.force, p.torque, nl.history().job_values())
+    (p, nl)
 }
 
 fn bits(v: &[DVec3]) -> Vec<[u64; 3]> {
@@ -708,24 +714,11 @@ fn blocks_taken_from_other_runs_give_the_same_bits() {
     let on = |threads: usize, runs: Option<usize>| {
         on_threads(threads, || {
             FORCED_RUNS.with(|r| r.set(runs));
-            let mut p = cluster_of_side(13);
-            let mut nl = NeighborList::build(&p, 0.1, laws.history_len);
+            let p = cluster_of_side(13);
             assert!(p.n_owned.div_ceil(BLOCK) >= 4, "blocks for four runs");
-            let mut results = PairResults::default();
-            let fp = params(&laws);
-            for _ in 0..6 {
-                compute(&mut p, &mut nl, &mut no_walls(), &mut results, &fp, None);
-                assert_slots_clear_apart(&p, &nl);
-                for k in 0..p.n_owned {
-                    if !p.frozen[k] {
-                        let v = p.v[k];
-                        p.x[k] += 2e-3 * v;
-                    }
-                }
-                p.refresh_packed();
-            }
+            let out = stages(p, &laws, 6, 2e-3);
             FORCED_RUNS.with(|r| r.set(None));
-            (p, nl)
+            out
         })
     };
     let (p1, nl1) = on(1, None);
