@@ -343,13 +343,14 @@ pub fn compute(
             .collect::<Vec<_>>()
     };
     let load_row_at = |b: usize| load_rows[b];
+    let particle_lens = sizes(&particle_at, 1);
     let wall_rows = wall_history.rows_mut();
     let parts: Vec<Mutex<Option<BlockParts>>> =
         split_chunks(entries, sizes(&job_at, 1).into_iter())
             .into_iter()
             .zip(results.block_contacts.chunks_mut(1))
-            .zip(split_chunks(force, sizes(&particle_at, 1).into_iter()))
-            .zip(split_chunks(torque, sizes(&particle_at, 1).into_iter()))
+            .zip(split_chunks(force, particle_lens.iter().copied()))
+            .zip(split_chunks(torque, particle_lens.iter().copied()))
             .zip(split_chunks(wall_rows, sizes(&particle_at, wh).into_iter()))
             .zip(split_chunks(
                 load_values,
@@ -385,8 +386,9 @@ pub fn compute(
         parts.iter().all(|p| p.lock().is_ok_and(|p| p.is_none())),
         "every block done"
     );
-    // In block order, so that the records settle in the same order
-    // whoever did the blocks.
+    // In block order. Where in the pool the records settle depends on who
+    // did which block (as it depended on the threads before); what they
+    // hold does not.
     fresh.sort_unstable_by_key(|f| f.0);
     let mut fresh: Vec<FreshRecords> = fresh.into_iter().map(|f| f.1).collect();
     // The records of the contacts that formed go among the settled ones.
