@@ -143,9 +143,11 @@ unsafe fn filter_jobs_avx2(
     }
 }
 
-/// Per outcome of four tests (bit `t` set: job `t` is near), the order in
-/// which [`filter_jobs_avx2`] keeps the four `[o, j]` entries (as 32-bit
-/// words): the near ones first, in job order.
+/// Per outcome of four tests (bit `t` set: item `t` is kept), the order in
+/// which four 64-bit items are kept, as 32-bit words: the kept ones first,
+/// in order. [`filter_jobs_avx2`] keeps the near jobs' `[o, j]` entries so,
+/// and the summing pass the share slots in contact
+/// ([`super::shares::ShareSlots::add_to`]).
 #[cfg(target_arch = "x86_64")]
 pub(super) static COMPRESS: [[u32; 8]; 16] = {
     let mut table = [[0u32; 8]; 16];
