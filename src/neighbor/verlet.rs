@@ -165,6 +165,8 @@ pub(super) struct BlockRows {
     /// The row being searched: `(partner id, partner index)`, the id its
     /// sort key.
     found: Vec<(u64, u32)>,
+    /// The row's candidates in reach, by their place in the cell order.
+    picked: Vec<u32>,
 }
 
 impl BlockRows {
@@ -174,6 +176,7 @@ impl BlockRows {
         self.entries = Vec::new();
         self.role = Vec::new();
         self.found = Vec::new();
+        self.picked = Vec::new();
     }
 }
 
@@ -226,6 +229,16 @@ impl DeepTest {
     }
 }
 
+/// Whether a candidate (image and radius `c`) is within `(R_i + R_c) +
+/// reach` of particle `i` (image `xi`, radius `ri`): the same bits from
+/// either side, so a pair of owned particles is in both rows or neither.
+#[inline(always)]
+fn in_reach(ri: f64, xi: DVec3, c: &DVec4, reach: f64) -> bool {
+    let cut = (ri + c.w) + reach;
+    let d2 = (c.truncate() - xi).length_squared();
+    d2 < cut * cut
+}
+
 impl RowSearch<'_> {
     /// The rows of work block `b`, in the build for the run's instruction
     /// set ([`crate::simd::isa`]).
@@ -250,6 +263,7 @@ impl RowSearch<'_> {
             counts,
             entries,
             found,
+            picked,
             deep: block_deep,
             ..
         } = rows;
@@ -263,31 +277,44 @@ impl RowSearch<'_> {
             let xi = image_of(p, i);
             let (ri, fi) = (p.radius[i], p.frozen[i]);
             let ranges = grid.near_slots(xi);
-            // Room for every candidate; the pairs in reach are
-            // compacted to the front without a branch per candidate.
+            // Room for every candidate; the candidates in reach are
+            // compacted to the front without a branch per candidate, by
+            // their place in the cell order alone (4 B each: the test
+            // reads nothing else).
             let room: usize = ranges.iter().map(|r| r.len()).sum();
-            found.clear();
-            found.reserve(room);
-            let spare = &mut found.spare_capacity_mut()[..room];
+            picked.clear();
+            picked.reserve(room);
+            let spare = &mut picked.spare_capacity_mut()[..room];
             let mut kept = 0;
             for range in ranges {
-                for (c, &(id, q, fq)) in near[range.clone()].iter().zip(&who[range]) {
-                    // (R_i + R_q) + reach: the same bits from either side,
-                    // so a pair of owned particles is in both rows or neither.
-                    let sum = ri + c.w;
-                    let cut = sum + reach;
-                    let d2 = (c.truncate() - xi).length_squared();
-                    let keep = (d2 < cut * cut) & (q as usize != i) & !(fi & fq);
-                    spare[kept].write((id, q));
-                    kept += keep as usize;
-                    any_deep |= keep & deep.may_be_deep(sum, d2);
+                for (c, s) in near[range.clone()].iter().zip(range) {
+                    spare[kept].write(s as u32);
+                    kept += in_reach(ri, xi, c, reach) as usize;
                 }
             }
             // SAFETY: the first `kept` spare slots were written above.
-            unsafe { found.set_len(kept) };
+            unsafe { picked.set_len(kept) };
+            // Of those (a few per particle), the partners: not the
+            // particle itself, and not two frozen ones; again without a
+            // branch per candidate.
+            found.clear();
+            found.reserve(kept);
+            let spare = &mut found.spare_capacity_mut()[..kept];
+            let mut partners = 0;
+            for &s in picked.iter() {
+                let (id, q, fq) = who[s as usize];
+                let keep = (q as usize != i) & !(fi & fq);
+                spare[partners].write((id, q));
+                partners += keep as usize;
+                let c = near[s as usize];
+                let d2 = (c.truncate() - xi).length_squared();
+                any_deep |= keep & deep.may_be_deep(ri + c.w, d2);
+            }
+            // SAFETY: the first `partners` spare slots were written above.
+            unsafe { found.set_len(partners) };
             sort_row(found);
             entries.extend(found.iter().map(|e| e.1));
-            counts.push(kept);
+            counts.push(partners);
         }
         *block_deep = any_deep;
     }
