@@ -66,6 +66,9 @@ unsafe fn filter_jobs_avx2(
     let (pad4, margin) = (_mm256_set1_pd(pad), _mm256_set1_pd(1.0 + 1e-9));
     let mut kept = 0;
     let groups = m / 4;
+    // The jobs `j0..j0 + 4` of the group, each `j << 32` in a 64-bit lane.
+    let mut next_jobs = _mm256_setr_epi64x(0, 1 << 32, 2 << 32, 3 << 32);
+    let four_jobs = _mm256_set1_epi64x(4 << 32);
     let four = jobs.chunks_exact(4).zip(owners.chunks_exact(4));
     for (g, (q, o)) in four.enumerate() {
         let j0 = 4 * g;
@@ -98,17 +101,12 @@ unsafe fn filter_jobs_avx2(
         let reach = _mm256_mul_pd(_mm256_add_pd(radii, pad4), margin);
         let near = _mm256_cmp_pd::<_CMP_LT_OQ>(dist2, _mm256_mul_pd(reach, reach));
         let mask = _mm256_movemask_pd(near) as usize & 0xF;
-        // The four entries [o, j], the near ones first, in job order.
-        let entries = _mm256_setr_epi32(
-            o[0] as i32,
-            j0 as i32,
-            o[1] as i32,
-            j0 as i32 + 1,
-            o[2] as i32,
-            j0 as i32 + 2,
-            o[3] as i32,
-            j0 as i32 + 3,
-        );
+        // The four entries [o, j] (each `j << 32 | o`), the near ones
+        // first, in job order.
+        // SAFETY: `j0 + 4 ≤ m`: the four `u16` (8 bytes) are in `owners`.
+        let o4 = unsafe { _mm_loadl_epi64(owners.as_ptr().add(j0).cast()) };
+        let entries = _mm256_or_si256(_mm256_cvtepu16_epi64(o4), next_jobs);
+        next_jobs = _mm256_add_epi64(next_jobs, four_jobs);
         // SAFETY: a row of `COMPRESS` is eight `u32`, the 32 bytes read.
         let order = unsafe { _mm256_loadu_si256(COMPRESS[mask].as_ptr().cast()) };
         let packed_entries = _mm256_permutevar8x32_epi32(entries, order);
