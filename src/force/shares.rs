@@ -157,10 +157,14 @@ fn pick_live_scalar(
 /// `owner << 32 | entry` in a 64-bit lane, the lanes whose entry is not 0
 /// moved to the front by the permutation [`COMPRESS`] picks for them, and
 /// the four stored at once; the last slots (fewer than four) one at a time.
+///
+/// # Safety
+/// The processor has AVX2.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 unsafe fn pick_live_avx2(entries: &[u32], owner: &[u16], live: &mut [u64]) -> usize {
     use std::arch::x86_64::*;
+    assert!(owner.len() == entries.len() && live.len() >= entries.len() + 4);
     let groups = entries.len() / 4;
     let mut kept = 0;
     for g in 0..groups {

@@ -239,8 +239,9 @@ impl Stage<'_> {
         let starts = &self.jobs.slot_offsets()[first..=last];
         let (frozen, mass) = (&p.frozen[first..last], &p.mass[first..last]);
         let (fo, to) = (&mut fo[..len], &mut to[..len]);
-        // Each particle's lower-id sum `L`, all of the block's slots in one
-        // flat loop (`PairJobs::slot_owners`).
+        // Each particle's lower-id sum `L`: the block's slots in contact,
+        // picked and added in flat loops (`ShareSlots::add_to`, with
+        // `PairJobs::slot_owners`).
         let mut lower_sums = [Contribution::default(); BLOCK];
         let (s0, s1) = (starts[0], starts[len]);
         // SAFETY: the block's slots are its particles', and this block's
