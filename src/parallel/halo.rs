@@ -18,6 +18,9 @@ use rayon::prelude::*;
 
 /// The bytes of one ghost in a halo message: its record and its image shift.
 const GHOST_BYTES: usize = RECORD_BYTES + 24;
+/// Bytes of a ghost's state in a halo update: position, velocity and
+/// angular velocity, nine `f64`.
+const STATE_BYTES: usize = 72;
 /// Periodic images per piece of the halo update's parallel copy.
 const IMAGE_CHUNK: usize = 2048;
 /// Owned particles per block of the halo build's parallel scan (the
@@ -231,19 +234,23 @@ impl Halo {
     }
 
     /// The ghosts received from the peers: their owners' current state
-    /// (a collective call).
+    /// (a collective call). Each ghost's state travels as nine `f64`
+    /// (position, velocity, angular velocity), little-endian, written and
+    /// read at fixed places in its [`STATE_BYTES`] (no length check per
+    /// value).
     fn copy_from_peers(&self, p: &mut Particles, comm: &dyn Comm) {
         let n = p.n_owned;
         let bufs: Vec<Vec<u8>> = self
             .send
             .iter()
             .map(|list| {
-                let mut b = Vec::with_capacity(list.len() * 72);
-                for &k in list {
+                let mut b = vec![0u8; list.len() * STATE_BYTES];
+                for (out, &k) in b.chunks_exact_mut(STATE_BYTES).zip(list) {
                     let k = k as usize;
-                    b.put_vec3(p.x[k]);
-                    b.put_vec3(p.v[k]);
-                    b.put_vec3(p.omega[k]);
+                    let values = [p.x[k], p.v[k], p.omega[k]].map(|d| d.to_array());
+                    for (at, v) in out.chunks_exact_mut(8).zip(values.as_flattened()) {
+                        at.copy_from_slice(&v.to_le_bytes());
+                    }
                 }
                 b
             })
@@ -251,11 +258,19 @@ impl Halo {
         let recv = comm.exchange(&self.peers, &bufs);
         let mut g = n + self.local_source.len();
         for (b, &count) in recv.iter().zip(&self.received) {
-            let mut u = Unpack::new(b);
-            for _ in 0..count {
-                p.x[g] = u.vec3();
-                p.v[g] = u.vec3();
-                p.omega[g] = u.vec3();
+            assert_eq!(
+                b.len(),
+                count * STATE_BYTES,
+                "a halo update of another size than its ghosts"
+            );
+            for state in b.chunks_exact(STATE_BYTES) {
+                let value = |i: usize| {
+                    let bytes: [u8; 8] = state[8 * i..8 * i + 8].try_into().expect("8 bytes");
+                    f64::from_le_bytes(bytes)
+                };
+                p.x[g] = DVec3::new(value(0), value(1), value(2));
+                p.v[g] = DVec3::new(value(3), value(4), value(5));
+                p.omega[g] = DVec3::new(value(6), value(7), value(8));
                 g += 1;
             }
         }
