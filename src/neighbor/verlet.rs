@@ -235,8 +235,14 @@ impl DeepTest {
 #[inline(always)]
 fn in_reach(ri: f64, xi: DVec3, c: &DVec4, reach: f64) -> bool {
     let cut = (ri + c.w) + reach;
-    let d2 = (c.truncate() - xi).length_squared();
-    d2 < cut * cut
+    separation2(xi, c) < cut * cut
+}
+
+/// The squared distance from image `xi` to a candidate's image (`c`'s
+/// first three values), as the search tests it.
+#[inline(always)]
+fn separation2(xi: DVec3, c: &DVec4) -> f64 {
+    (c.truncate() - xi).length_squared()
 }
 
 impl RowSearch<'_> {
@@ -306,9 +312,8 @@ impl RowSearch<'_> {
                 let keep = (q as usize != i) & !(fi & fq);
                 spare[partners].write((id, q));
                 partners += keep as usize;
-                let c = near[s as usize];
-                let d2 = (c.truncate() - xi).length_squared();
-                any_deep |= keep & deep.may_be_deep(ri + c.w, d2);
+                let c = &near[s as usize];
+                any_deep |= keep & deep.may_be_deep(ri + c.w, separation2(xi, c));
             }
             // SAFETY: the first `partners` spare slots were written above.
             unsafe { found.set_len(partners) };
