@@ -64,9 +64,10 @@ pub(crate) fn contacts_of<'a>(
     let rk = p.radius[k];
     let rows = nl.rows();
     let row = rows.row(k);
-    // A row is sorted by partner id: the partners of lower id come first.
+    // A row is sorted by partner id: the partners of lower id come first,
+    // one for each of the particle's share slots.
     let from = match sides {
-        Sides::Lower => row.start + rows.below(k, p.id[k], &p.id),
+        Sides::Lower => row.start + lower_partners(p, nl, k),
         Sides::Both => row.start,
     };
     let pairs = (from..row.end).filter_map(move |e| {
@@ -119,6 +120,16 @@ pub(crate) fn contacts_of<'a>(
     pairs.chain(touched)
 }
 
+/// The number of partners of owned particle `k` with a lower id (the
+/// first entries of its row): as many as its share slots, counted without
+/// a search through the partners' ids.
+#[inline]
+fn lower_partners(p: &Particles, nl: &NeighborList, k: usize) -> usize {
+    let below = nl.jobs().slots_of(k).len();
+    debug_assert_eq!(below, nl.rows().below(k, p.id[k], &p.id));
+    below
+}
+
 /// The separation `x_q − x_k` of two particles of `p` (minimum image: a
 /// ghost's periodic shift included), the bits the force stage used.
 #[inline]
@@ -167,16 +178,34 @@ pub(crate) fn loads_of<'a>(
     loads: &'a WallLoads,
     k: usize,
 ) -> impl Iterator<Item = Load> + 'a {
-    let rows = nl.rows();
-    let pairs = rows.row(k).filter_map(move |e| {
-        // A job the last force stage left inactive holds a zero share
-        // (`PairHistory`'s invariant): its flag, one byte, spares the load
-        // of the share (most pairs of a list are apart).
-        if !nl.history().is_active(nl.jobs().job_of(e)) {
+    let (rows, jobs, history, shares) = (nl.rows(), nl.jobs(), nl.history(), nl.shares());
+    let row = rows.row(k);
+    // The partners of lower id, one per share slot of `k`, then the others.
+    let (slots, below) = (jobs.slots_of(k), lower_partners(p, nl, k));
+    let pairs = row.clone().filter_map(move |e| {
+        // The pair's slot holds the force on its higher-id side (as
+        // [`pair_force`] reads it). A partner of lower id has its slot
+        // among `k`'s own, which points at the pool's entry 0 unless it
+        // holds a force; any other is `k`'s own job, whose flag says
+        // whether its slot does (a job the last force stage left inactive
+        // holds a zero share, `PairHistory`'s invariant). Either spares
+        // most pairs, which are apart, the load of the share, and the
+        // first the look-up of the job in the partner's row.
+        let t = e - row.start;
+        let k_higher = t < below;
+        let (held, slot) = if k_higher {
+            let s = slots.start + t;
+            (shares.holds(s), s)
+        } else {
+            let j = jobs.job_of(e);
+            (history.is_active(j), jobs.share_slots()[j] as usize)
+        };
+        if !held {
             return None;
         }
         let q = rows.partner(e);
-        let force = pair_force(p, nl, k, q, e);
+        let on_higher = shares.get(slot).force;
+        let force = if k_higher { on_higher } else { -on_higher };
         (force != DVec3::ZERO).then(|| Load {
             partner: Partner::Particle(q),
             branch: -separation(p, k, q),

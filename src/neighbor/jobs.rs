@@ -543,6 +543,12 @@ impl Shares {
         self.pool_values()[self.entry[s] as usize]
     }
 
+    /// Whether slot `s` holds a share (points at an entry other than 0;
+    /// a slot that does not holds zeros).
+    pub fn holds(&self, s: usize) -> bool {
+        self.entry[s] != 0
+    }
+
     /// Every slot's value, in slot order.
     pub fn iter(&self) -> impl Iterator<Item = Contribution> + '_ {
         let pool = self.pool_values();
