@@ -203,8 +203,11 @@ impl PairJobs {
                 role.reserve(rows.offsets()[last] - rows.offsets()[first]);
                 let (mut jobs, mut slots, mut reach) = (0, 0, 0);
                 for k in first..last {
-                    slots += rows.below(k, p.id[k], &p.id);
-                    for e in rows.row(k) {
+                    // The row's first `below` partners have lower ids.
+                    let below = block.below[k - first] as usize;
+                    slots += below;
+                    let row = rows.row(k);
+                    for e in row.clone() {
                         let q = rows.partner(e);
                         if q < n {
                             reach = reach.max((q / BLOCK).abs_diff(b));
@@ -212,7 +215,7 @@ impl PairJobs {
                         // The lower id evaluates; the higher looks for the
                         // pair in the partner's row (present there unless the
                         // rows disagree at the cut-off, then it evaluates too).
-                        let mirror = (q < n && rows.partner_id(e, &p.id) < p.id[k])
+                        let mirror = (q < n && e - row.start < below)
                             .then(|| rows.entry_of(q, p.id[k], &p.id))
                             .flatten();
                         role.push(mirror.map_or(EVALUATES, |m| m as u32));
@@ -272,12 +275,13 @@ impl PairJobs {
                         ((partner, share_slot), (lower, owner)),
                     ),
                 )| {
-                    let roles = &blocks[b].role;
+                    let (roles, belows) = (&blocks[b].role, &blocks[b].below);
                     let (row0, job0) = (entry_bounds[b], job_start[b]);
                     let (mut job, mut slot) = (job0, slot_start[b]);
                     for (t, k) in (row_bounds[b]..row_bounds[b + 1]).enumerate() {
                         let row = rows.row(k);
-                        let below = rows.below(k, p.id[k], &p.id);
+                        let below = belows[t] as usize;
+                        debug_assert_eq!(below, rows.below(k, p.id[k], &p.id));
                         for e in row.clone() {
                             if roles[e - row0] != EVALUATES {
                                 continue;

@@ -157,6 +157,9 @@ const SEARCH_SPLIT: usize = 3;
 #[derive(Default)]
 pub(super) struct BlockRows {
     counts: Vec<usize>,
+    /// Per row, how many of its partners have a lower id than its
+    /// particle (its first entries, which its share slots follow).
+    pub(super) below: Vec<u32>,
     entries: Vec<u32>,
     /// Whether a pair of the block may overlap deeper than
     /// [`MAX_OVERLAP`] ([`NeighborList::may_overlap_deeply`]).
@@ -267,6 +270,7 @@ impl RowSearch<'_> {
         let n = p.n_owned;
         let BlockRows {
             counts,
+            below,
             entries,
             found,
             picked,
@@ -274,6 +278,7 @@ impl RowSearch<'_> {
             ..
         } = rows;
         counts.clear();
+        below.clear();
         entries.clear();
         let mut any_deep = false;
         let first = b * BLOCK;
@@ -281,7 +286,7 @@ impl RowSearch<'_> {
         for i in first..last {
             // The owned particle's image, `x + (+0)` as the grid's.
             let xi = image_of(p, i);
-            let (ri, fi) = (p.radius[i], p.frozen[i]);
+            let (ri, fi, id_i) = (p.radius[i], p.frozen[i], p.id[i]);
             let ranges = grid.near_slots(xi);
             // Room for every candidate; the candidates in reach are
             // compacted to the front without a branch per candidate, by
@@ -306,12 +311,13 @@ impl RowSearch<'_> {
             found.clear();
             found.reserve(kept);
             let spare = &mut found.spare_capacity_mut()[..kept];
-            let mut partners = 0;
+            let (mut partners, mut lower) = (0, 0);
             for &s in picked.iter() {
                 let (id, q, fq) = who[s as usize];
                 let keep = (q as usize != i) & !(fi & fq);
                 spare[partners].write((id, q));
                 partners += keep as usize;
+                lower += (keep & (id < id_i)) as u32;
                 let c = &near[s as usize];
                 any_deep |= keep & deep.may_be_deep(ri + c.w, separation2(xi, c));
             }
@@ -320,6 +326,7 @@ impl RowSearch<'_> {
             sort_row(found);
             entries.extend(found.iter().map(|e| e.1));
             counts.push(partners);
+            below.push(lower);
         }
         *block_deep = any_deep;
     }
