@@ -286,8 +286,13 @@ impl SpringDashpot {
         let spring = stored - omega_r.scale(k_r * T::splat(inp.dt));
         let len2 = spring.length_squared();
         let mobilised = len2.gt(limit * limit);
-        // Where mobilised, len2 > limit² ≥ 0, so the division is safe.
-        let spring = V3::select(mobilised, spring.scale(limit / len2.sqrt()), spring);
+        // Where mobilised, len2 > limit² ≥ 0, so the division is safe; the
+        // root and the division only where a lane is (the same bits).
+        let spring = if T::any(mobilised) {
+            V3::select(mobilised, spring.scale(limit / len2.sqrt()), spring)
+        } else {
+            spring
+        };
         (history[0], history[1], history[2]) = (spring.x, spring.y, spring.z);
         let c_r = self.damping_coefficient(k_r, inp.inertia_r);
         let f = T::splat(self.mobilised_damping_factor);

@@ -197,15 +197,21 @@ impl TangentialLaw for SpringSlider {
         let limit = T::splat(self.friction) * normal.total.abs();
         let f2 = f.length_squared();
         let slides = f2.gt(limit * limit);
-        let capped = f.scale(limit / f2.sqrt());
-        // One division for the three components.
-        let back = (-(capped + k.v_t.scale(gamma_t))).scale(T::splat(1.0) / k_t);
-        let slid = V3::select(k_t.gt(T::splat(0.0)), back, V3::zero());
-        let xi = V3::select(slides, slid, xi);
+        // The root and the two divisions only where a lane slides (most
+        // contacts of a settled bed stick): the same bits either way.
+        let (xi, f) = if T::any(slides) {
+            let capped = f.scale(limit / f2.sqrt());
+            // One division for the three components.
+            let back = (-(capped + k.v_t.scale(gamma_t))).scale(T::splat(1.0) / k_t);
+            let slid = V3::select(k_t.gt(T::splat(0.0)), back, V3::zero());
+            (V3::select(slides, slid, xi), V3::select(slides, capped, f))
+        } else {
+            (xi, f)
+        };
         history[0] = xi.x;
         history[1] = xi.y;
         history[2] = xi.z;
-        V3::select(slides, capped, f)
+        f
     }
 
     fn friction(&self) -> f64 {
