@@ -175,10 +175,12 @@ impl HistoryRows {
             nl.rows.entries() == 0 || ids.len() == nl.rows.particles(),
             "ids of other particles"
         );
-        let (rows, jobs) = (&nl.rows, &nl.jobs);
+        let jobs = &nl.jobs;
         let job_offsets = jobs.offsets();
         // Each record written is marked active; the list is freshly built,
         // so every other job is inactive with a zero share slot already.
+        // The particle's own jobs are its row's entries that evaluate, in
+        // row order, so by partner id, as the records are: one merge.
         nl.history.fill_rows(job_offsets, |p, row| {
             let r = row_of(p);
             let (s, e) = (self.offsets[r], self.offsets[r + 1]);
@@ -186,12 +188,8 @@ impl HistoryRows {
                 return false;
             }
             let (mut k, mut wrote) = (s, false);
-            for entry in rows.row(p) {
-                let job = jobs.job_of(entry);
-                if !jobs.evaluated_by(p).contains(&job) {
-                    continue; // evaluated by the partner
-                }
-                let id = rows.partner_id(entry, ids);
+            for (slot, job) in jobs.evaluated_by(p).enumerate() {
+                let id = ids[jobs.partner(job)];
                 while k < e && self.partner[k] < id {
                     k += 1;
                 }
@@ -199,7 +197,6 @@ impl HistoryRows {
                     break;
                 }
                 if self.partner[k] == id {
-                    let slot = job - job_offsets[p];
                     row[slot * h..(slot + 1) * h].copy_from_slice(&self.values[k * h..(k + 1) * h]);
                     wrote = true;
                 }
