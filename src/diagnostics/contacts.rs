@@ -145,8 +145,16 @@ pub(crate) fn separation(p: &Particles, k: usize, q: usize) -> DVec3 {
 pub(crate) fn pair_force(p: &Particles, nl: &NeighborList, k: usize, q: usize, e: usize) -> DVec3 {
     let jobs = nl.jobs();
     let slot = jobs.share_slots()[jobs.job_of(e)] as usize;
+    slot_force(nl, slot, p.id[k] > p.id[q])
+}
+
+/// The force that the pair of share slot `slot` gave the particle on its
+/// higher-id side (`higher`) or on its lower-id side: the slot holds the
+/// former.
+#[inline]
+fn slot_force(nl: &NeighborList, slot: usize, higher: bool) -> DVec3 {
     let on_higher = nl.shares().get(slot).force;
-    if p.id[k] > p.id[q] {
+    if higher {
         on_higher
     } else {
         -on_higher
@@ -183,8 +191,8 @@ pub(crate) fn loads_of<'a>(
     // The partners of lower id, one per share slot of `k`, then the others.
     let (slots, below) = (jobs.slots_of(k), lower_partners(p, nl, k));
     let pairs = row.clone().filter_map(move |e| {
-        // The pair's slot holds the force on its higher-id side (as
-        // [`pair_force`] reads it). A partner of lower id has its slot
+        // The pair's slot holds the force on its higher-id side
+        // ([`slot_force`], as [`pair_force`] reads it). A partner of lower id has its slot
         // among `k`'s own, which points at the pool's entry 0 unless it
         // holds a force; any other is `k`'s own job, whose flag says
         // whether its slot does (a job the last force stage left inactive
@@ -204,8 +212,7 @@ pub(crate) fn loads_of<'a>(
             return None;
         }
         let q = rows.partner(e);
-        let on_higher = shares.get(slot).force;
-        let force = if k_higher { on_higher } else { -on_higher };
+        let force = slot_force(nl, slot, k_higher);
         (force != DVec3::ZERO).then(|| Load {
             partner: Partner::Particle(q),
             branch: -separation(p, k, q),
