@@ -11,7 +11,7 @@
 use crate::geometry::domain::Domain;
 use crate::parallel::comm::Comm;
 use crate::parallel::grid::Decomposition;
-use crate::state::pack::{Pack, Unpack};
+use crate::state::pack::{read_f64s, write_f64s, Pack, Unpack};
 use crate::state::particles::{pack_record, unpack_record, Particles, RECORD_BYTES};
 use glam::DVec3;
 use rayon::prelude::*;
@@ -236,8 +236,8 @@ impl Halo {
     /// The ghosts received from the peers: their owners' current state
     /// (a collective call). Each ghost's state travels as nine `f64`
     /// (position, velocity, angular velocity), little-endian, written and
-    /// read at fixed places in its [`STATE_BYTES`] (no length check per
-    /// value).
+    /// read in place at fixed offsets of its [`STATE_BYTES`]
+    /// ([`write_f64s`], [`read_f64s`]: no length bookkeeping per value).
     fn copy_from_peers(&self, p: &mut Particles, comm: &dyn Comm) {
         let n = p.n_owned;
         let bufs: Vec<Vec<u8>> = self
@@ -248,9 +248,7 @@ impl Halo {
                 for (out, &k) in b.chunks_exact_mut(STATE_BYTES).zip(list) {
                     let k = k as usize;
                     let values = [p.x[k], p.v[k], p.omega[k]].map(|d| d.to_array());
-                    for (at, v) in out.chunks_exact_mut(8).zip(values.as_flattened()) {
-                        at.copy_from_slice(&v.to_le_bytes());
-                    }
+                    write_f64s(out, values.as_flattened());
                 }
                 b
             })
@@ -264,13 +262,10 @@ impl Halo {
                 "a halo update of another size than its ghosts"
             );
             for state in b.chunks_exact(STATE_BYTES) {
-                let value = |i: usize| {
-                    let bytes: [u8; 8] = state[8 * i..8 * i + 8].try_into().expect("8 bytes");
-                    f64::from_le_bytes(bytes)
-                };
-                p.x[g] = DVec3::new(value(0), value(1), value(2));
-                p.v[g] = DVec3::new(value(3), value(4), value(5));
-                p.omega[g] = DVec3::new(value(6), value(7), value(8));
+                let [x0, x1, x2, v0, v1, v2, w0, w1, w2] = read_f64s::<9>(state);
+                p.x[g] = DVec3::new(x0, x1, x2);
+                p.v[g] = DVec3::new(v0, v1, v2);
+                p.omega[g] = DVec3::new(w0, w1, w2);
                 g += 1;
             }
         }

@@ -1,6 +1,10 @@
 //! Byte records with exact bits, for messages between ranks and for
 //! checkpoints: [`Pack`] appends little-endian values to a buffer (an `f64`
 //! as its bit pattern), [`Unpack`] reads them back in the same order.
+//! Records of a fixed size whose places are known on both sides (the halo
+//! update's per-ghost state) are written and read in place, without the
+//! bookkeeping of a growing buffer: [`write_f64s`], [`read_f64s`]. Both
+//! ways give the same bytes for the same values.
 
 /// Append little-endian values to a byte buffer (exact bits: `f64` goes as its bit pattern).
 pub trait Pack {
@@ -30,6 +34,34 @@ impl Pack for Vec<u8> {
     fn put_f64(&mut self, v: f64) {
         self.extend_from_slice(&v.to_bits().to_le_bytes());
     }
+}
+
+/// Write `values` into `out` as [`Pack::put_f64`] would append them (each
+/// its bit pattern, little-endian), in place: `out` holds exactly eight
+/// bytes a value.
+///
+/// # Panics
+/// If `out` is not `8 · values.len()` bytes long.
+#[inline]
+pub fn write_f64s(out: &mut [u8], values: &[f64]) {
+    assert_eq!(out.len(), 8 * values.len(), "a piece of another size");
+    for (at, v) in out.chunks_exact_mut(8).zip(values) {
+        at.copy_from_slice(&v.to_bits().to_le_bytes());
+    }
+}
+
+/// Read `N` values that [`write_f64s`] (or [`Pack::put_f64`], one after
+/// the other) wrote into `bytes`, exactly `8 N` bytes.
+///
+/// # Panics
+/// If `bytes` is not `8 N` bytes long.
+#[inline]
+pub fn read_f64s<const N: usize>(bytes: &[u8]) -> [f64; N] {
+    assert_eq!(bytes.len(), 8 * N, "a piece of another size");
+    std::array::from_fn(|i| {
+        let at: [u8; 8] = bytes[8 * i..8 * i + 8].try_into().expect("8 bytes");
+        f64::from_bits(u64::from_le_bytes(at))
+    })
 }
 
 /// Read back what [`Pack`] wrote, front to back.
@@ -91,5 +123,23 @@ mod tests {
             vals.iter().map(|x| x.to_bits()).collect::<Vec<_>>()
         );
         assert!(r.is_empty());
+    }
+
+    #[test]
+    fn pieces_written_in_place_are_the_bytes_pack_appends() {
+        let vals = [0.1 + 0.2, -0.0, f64::MIN_POSITIVE / 3.0, f64::NAN, -1e300];
+        let mut appended = Vec::new();
+        vals.iter().for_each(|&v| appended.put_f64(v));
+        let mut piece = vec![0xAAu8; 8 * vals.len()];
+        write_f64s(&mut piece, &vals);
+        assert_eq!(piece, appended);
+        let back: [f64; 5] = read_f64s(&piece);
+        assert_eq!(back.map(f64::to_bits), vals.map(f64::to_bits));
+    }
+
+    #[test]
+    #[should_panic(expected = "a piece of another size")]
+    fn a_piece_of_another_size_is_refused() {
+        let _: [f64; 2] = read_f64s(&[0u8; 24]);
     }
 }
