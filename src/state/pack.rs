@@ -32,8 +32,20 @@ impl Pack for Vec<u8> {
         self.extend_from_slice(&v.to_le_bytes());
     }
     fn put_f64(&mut self, v: f64) {
-        self.extend_from_slice(&v.to_bits().to_le_bytes());
+        self.extend_from_slice(&f64_bytes(v));
     }
+}
+
+/// The eight bytes of `v` in a record: its bit pattern, little-endian.
+#[inline(always)]
+fn f64_bytes(v: f64) -> [u8; 8] {
+    v.to_bits().to_le_bytes()
+}
+
+/// The value whose record bytes ([`f64_bytes`]) are `bytes`.
+#[inline(always)]
+fn f64_of(bytes: &[u8]) -> f64 {
+    f64::from_bits(u64::from_le_bytes(bytes.try_into().expect("8 bytes")))
 }
 
 /// Write `values` into `out` as [`Pack::put_f64`] would append them (each
@@ -46,7 +58,7 @@ impl Pack for Vec<u8> {
 pub fn write_f64s(out: &mut [u8], values: &[f64]) {
     assert_eq!(out.len(), 8 * values.len(), "a piece of another size");
     for (at, v) in out.chunks_exact_mut(8).zip(values) {
-        at.copy_from_slice(&v.to_bits().to_le_bytes());
+        at.copy_from_slice(&f64_bytes(*v));
     }
 }
 
@@ -58,10 +70,7 @@ pub fn write_f64s(out: &mut [u8], values: &[f64]) {
 #[inline]
 pub fn read_f64s<const N: usize>(bytes: &[u8]) -> [f64; N] {
     assert_eq!(bytes.len(), 8 * N, "a piece of another size");
-    std::array::from_fn(|i| {
-        let at: [u8; 8] = bytes[8 * i..8 * i + 8].try_into().expect("8 bytes");
-        f64::from_bits(u64::from_le_bytes(at))
-    })
+    std::array::from_fn(|i| f64_of(&bytes[8 * i..8 * i + 8]))
 }
 
 /// Read back what [`Pack`] wrote, front to back.
@@ -87,7 +96,9 @@ impl<'a> Unpack<'a> {
     }
     /// Read an `f64`.
     pub fn f64(&mut self) -> f64 {
-        f64::from_bits(self.u64())
+        let (head, tail) = self.data.split_at(8);
+        self.data = tail;
+        f64_of(head)
     }
     /// Read three `f64`.
     pub fn vec3(&mut self) -> glam::DVec3 {
