@@ -6,15 +6,18 @@
 //!
 //! Why a particle left out gives the same bits as when it was tested:
 //!
-//! - Between rebuilds no particle moves more than half the skin (the rule
-//!   that triggers a rebuild, [`crate::sim`]), so one farther than its
-//!   radius plus the skin from a wall at the rebuild stays farther than its
-//!   radius from it, and [`crate::geometry::walls::Wall::touch`] would find
-//!   no contact at any step until the next rebuild.
-//! - Its record with that wall is zero: the contact last opened at a step
-//!   when the particle was tested, which cleared the record (as at step 0,
-//!   after a restart, whose checkpoint holds what the tested steps left,
-//!   and after a migration, which carries the records with the particle).
+//! - Between rebuilds no particle moves more than the skin, less a hair
+//!   for rounding ([`crate::neighbor::trigger::FIXED_REACH`]), so one
+//!   farther than its radius plus the skin from a wall at the rebuild stays
+//!   farther than its radius from it, and
+//!   [`crate::geometry::walls::Wall::touch`] would find no contact at any
+//!   step until the next rebuild.
+//! - Its record with that wall is zero: a particle with a record not zero
+//!   is tested whatever its distance (so a contact that opened by more
+//!   than the skin in one step, under a skin that small, still clears its
+//!   record); a record starts at zero (at step 0, after a restart, whose
+//!   checkpoint holds what the tested steps left, and after a migration,
+//!   which carries the records with the particle).
 //! - A wall with no contact adds `+0` to the particle's force and torque,
 //!   which never changes the bits of the contact sum (never `−0`), and
 //!   leaves its wall load at zero.
@@ -24,6 +27,7 @@
 
 use crate::geometry::motion::MovingWall;
 use crate::geometry::walls::Wall;
+use crate::state::history::WallHistory;
 use crate::state::particles::Particles;
 use rayon::prelude::*;
 
@@ -52,10 +56,17 @@ pub static TEST_EVERY_PARTICLE: NearWalls = NearWalls {
 impl NearWalls {
     /// Find the owned particles of `p` within their radius plus `skin` of a
     /// wall of `walls` that never moves (`moving` are those that do), at
-    /// their current positions: call at a rebuild, after the particles are
-    /// sorted, or where the last rebuild saw them. The storage of the last
-    /// list is reused.
-    pub fn find(&mut self, p: &Particles, walls: &[Wall], moving: &[MovingWall], skin: f64) {
+    /// their current positions, and those with a wall record (`records`)
+    /// not zero: call at a rebuild, after the particles are sorted, or
+    /// where the last rebuild saw them. The storage of the last list is
+    /// reused.
+    pub fn find(
+        &mut self,
+        p: &Particles,
+        (walls, moving): (&[Wall], &[MovingWall]),
+        records: &WallHistory,
+        skin: f64,
+    ) {
         self.fixed.clear();
         self.fixed.resize(walls.len(), true);
         for m in moving {
@@ -69,7 +80,10 @@ impl NearWalls {
         let (x, radius) = (&p.x[..p.n_owned], &p.radius[..p.n_owned]);
         (0..p.n_owned)
             .into_par_iter()
-            .map(|k| (fixed.iter()).any(|w| w.touch(x[k], radius[k], skin).is_some()))
+            .map(|k| {
+                (fixed.iter()).any(|w| w.touch(x[k], radius[k], skin).is_some())
+                    || records.row(k).iter().any(|v| v.to_bits() != 0)
+            })
             .collect_into_vec(&mut self.near);
     }
 

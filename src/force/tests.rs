@@ -515,7 +515,7 @@ fn near_only_against_every(walls: &[Wall], moving: &[MovingWall]) {
     let mut nl = NeighborList::build(&p, skin, h);
     let mut wh = WallHistory::new(p.n_owned, walls.len(), h);
     let mut near = NearWalls::default();
-    near.find(&p, walls, moving, skin);
+    near.find(&p, (walls, moving), &wh, skin);
     let listed = (0..p.n_owned)
         .filter(|&k| near.wall_for(k, 0) || near.wall_for(k, 1))
         .count();
@@ -612,10 +612,16 @@ fn near_walls_reach_the_radius_plus_the_skin() {
             frozen: false,
         });
     }
+    let mut records = WallHistory::new(p.n_owned, walls.len(), 3);
     let mut near = NearWalls::default();
-    near.find(&p, &walls, &[], 0.1);
+    near.find(&p, (&walls, &[]), &records, 0.1);
     assert!(!near.wall_for(0, 0) && near.wall_for(1, 0));
     assert!(!near.any_for(0) && near.any_for(1));
+    // A particle far from the walls with a record not zero (a contact that
+    // opened by more than the skin in one step) is tested, to clear it.
+    records.record_mut(0, 0)[2] = -0.0;
+    near.find(&p, (&walls, &[]), &records, 0.1);
+    assert!(near.wall_for(0, 0) && near.any_for(0));
     // With no list, every particle is tested.
     assert!(near_walls::TEST_EVERY_PARTICLE.any_for(0));
     assert!(near_walls::TEST_EVERY_PARTICLE.wall_for(0, 0));

@@ -10,14 +10,16 @@
 //! particle ([`crate::neighbor::carry::HistoryRows`]), so a particle that
 //! migrates takes its records with it.
 //!
-//! The list stays valid until some particle has moved more than `skin / 2`
-//! since the last build (a global decision, see `sim`). Building is O(N):
+//! The list stays valid until the particles have moved, relative to each
+//! other or to what is fixed in space, as far as the skin allows since the
+//! last build ([`trigger`]: a global decision, see `sim`). Building is O(N):
 //! particles are binned into cubic cells of the largest interaction range.
 
 pub mod carry;
 pub mod cells;
 mod history;
 mod jobs;
+pub mod trigger;
 mod verlet;
 
 #[cfg(test)]

@@ -2,8 +2,9 @@
 //! named stages in order ([`stages`]), each timed ([`timers`]).
 //!
 //! Stages per step: `integrate` (first half kick and drift, with the
-//! displacement scan), `insert` (pouring), `neighbor` (a rebuild when any
-//! particle anywhere moved more than half the skin or particles were
+//! displacement scan), `insert` (pouring), `neighbor` (a rebuild when the
+//! particles moved as far as the skin allows, relative to each other or to
+//! what is fixed in space ([`crate::neighbor::trigger`]), or particles were
 //! inserted — a global decision — else a halo update), `force`, `integrate`
 //! (second half kick, or none when the run defers it to the next step's
 //! first pass: [`Simulation::defer_kick`]). Particles in an outlet, or out
@@ -297,8 +298,8 @@ impl Simulation {
     /// saw them.
     pub(crate) fn find_near_walls(&mut self) {
         let s = &self.setup;
-        self.near_walls
-            .find(&self.particles, &s.walls, &s.moving_walls, s.skin);
+        let walls = (&s.walls[..], &s.moving_walls[..]);
+        (self.near_walls).find(&self.particles, walls, &self.wall_history, s.skin);
     }
 
     /// The transport.
@@ -309,7 +310,7 @@ impl Simulation {
     /// Keep of each mesh wall at rest only the triangles near this rank's
     /// subdomain (within the halo width, `2 R_max + pad + skin`, of it),
     /// on a run of more than one rank: a rank's owned particles stay
-    /// within half the skin of its subdomain between rebuilds, so they meet
+    /// within the skin of its subdomain between rebuilds, so they meet
     /// the part as they met the whole, in the whole's order. Kept whole:
     /// moving meshes (which move across subdomains), every mesh of a run
     /// that pours (every rank tests every pouring candidate against the

@@ -200,8 +200,6 @@ impl Simulation {
         halo.build(&mut particles, &setup.domain, &decomp, comm.as_ref(), width);
         let mut neighbors = NeighborList::build(&particles, reach, h);
         let x_ref = particles.x[..n].to_vec();
-        let mut near_walls = force::NearWalls::default();
-        near_walls.find(&particles, &setup.walls, &setup.moving_walls, setup.skin);
         for (k, &i) in source.iter().enumerate() {
             particles.x[k] = snap.particles[i].x;
         }
@@ -263,6 +261,16 @@ impl Simulation {
                 .record_mut(local[i], w as usize)
                 .copy_from_slice(&snap.wall_values[r * h..(r + 1) * h]);
         }
+        // Found where the last rebuild saw the particles (at x_ref), with
+        // the records the checkpoint holds.
+        let mut near_walls = force::NearWalls::default();
+        let (walls, x_now) = (
+            (&setup.walls[..], &setup.moving_walls[..]),
+            particles.x.clone(),
+        );
+        particles.x[..n].copy_from_slice(&x_ref);
+        near_walls.find(&particles, walls, &wall_history, setup.skin);
+        particles.x = x_now;
         let balancer = super::Balancer::new(setup.balance, comm.size());
         let mut sim = Simulation {
             setup,

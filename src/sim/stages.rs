@@ -14,6 +14,7 @@ use crate::insert::Placer;
 use crate::integrate;
 use crate::neighbor;
 use crate::neighbor::carry::{HistoryRows, PairRecords};
+use crate::neighbor::trigger::{self, RebuildRule};
 use crate::parallel::grid::halo_width;
 use crate::parallel::migrate::migrate;
 use crate::rng::{PairNoise, Stream};
@@ -35,8 +36,9 @@ impl Simulation {
         self.timers.add(Stage::Integrate, clock.lap());
         let inserted = self.insert_due(&mut carried)?;
         self.timers.add(Stage::Insert, clock.lap());
-        let half_skin = 0.5 * self.setup.skin;
-        let rebuild = carried.is_some() || inserted || max_disp2 > half_skin * half_skin;
+        let rule = RebuildRule::new(self.setup.skin);
+        let rebuild =
+            carried.is_some() || inserted || rule.due(max_disp2, || self.spread_since_rebuild());
         self.refresh_neighbors(rebuild, carried)?;
         // The overlap bound at every rebuild (every step or two for
         // particles fast enough to collide that hard); reads only.
@@ -106,9 +108,22 @@ impl Simulation {
         Ok((f64::from_bits(global[1]), carried))
     }
 
+    /// A bound of `max_k |Δ_k − c|²` over all ranks' owned particles, `Δ_k`
+    /// their displacements since the last rebuild and `c` the middle of the
+    /// displacements' box ([`trigger::spread_bound2`]). Collective.
+    fn spread_since_rebuild(&mut self) -> f64 {
+        let tc = Instant::now();
+        let (x, x_ref) = (&self.particles.x[..self.particles.n_owned], &self.x_ref[..]);
+        let half = 0.5 * self.setup.skin;
+        let comm = self.comm.as_ref();
+        let bound = trigger::spread_bound2(x, x_ref, half * half, &mut |w| comm.max_u64s(w));
+        self.timers.comm += tc.elapsed();
+        bound
+    }
+
     /// The neighbour stage: a rebuild when `rebuild` (a global decision:
-    /// particles were deleted or inserted, or one anywhere moved more than
-    /// half the skin), else a halo update. `carried` is the history lifted
+    /// particles were deleted or inserted, or moved as far as the skin
+    /// allows, [`RebuildRule`]), else a halo update. `carried` is the history lifted
     /// at a deletion or insertion.
     fn refresh_neighbors(&mut self, rebuild: bool, carried: Option<Carried>) -> Result<()> {
         if rebuild {
