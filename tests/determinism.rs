@@ -34,6 +34,13 @@ fn frictional_glass(c: Config) -> Config {
         .contact("spinning", model("edem").with("friction", 0.3))
 }
 
+/// `c` with a glass plane wall through each `(point, normal)` of `walls`.
+fn with_walls(c: Config, walls: &[([f64; 3], [f64; 3])]) -> Config {
+    walls
+        .iter()
+        .fold(c, |c, &(p, n)| c.wall(plane(p, n, "glass")))
+}
+
 /// About 600 polydisperse beads poured at 1 m/s into a walled box
 /// (12 × 12 mm, 30 mm high), 1500 steps of 10 µs: the first ones land and
 /// pile up, so there are lasting particle–particle and particle–wall contacts.
@@ -53,9 +60,7 @@ fn pour_config(steps: u64) -> Config {
             .run("gravity", [0.0, 0.0, -9.81])
             .domain([0.0; 3], [0.012, 0.012, 0.03]),
     );
-    walls
-        .iter()
-        .fold(c, |c, &(p, n)| c.wall(plane(p, n, "glass")))
+    with_walls(c, &walls)
         .particles(
             pour(
                 "glass",
@@ -345,9 +350,7 @@ fn sliding_config(steps: u64, skin: f64) -> Config {
             .domain([0.0; 3], [0.04, 0.012, 0.012])
             .set("domain", "skin", skin),
     );
-    walls
-        .iter()
-        .fold(c, |c, &(p, n)| c.wall(plane(p, n, "glass")))
+    with_walls(c, &walls)
         .particles(block([0.0, 0.008], [3.0, 0.0, 0.0]))
         .particles(block([0.008, 0.016], [1.0, 0.3, 0.0]))
         .output("every", 0)

@@ -200,13 +200,6 @@ impl Simulation {
         halo.build(&mut particles, &setup.domain, &decomp, comm.as_ref(), width);
         let mut neighbors = NeighborList::build(&particles, reach, h);
         let x_ref = particles.x[..n].to_vec();
-        for (k, &i) in source.iter().enumerate() {
-            particles.x[k] = snap.particles[i].x;
-        }
-        // The ghosts' packed images come with their update, the owned
-        // particles' (moved back from x_ref) here.
-        halo.update(&mut particles, comm.as_ref());
-        particles.refresh_packed_owned();
         // Pair history: rows and records are both sorted by partner id.
         let mut first = vec![0usize; snap.particles.len() + 1];
         let mut r = 0;
@@ -264,13 +257,15 @@ impl Simulation {
         // Found where the last rebuild saw the particles (at x_ref), with
         // the records the checkpoint holds.
         let mut near_walls = force::NearWalls::default();
-        let (walls, x_now) = (
-            (&setup.walls[..], &setup.moving_walls[..]),
-            particles.x.clone(),
-        );
-        particles.x[..n].copy_from_slice(&x_ref);
+        let walls = (&setup.walls[..], &setup.moving_walls[..]);
         near_walls.find(&particles, walls, &wall_history, setup.skin);
-        particles.x = x_now;
+        for (k, &i) in source.iter().enumerate() {
+            particles.x[k] = snap.particles[i].x;
+        }
+        // The ghosts' packed images come with their update, the owned
+        // particles' (moved back from x_ref) here.
+        halo.update(&mut particles, comm.as_ref());
+        particles.refresh_packed_owned();
         let balancer = super::Balancer::new(setup.balance, comm.size());
         let mut sim = Simulation {
             setup,
