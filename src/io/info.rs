@@ -27,6 +27,14 @@ const CHECKPOINT_DEPTH: usize = 6;
 pub fn summarize(path: &Path) -> IoResult<String> {
     let file = open_gravel(path, false)?;
     let mut out = format!("{}\n", path.display());
+    let journal = super::journal::journal_path(path);
+    if journal.exists() {
+        let _ = writeln!(
+            out,
+            "note: {} lies beside it: a run is writing the file, or was killed while it wrote; shown as of its last flush, which a --restart returns it to",
+            journal.display()
+        );
+    }
     summarize_root(&mut out, &file).at(path, "reading the root attributes")?;
     summarize_frames(&mut out, &file).at(path, "reading the frames")?;
     summarize_thermo(&mut out, &file).at(path, "reading the thermo columns")?;

@@ -30,13 +30,17 @@ pub(crate) struct RunFiles {
     pub checkpoint_tmp: PathBuf,
     /// `DIR/NAME.lock`.
     pub lock: PathBuf,
+    /// `DIR/NAME.h5.journal`, the output's undo journal while it is written.
+    pub journal: PathBuf,
 }
 
 impl RunFiles {
     pub(crate) fn new(dir: &Path, name: &str) -> Self {
         let checkpoint = checkpoint::checkpoint_path(dir, name);
+        let h5 = dir.join(format!("{name}.h5"));
         Self {
-            h5: dir.join(format!("{name}.h5")),
+            journal: crate::io::journal::journal_path(&h5),
+            h5,
             xdmf: dir.join(format!("{name}.xdmf")),
             checkpoint_tmp: checkpoint::temporary_path(&checkpoint),
             checkpoint,
@@ -69,6 +73,7 @@ pub(crate) fn check_paths(setup: &Setup, opts: &RunOptions) -> Result<(), String
         &files.checkpoint,
         &files.checkpoint_tmp,
         &files.lock,
+        &files.journal,
     ] {
         if path.symlink_metadata().is_ok_and(|m| m.is_dir()) {
             return Err(format!(
@@ -128,6 +133,7 @@ pub(crate) fn check_paths(setup: &Setup, opts: &RunOptions) -> Result<(), String
             ("the checkpoint", &files.checkpoint),
             ("the checkpoint's temporary file", &files.checkpoint_tmp),
             ("the lock file", &files.lock),
+            ("the output's journal", &files.journal),
         ] {
             if same_file(dump, path) {
                 return Err(format!(
