@@ -271,9 +271,11 @@ fn counted_run(dir: &Path, kill_at: Option<u64>) -> Output {
 
 /// A kill in the middle of an HDF5 flush, where the output's groups and
 /// indices are half rewritten, at every other write of a stretch of 56,
-/// longer than one cycle of frames and thermo rows: the restart rolls the
-/// output back to its last flush (the undo journal, `io::journal`) and
-/// reproduces the uninterrupted run. Without the journal, 9 of these 28
+/// longer than one cycle of frames and thermo rows: `gravel info
+/// --verify` reads the output whole as of its last flush (and `gravel
+/// info` names the journal where one lies beside it), and the restart
+/// rolls the output back to that flush (the undo journal, `io::journal`)
+/// and reproduces the uninterrupted run. Without the journal, 9 of these 28
 /// kills left an output that HDF5 could no longer list or open.
 #[test]
 fn a_kill_at_any_write_of_the_output_then_restart_reproduces_the_run() {
@@ -300,6 +302,29 @@ fn a_kill_at_any_write_of_the_output_then_restart_reproduces_the_run() {
         );
         let snap = checkpoint::read(&ckpt(dir.path())).expect("a checkpoint before the kill");
         assert!(snap.step < TOTAL);
+        // Before the restart, gravel's readers see the output as of its
+        // last flush, whole, and change nothing.
+        let left = std::fs::read(h5(dir.path())).unwrap();
+        let journal = dir.path().join("out/pour.h5.journal").exists();
+        let verified = gravel(["info", "--verify", "out/pour.h5"], dir.path());
+        assert_eq!(
+            verified.status.code(),
+            Some(0),
+            "killed at write {kill_at}: {}",
+            describe(&verified)
+        );
+        if journal {
+            let info = gravel(["info", "out/pour.h5"], dir.path());
+            assert!(
+                String::from_utf8_lossy(&info.stdout).contains("lies beside it"),
+                "killed at write {kill_at}: gravel info names the journal: {}",
+                describe(&info)
+            );
+        }
+        assert!(
+            std::fs::read(h5(dir.path())).unwrap() == left,
+            "killed at write {kill_at}: gravel info changed the output"
+        );
         let restarted = restart(dir.path());
         assert_eq!(
             restarted.status.code(),
