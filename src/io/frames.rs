@@ -198,12 +198,9 @@ impl OutputFile {
             diagnostics: Vec::new(),
             walls: None,
         };
-        match std::fs::remove_file(out.xdmf_path()) {
-            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                Err(e).at(&out.xdmf_path(), "removing the stale XDMF sidecar")
-            }
-            _ => Ok(out),
-        }
+        super::remove_if_there(&out.xdmf_path())
+            .at(&out.xdmf_path(), "removing the stale XDMF sidecar")?;
+        Ok(out)
     }
 
     /// Opens an existing output file for appending (used by restarts): finds the
@@ -301,12 +298,8 @@ impl OutputFile {
         self.trim_contact_lists()?;
         self.flush()?;
         if self.frames.is_empty() {
-            match std::fs::remove_file(self.xdmf_path()) {
-                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                    Err(e).at(&self.xdmf_path(), "removing the XDMF sidecar")
-                }
-                _ => Ok(()),
-            }
+            super::remove_if_there(&self.xdmf_path())
+                .at(&self.xdmf_path(), "removing the XDMF sidecar")
         } else {
             self.write_sidecar()
         }

@@ -35,6 +35,8 @@ use std::io::{self, ErrorKind, Read};
 use std::os::unix::fs::{FileExt, MetadataExt};
 use std::path::{Path, PathBuf};
 
+use super::remove_if_there;
+
 const MAGIC: &[u8; 8] = b"GRVLUNDO";
 const HEADER_LEN: usize = 32;
 const RECORD_HEAD_LEN: usize = 24;
@@ -160,13 +162,6 @@ fn roll_back(file: &File, journal: &Path) -> io::Result<u64> {
     }
     remove_if_there(journal)?;
     Ok(restored)
-}
-
-fn remove_if_there(path: &Path) -> io::Result<()> {
-    match std::fs::remove_file(path) {
-        Err(e) if e.kind() != ErrorKind::NotFound => Err(e),
-        _ => Ok(()),
-    }
 }
 
 /// The files this process has open for writing through an [`UndoFile`], by

@@ -117,6 +117,14 @@ fn reach_written_end(file: hdf5::File) -> hdf5::Result<hdf5::File> {
     Ok(file)
 }
 
+/// Removes the file at `path`; one that is not there is no error.
+pub(crate) fn remove_if_there(path: &std::path::Path) -> std::io::Result<()> {
+    match std::fs::remove_file(path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
+        _ => Ok(()),
+    }
+}
+
 /// Create (truncate) an HDF5 file (see [`journaled`]).
 pub(crate) fn create(path: &std::path::Path) -> hdf5::Result<hdf5::File> {
     journaled(path, hdf5::file::OpenMode::Create)

@@ -8,10 +8,10 @@
 //! callback, which HDF5 calls once a flush has written everything (metadata,
 //! superblock), commits. Opening for writing rolls a journal back first.
 //!
-//! The driver is registered once per process ([`fapl`]). Its class table
-//! follows the layout of HDF5 1.10's `H5FD_class_t` (and 1.12's, which is the
-//! same); with another HDF5 version [`fapl`] returns `None` and the files are
-//! written with `sec2`, without the journal.
+//! The driver is registered once per process ([`use_driver`]). Its class
+//! table follows the layout of HDF5 1.10's `H5FD_class_t` (and 1.12's, which
+//! is the same); with another HDF5 version [`use_driver`] declines and the
+//! files are written with `sec2`, without the journal.
 
 use std::ffi::{c_char, c_int, c_uint, c_ulong, c_void, CStr, CString};
 use std::os::unix::ffi::OsStrExt;
@@ -19,6 +19,7 @@ use std::path::Path;
 use std::sync::OnceLock;
 
 use hdf5_sys::h5::{haddr_t, herr_t, hsize_t};
+use hdf5_sys::h5e::{H5E_READERROR, H5E_WRITEERROR};
 use hdf5_sys::h5i::hid_t;
 
 use super::journal::{Mode, UndoFile};
@@ -69,7 +70,7 @@ struct Public {
 #[repr(C)]
 struct Open {
     public: Public,
-    file: Option<UndoFile>,
+    file: UndoFile,
     eoa: haddr_t,
     /// The descriptor `get_handle` points to.
     fd: c_int,
@@ -224,14 +225,6 @@ fn report(message: &str, minor: hid_t) {
     }
 }
 
-fn read_error() -> hid_t {
-    *hdf5_sys::h5e::H5E_READERROR
-}
-
-fn write_error() -> hid_t {
-    *hdf5_sys::h5e::H5E_WRITEERROR
-}
-
 /// Runs `f` on the open file behind `ptr`; an error (or a panic) becomes
 /// HDF5's failure value with the reason on its error stack.
 ///
@@ -241,7 +234,7 @@ fn write_error() -> hid_t {
 unsafe fn with_file(
     ptr: FilePtr,
     what: &str,
-    minor: fn() -> hid_t,
+    minor: hid_t,
     f: impl FnOnce(&mut Open) -> std::io::Result<()>,
 ) -> herr_t {
     // SAFETY: per this function's contract; HDF5 calls a file's callbacks
@@ -250,20 +243,14 @@ unsafe fn with_file(
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(open))) {
         Ok(Ok(())) => 0,
         Ok(Err(e)) => {
-            report(&format!("{what}: {e}"), minor());
+            report(&format!("{what}: {e}"), minor);
             -1
         }
         Err(_) => {
-            report(&format!("{what}: internal error"), minor());
+            report(&format!("{what}: internal error"), minor);
             -1
         }
     }
-}
-
-fn file_of(open: &mut Open) -> std::io::Result<&mut UndoFile> {
-    open.file
-        .as_mut()
-        .ok_or_else(|| std::io::Error::other("the file is closed"))
 }
 
 unsafe extern "C" fn open(
@@ -300,7 +287,7 @@ unsafe extern "C" fn open(
                 alignment: 0,
                 paged_aggr: false,
             },
-            file: Some(file),
+            file,
             eoa: 0,
         })),
         Err(e) => {
@@ -315,19 +302,19 @@ unsafe extern "C" fn open(
 
 unsafe extern "C" fn close(ptr: FilePtr) -> herr_t {
     // SAFETY: HDF5 passes a file `open` returned, and never uses it after.
-    let mut boxed = unsafe { Box::from_raw(ptr) };
-    match boxed.file.take().map(UndoFile::close) {
-        Some(Err(e)) => {
+    let Open { file, .. } = *unsafe { Box::from_raw(ptr) };
+    match file.close() {
+        Err(e) => {
             report(&format!("closing: {e}"), *hdf5_sys::h5e::H5E_CANTCLOSEFILE);
             -1
         }
-        _ => 0,
+        Ok(()) => 0,
     }
 }
 
 unsafe extern "C" fn cmp(a: FilePtr, b: FilePtr) -> c_int {
     // SAFETY: both are open files of this driver.
-    let id = |p: FilePtr| unsafe { (*p).file.as_ref().map(UndoFile::identity) };
+    let id = |p: FilePtr| unsafe { (*p).file.identity() };
     match id(a).cmp(&id(b)) {
         std::cmp::Ordering::Less => -1,
         std::cmp::Ordering::Equal => 0,
@@ -356,7 +343,7 @@ unsafe extern "C" fn set_eoa(ptr: FilePtr, _type: MemType, addr: haddr_t) -> her
 
 unsafe extern "C" fn get_eof(ptr: FilePtr, _type: MemType) -> haddr_t {
     // SAFETY: an open file of this driver.
-    unsafe { (*ptr).file.as_ref().map_or(UNDEF, UndoFile::len) }
+    unsafe { (*ptr).file.len() }
 }
 
 unsafe extern "C" fn get_handle(ptr: FilePtr, _fapl: hid_t, handle: *mut *mut c_void) -> herr_t {
@@ -379,9 +366,9 @@ unsafe extern "C" fn read(
 ) -> herr_t {
     // SAFETY: an open file of this driver; HDF5 passes a buffer of `size` bytes.
     unsafe {
-        with_file(ptr, "read", read_error, |open| {
+        with_file(ptr, "read", *H5E_READERROR, |open| {
             let buf = std::slice::from_raw_parts_mut(buf.cast::<u8>(), size);
-            file_of(open)?.read_at(buf, addr)
+            open.file.read_at(buf, addr)
         })
     }
 }
@@ -396,9 +383,9 @@ unsafe extern "C" fn write(
 ) -> herr_t {
     // SAFETY: an open file of this driver; HDF5 passes a buffer of `size` bytes.
     unsafe {
-        with_file(ptr, "write", write_error, |open| {
+        with_file(ptr, "write", *H5E_WRITEERROR, |open| {
             let buf = std::slice::from_raw_parts(buf.cast::<u8>(), size);
-            file_of(open)?.write_at(buf, addr)
+            open.file.write_at(buf, addr)
         })
     }
 }
@@ -406,18 +393,16 @@ unsafe extern "C" fn write(
 /// HDF5 calls it last in every flush and before closing: the commit.
 unsafe extern "C" fn flush(ptr: FilePtr, _dxpl: hid_t, _closing: bool) -> herr_t {
     // SAFETY: an open file of this driver.
-    unsafe { with_file(ptr, "commit", write_error, |open| file_of(open)?.commit()) }
+    unsafe { with_file(ptr, "commit", *H5E_WRITEERROR, |open| open.file.commit()) }
 }
 
 /// As `sec2`: the file's length follows the end of the address space.
 unsafe extern "C" fn truncate(ptr: FilePtr, _dxpl: hid_t, _closing: bool) -> herr_t {
     // SAFETY: an open file of this driver.
     unsafe {
-        with_file(ptr, "truncate", write_error, |open| {
-            let eoa = open.eoa;
-            let file = file_of(open)?;
-            if file.len() != eoa {
-                file.set_len(eoa)?;
+        with_file(ptr, "truncate", *H5E_WRITEERROR, |open| {
+            if open.file.len() != open.eoa {
+                open.file.set_len(open.eoa)?;
             }
             Ok(())
         })
