@@ -210,6 +210,10 @@ pub struct PairResults {
     /// ([`NeighborList::build_id`]): they are found again only at a new
     /// build, where the particles can change.
     bodies_of: Option<u64>,
+    /// The material of every particle, owned and ghost, where they all
+    /// have one, found at the neighbour-list build of the second value:
+    /// every pair then takes that material's law.
+    one_material: (Option<u32>, Option<u64>),
     /// The contacts each work block evaluated in the last force stage: the
     /// next stage weighs its blocks by them when it cuts them into runs
     /// (a contact costs many times a pair that is apart).
@@ -291,6 +295,22 @@ pub fn compute(
                 == BodyInertia::of(parts.inv_inertia[k], parts.inv_mass[k], parts.radius[k])),
         "the couples' inertia of another set of particles"
     );
+    // The law of every pair, where the table has one, or the particles
+    // (owned and ghosts) have one material.
+    if fp.laws.n > 1 && results.one_material.1 != Some(nl_build) {
+        let first = parts.material.first().copied();
+        let one = first.filter(|&m| parts.material.par_iter().all(|&k| k == m));
+        results.one_material = (one, Some(nl_build));
+    }
+    let one_law = if fp.laws.n == 1 {
+        Some(&fp.laws.laws[0])
+    } else {
+        debug_assert!(
+            (results.one_material.0).is_none_or(|m| parts.material.iter().all(|&k| k == m)),
+            "one material found for another set of particles"
+        );
+        results.one_material.0.map(|m| fp.laws.get(m, m))
+    };
     let n_blocks = n.div_ceil(BLOCK);
     // The wall loads, `walls` per row of a particle tested against the
     // walls, or none (`lw = 0`), with the rows before each block.
@@ -315,6 +335,7 @@ pub fn compute(
         lw,
         slots: &slots,
         records: &records,
+        one_law,
     };
     // Where block `b` starts (`b` may be `n_blocks`: the end).
     let particle_at = |b: usize| ctx.block(b).0;

@@ -108,41 +108,77 @@ impl<const N: u8, const TG: u8, const C: bool> OneLaw<'_, N, TG, C> {
 }
 
 /// Pass one over a block of owned particles: evaluate their jobs with the
-/// evaluator that fits the law table: a single law (stochastic friction
-/// aside) goes several contacts at a time (eight for a law without
-/// couples, four with), specialised at compile time for the laws of the
-/// chute (Hooke, spring-slider), the pour (Hertz, spring-slider) and the
-/// dense pack (Hertz, spring-slider, couples).
+/// evaluator that fits the law table. Without stochastic friction, the
+/// contacts go several at a time through the lane kernels (eight for laws
+/// without couples, four with): a table of one law in one stream of groups
+/// ([`lanes_block`]), a table of several materials in a stream per law
+/// ([`law_groups_block`]). Specialised at compile time where every law of
+/// the table has the kinds of the chute's law (Hooke, spring-slider), the
+/// pour's (Hertz, spring-slider) or the dense pack's (Hertz,
+/// spring-slider, couples), and left to run time otherwise. A law with
+/// stochastic friction takes the one-contact path ([`jobs_block`]).
 /// Returns the number of pairs in contact.
 pub(super) fn pass_one(blk: &Block, out: BlockOut) -> usize {
     const ANY: u8 = Kind::ANY;
     const HOOKE: u8 = Kind::HOOKE;
     const HERTZ: u8 = Kind::HERTZ;
     const SPRING: u8 = Kind::SPRING_SLIDER;
-    let single = (blk.fp.laws.n == 1).then(|| &blk.fp.laws.laws[0]);
-    let Some(law) = single.filter(|law| law.stochastic.is_none()) else {
+    // The one law of every pair, or every law of the table.
+    let laws = blk
+        .one_law
+        .map_or(&blk.fp.laws.laws[..], std::slice::from_ref);
+    if laws.iter().any(|law| law.stochastic.is_some()) || one_contact_path_forced() {
         return jobs_block(blk, out);
-    };
-    let kinds = (
-        law.normal.kind(),
-        law.tangential.kind(),
-        law.needs_inertia(),
-    );
-    match (kinds, blk.h) {
-        ((HOOKE, SPRING, false), 3) => {
-            lanes_block::<HOOKE, SPRING, false, 3, WIDE>(blk, &OneLaw(law), out)
-        }
-        ((HERTZ, SPRING, false), 3) => {
-            lanes_block::<HERTZ, SPRING, false, 3, WIDE>(blk, &OneLaw(law), out)
-        }
-        ((HERTZ, SPRING, true), 6) => {
-            lanes_block::<HERTZ, SPRING, true, 6, NARROW>(blk, &OneLaw(law), out)
-        }
-        (_, 0) => lanes_block::<ANY, ANY, true, 0, NARROW>(blk, &OneLaw(law), out),
-        (_, 3) => lanes_block::<ANY, ANY, true, 3, NARROW>(blk, &OneLaw(law), out),
-        (_, 6) => lanes_block::<ANY, ANY, true, 6, NARROW>(blk, &OneLaw(law), out),
+    }
+    macro_rules! lanes {
+        ($n:ident, $tg:ident, $c:expr, $h:expr, $w:ident) => {
+            match blk.one_law {
+                Some(law) => lanes_block::<$n, $tg, $c, $h, $w>(blk, &OneLaw(law), out),
+                None => law_groups_block::<$n, $tg, $c, $h, $w>(blk, out),
+            }
+        };
+    }
+    match (table_kinds(laws), blk.h) {
+        (Some((HOOKE, SPRING, false)), 3) => lanes!(HOOKE, SPRING, false, 3, WIDE),
+        (Some((HERTZ, SPRING, false)), 3) => lanes!(HERTZ, SPRING, false, 3, WIDE),
+        (Some((HERTZ, SPRING, true)), 6) => lanes!(HERTZ, SPRING, true, 6, NARROW),
+        (_, 0) => lanes!(ANY, ANY, true, 0, NARROW),
+        (_, 3) => lanes!(ANY, ANY, true, 3, NARROW),
+        (_, 6) => lanes!(ANY, ANY, true, 6, NARROW),
         _ => jobs_block(blk, out),
     }
+}
+
+/// The normal kind, tangential kind and whether it has couples, of every
+/// law of `laws` when they all share them (`None` when they differ).
+fn table_kinds(laws: &[ContactLaw]) -> Option<(u8, u8, bool)> {
+    let kinds = |law: &ContactLaw| {
+        (
+            law.normal.kind(),
+            law.tangential.kind(),
+            law.needs_inertia(),
+        )
+    };
+    let first = kinds(laws.first()?);
+    laws.iter().all(|law| kinds(law) == first).then_some(first)
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Whether pass one on this thread takes the one-contact path
+    /// ([`jobs_block`]) whatever the law table, for the tests that compare
+    /// the lane kernels with it.
+    pub(super) static FORCE_ONE_CONTACT_PATH: std::cell::Cell<bool> =
+        const { std::cell::Cell::new(false) };
+}
+
+/// Whether a test asked for the one-contact path ([`FORCE_ONE_CONTACT_PATH`]).
+#[inline(always)]
+fn one_contact_path_forced() -> bool {
+    #[cfg(test)]
+    return FORCE_ONE_CONTACT_PATH.with(std::cell::Cell::get);
+    #[cfg(not(test))]
+    false
 }
 
 /// What [`jobs_block`] and [`lanes_block`] read.
@@ -170,6 +206,9 @@ pub(super) struct Block<'a> {
     pub(super) job0: usize,
     pub(super) fp: &'a ForceParams<'a>,
     pub(super) h: usize,
+    /// The law of every pair, where there is one (see
+    /// [`super::stage::Stage::one_law`]).
+    pub(super) one_law: Option<&'a ContactLaw>,
 }
 
 /// What [`jobs_block`] and [`lanes_block`] write: the block's slices of the per-job arrays and
@@ -218,6 +257,33 @@ impl Upper<'_> {
     }
 }
 
+/// Where a lane evaluator puts a block particle's part of a contact, its
+/// upper-sum share: added to the particle's sum at once ([`Upper`], keyed
+/// by the particle's place in the block), or kept by candidate until the
+/// block's contacts are done ([`ByCandidate`]).
+trait UpperSink {
+    /// Take `c` for key `key`.
+    fn take(&mut self, key: usize, c: Contribution);
+}
+
+impl UpperSink for Upper<'_> {
+    #[inline(always)]
+    fn take(&mut self, o: usize, c: Contribution) {
+        self.add(o, c);
+    }
+}
+
+/// The upper-sum shares of a block's candidates, by candidate number, `+0`
+/// for a candidate that is apart or whose block particle is the higher id.
+struct ByCandidate<'a>(&'a mut [Contribution]);
+
+impl UpperSink for ByCandidate<'_> {
+    #[inline(always)]
+    fn take(&mut self, c: usize, share: Contribution) {
+        self.0[c] = share;
+    }
+}
+
 /// The pair jobs of a block of owned particles under any law table, one
 /// contact at a time, in the build for the run's instruction set
 /// ([`crate::simd::isa`]).
@@ -238,6 +304,25 @@ fn lanes_block<const N: u8, const TG: u8, const C: bool, const H: usize, const W
     in_best_build!(lanes_block_avx2, || lanes_block_body::<N, TG, C, H, W>(
         blk, law, out
     ))
+}
+
+/// The pair jobs of a block of owned particles under a table of several
+/// laws (materials), none with stochastic friction, `W` contacts of one
+/// law at a time, each law's kinds `N`, `TG`, `C` ([`Kind::ANY`] where
+/// they differ between laws), in the build for the run's instruction set
+/// ([`crate::simd::isa`]).
+#[inline(never)]
+fn law_groups_block<const N: u8, const TG: u8, const C: bool, const H: usize, const W: usize>(
+    blk: &Block,
+    out: BlockOut,
+) -> usize {
+    in_best_build!(law_groups_block_avx2, || law_groups_block_body::<
+        N,
+        TG,
+        C,
+        H,
+        W,
+    >(blk, out))
 }
 
 /// The candidates of a block (see [`filter_jobs`]), after each particle's
@@ -412,9 +497,7 @@ fn contacts_in_lanes<const N: u8, const TG: u8, const C: bool, const H: usize, c
     candidates: &[[u32; 2]],
     out: BlockOut,
 ) -> usize {
-    let Block { p, first, .. } = *blk;
     let law = eval.0;
-    let packed = p.packed;
     let BlockOut {
         entry,
         fresh,
@@ -429,42 +512,11 @@ fn contacts_in_lanes<const N: u8, const TG: u8, const C: bool, const H: usize, c
     for (c, &[o, j]) in candidates.iter().enumerate() {
         prefetch_candidate(blk, candidates, c + PREFETCH_AHEAD, entry);
         let (o, j) = (o as usize, j as usize);
-        let (k, q) = (first + o, blk.jobs[j] as usize);
-        let (pk, pq) = (packed[k], packed[q]);
-        let d_kq = separation_from(p, pk, pq, q);
-        let lower = blk.evaluator_lower[j];
-        let r2 = d_kq.length_squared();
-        // NormalModel::range, with the law's decision taken once.
-        let range = fixed_range.unwrap_or(pk.w + pq.w);
-        if r2 >= range * range {
-            opened(blk, entry, fresh, j);
+        let Some(pair) = touching(blk, o, j, |_| fixed_range, entry, fresh) else {
             continue;
-        }
-        let ((i, pi), (jj, pj), d) = if lower {
-            ((k, pk), (q, pq), d_kq)
-        } else {
-            ((q, pq), (k, pk), -d_kq)
         };
-        let l = filled;
         contacts += 1;
-        let (bi, bj) = (body_of(p, i, pi), body_of(p, jj, pj));
-        group.bodies.set_lane(l, [&bi, &bj], d, r2.sqrt());
-        // SAFETY: the entry is this job's, or entry 0 (see `RecordPool`).
-        let rec = unsafe { blk.records.record(entry[j]) };
-        // By index over the compile-time `H` (a zip of the two made the
-        // pair stage longer).
-        #[allow(clippy::needless_range_loop)]
-        for v in 0..H {
-            group.history[v].set_lane(l, rec[v]);
-        }
-        if couples {
-            let (ai, aj) = (blk.bodies[i], blk.bodies[jj]);
-            group
-                .inv_rolling
-                .set_lane(l, ai.inv_rolling + aj.inv_rolling);
-            group.min_moment.set_lane(l, ai.moment.min(aj.moment));
-        }
-        group.jobs[l] = (j, o, lower);
+        fill_lane::<H, W>(blk, &mut group, filled, &pair, o, entry, couples);
         filled += 1;
         if filled == W {
             lanes_done::<N, TG, C, H, W>(
@@ -489,6 +541,183 @@ fn contacts_in_lanes<const N: u8, const TG: u8, const C: bool, const H: usize, c
     contacts
 }
 
+/// A candidate in contact, as the lane evaluators gather it.
+struct Touching {
+    /// The job.
+    j: usize,
+    /// Whether the block particle is the lower id.
+    lower: bool,
+    /// The lower-id particle `i`: its local index and packed image.
+    i: (usize, DVec4),
+    /// The higher-id particle `j`: its local index and packed image.
+    jj: (usize, DVec4),
+    /// Separation `d = x_j − x_i`.
+    d: DVec3,
+    /// Its squared length.
+    r2: f64,
+}
+
+/// Candidate job `j` of the block's particle `o`, if its pair is in
+/// contact: within the range that `range_of` gives for the pair's local
+/// indices in canonical order (`None`: `R_i + R_j`, the range of every
+/// contact model); else it is apart ([`opened`]).
+#[inline(always)]
+fn touching(
+    blk: &Block,
+    o: usize,
+    j: usize,
+    range_of: impl FnOnce((usize, usize)) -> Option<f64>,
+    entry: &mut [u32],
+    fresh: &mut FreshRecords,
+) -> Option<Touching> {
+    let p = blk.p;
+    let (k, q) = (blk.first + o, blk.jobs[j] as usize);
+    let (pk, pq) = (p.packed[k], p.packed[q]);
+    let d_kq = separation_from(p, pk, pq, q);
+    let lower = blk.evaluator_lower[j];
+    let r2 = d_kq.length_squared();
+    let (i, jj, d) = if lower {
+        ((k, pk), (q, pq), d_kq)
+    } else {
+        ((q, pq), (k, pk), -d_kq)
+    };
+    // NormalModel::range, with the law's decision taken by the caller.
+    let range = range_of((i.0, jj.0)).unwrap_or(pk.w + pq.w);
+    if r2 >= range * range {
+        opened(blk, entry, fresh, j);
+        return None;
+    }
+    Some(Touching {
+        j,
+        lower,
+        i,
+        jj,
+        d,
+        r2,
+    })
+}
+
+/// Put the contact `pair` in lane `l` of `group`: its bodies, its history
+/// record (entry 0, zero, for a contact that forms) and, for a law with
+/// `couples`, the couples' inertia; `key` is what the group's results go
+/// to the upper sums by (see [`UpperSink`]).
+#[inline(always)]
+fn fill_lane<const H: usize, const W: usize>(
+    blk: &Block,
+    group: &mut Group<W>,
+    l: usize,
+    pair: &Touching,
+    key: usize,
+    entry: &[u32],
+    couples: bool,
+) {
+    let ((i, pi), (jj, pj)) = (pair.i, pair.jj);
+    let (bi, bj) = (body_of(blk.p, i, pi), body_of(blk.p, jj, pj));
+    group.bodies.set_lane(l, [&bi, &bj], pair.d, pair.r2.sqrt());
+    // SAFETY: the entry is this job's, or entry 0 (see `RecordPool`).
+    let rec = unsafe { blk.records.record(entry[pair.j]) };
+    // By index over the compile-time `H` (a zip of the two made the
+    // pair stage longer).
+    #[allow(clippy::needless_range_loop)]
+    for v in 0..H {
+        group.history[v].set_lane(l, rec[v]);
+    }
+    if couples {
+        let (ai, aj) = (blk.bodies[i], blk.bodies[jj]);
+        group
+            .inv_rolling
+            .set_lane(l, ai.inv_rolling + aj.inv_rolling);
+        group.min_moment.set_lane(l, ai.moment.min(aj.moment));
+    }
+    group.jobs[l] = (pair.j, key, pair.lower);
+}
+
+/// The body of [`law_groups_block`]: the candidates in contact go to a
+/// group of `W` per law of the table (that of the pair's two materials),
+/// each evaluated by its law's kernel once full (and at the end, partly
+/// filled). Records and share slots belong to one job each, so they are
+/// written as each group is done; the block particles' upper sums,
+/// whose bits depend on the order of their terms, are kept by candidate
+/// and added in candidate order at the end, so the bits are those of the
+/// one-contact loop of [`jobs_block_body`]. Returns the number of contacts.
+#[inline(always)]
+fn law_groups_block_body<
+    const N: u8,
+    const TG: u8,
+    const C: bool,
+    const H: usize,
+    const W: usize,
+>(
+    blk: &Block,
+    mut out: BlockOut,
+) -> usize {
+    let candidates = block_candidates(blk, &mut out);
+    let BlockOut {
+        entry,
+        fresh,
+        mut upper,
+        shares,
+    } = out;
+    debug_assert!(H <= MAX_HISTORY);
+    let (p, table) = (blk.p, blk.fp.laws);
+    let n = table.n;
+    // The law of materials `a` and `b`, one key for `(a, b)` and `(b, a)`
+    // (the table is symmetric).
+    let law_key = |a: u32, b: u32| a.min(b) as usize * n + a.max(b) as usize;
+    // What each law decides for every pair: its range where fixed, and
+    // whether it has couples.
+    let decided: Vec<(Option<f64>, bool)> = (table.laws.iter())
+        .map(|law| (law.normal.fixed_range(), law.needs_inertia()))
+        .collect();
+    // Per law key, a group and its number of filled lanes, made when the
+    // block first meets the law.
+    let mut groups: Vec<Option<(Box<Group<W>>, usize)>> = (0..n * n).map(|_| None).collect();
+    let mut by_candidate = vec![Contribution::default(); candidates.len()];
+    let mut sink = ByCandidate(&mut by_candidate);
+    let mut contacts = 0;
+    for (c, &[o, j]) in candidates.iter().enumerate() {
+        prefetch_candidate(blk, &candidates, c + PREFETCH_AHEAD, entry);
+        // The partner's material too, for its law.
+        if let Some(&[_, ahead]) = candidates.get(c + PREFETCH_AHEAD) {
+            prefetch_at(p.material, blk.jobs[ahead as usize] as usize);
+        }
+        let mut key = 0;
+        let range_of = |(i, jj): (usize, usize)| {
+            key = law_key(p.material[i], p.material[jj]);
+            decided[key].0
+        };
+        let Some(pair) = touching(blk, o as usize, j as usize, range_of, entry, fresh) else {
+            continue;
+        };
+        contacts += 1;
+        let law = &table.laws[key];
+        let (group, filled) =
+            groups[key].get_or_insert_with(|| (Box::new(Group::new(law.reads_r_eff())), 0));
+        fill_lane::<H, W>(blk, group, *filled, &pair, c, entry, decided[key].1);
+        *filled += 1;
+        if *filled == W {
+            let eval = OneLaw::<N, TG, C>(law);
+            let done = (&mut *entry, &mut *fresh, &mut sink, &mut *shares);
+            lanes_done::<N, TG, C, H, W>(blk, &eval, group, W, done);
+            *filled = 0;
+        }
+    }
+    for (key, slot) in groups.iter_mut().enumerate() {
+        if let Some((group, filled)) = slot.as_mut().filter(|g| g.1 > 0) {
+            let eval = OneLaw::<N, TG, C>(&table.laws[key]);
+            let done = (&mut *entry, &mut *fresh, &mut sink, &mut *shares);
+            lanes_done::<N, TG, C, H, W>(blk, &eval, group, *filled, done);
+        }
+    }
+    // Adding `+0` to a sum that starts at `+0` never changes its bits (see
+    // `ShareSlots::add_to`), so the candidates apart, or whose block
+    // particle is the higher id, count as nothing.
+    for (&[o, _], &share) in candidates.iter().zip(&by_candidate) {
+        upper.add(o as usize, share);
+    }
+    contacts
+}
+
 /// Number of contacts evaluated together by the laws without couples: a
 /// whole 512-bit register, or two 256-bit ones, which hides more of each
 /// division's and root's latency (Hooke's kernel 12.2 → 9.5 µs per 1,024
@@ -507,8 +736,8 @@ const MAX_HISTORY: usize = 6;
 /// `W` contacts on their way through the kernel: the bodies, the history
 /// records (by value index; the law's first values), the couples' inertia
 /// (as [`ContactInertia::of_bodies`], its division done for all the lanes
-/// at once), and per lane the job, the block particle and whether it is
-/// the lower id.
+/// at once), and per lane the job, its key for the upper sums
+/// ([`UpperSink`]) and whether the block particle is the lower id.
 struct Group<const W: usize> {
     bodies: PairBodies<Lanes<W>>,
     history: [Lanes<W>; MAX_HISTORY],
@@ -548,7 +777,12 @@ fn lanes_done<const N: u8, const TG: u8, const C: bool, const H: usize, const W:
     eval: &OneLaw<N, TG, C>,
     group: &mut Group<W>,
     filled: usize,
-    (entry, fresh, upper, shares): (&mut [u32], &mut FreshRecords, &mut Upper, &mut RunEntries),
+    (entry, fresh, upper, shares): (
+        &mut [u32],
+        &mut FreshRecords,
+        &mut impl UpperSink,
+        &mut RunEntries,
+    ),
 ) {
     let kin = Kinematics::of_pair_for(&group.bodies, group.r_eff);
     // Lanes past `filled` may divide by zero; their results are dropped.
@@ -562,7 +796,7 @@ fn lanes_done<const N: u8, const TG: u8, const C: bool, const H: usize, const W:
     // kept in a register, at a lane number known only at run time, is
     // stored and loaded back for every lane, and the load waits on the store.
     let at = |v: &V3<Lanes<W>>, l: usize| DVec3::new(v.x.0[l], v.y.0[l], v.z.0[l]);
-    for (l, &(j, o, lower)) in group.jobs.iter().enumerate().take(filled) {
+    for (l, &(j, key, lower)) in group.jobs.iter().enumerate().take(filled) {
         let e = held_or_fresh(blk, entry, fresh, j);
         // SAFETY: the entry is this job's (see `RecordPool`).
         let rec = unsafe { blk.records.record_mut(e) };
@@ -572,8 +806,8 @@ fn lanes_done<const N: u8, const TG: u8, const C: bool, const H: usize, const W:
         }
         let force_i = at(&group.out.force_i, l);
         if lower {
-            upper.add(
-                o,
+            upper.take(
+                key,
                 Contribution {
                     force: force_i,
                     torque: at(&group.out.torque_i, l),

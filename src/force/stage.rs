@@ -7,7 +7,7 @@ use super::pairs::{pass_one, Block, BlockOut, Upper};
 use super::shares::{RunEntries, ShareSlots};
 use super::walls::wall_forces;
 use super::ForceParams;
-use crate::contact::BodyInertia;
+use crate::contact::{BodyInertia, ContactLaw};
 use crate::neighbor::{Contribution, FreshRecords, PairJobs, RecordPool, BLOCK};
 use crate::simd::isa::in_best_build;
 use crate::state::particles::ParticleView;
@@ -59,6 +59,9 @@ pub(super) struct Stage<'a> {
     pub(super) lw: usize,
     pub(super) slots: &'a ShareSlots,
     pub(super) records: &'a RecordPool,
+    /// The law of every pair of the stage, where there is one (a table of
+    /// one law, or particles of one material).
+    pub(super) one_law: Option<&'a ContactLaw>,
 }
 
 impl Stage<'_> {
@@ -94,6 +97,7 @@ impl Stage<'_> {
             job0: block_jobs.start,
             fp: self.fp,
             h: self.h,
+            one_law: self.one_law,
         };
         let parts = BlockOut {
             entry: &mut out.entry[..],

@@ -212,11 +212,23 @@ fn hertz_spring(mindlin: bool, couples: bool) -> ContactLaw {
     }
 }
 
+/// [`run`] on the one-contact path ([`pairs::jobs_block`]) whatever the
+/// law table, on a pool of one thread (whose flag pass one reads).
+fn run_one_contact_path(laws: &LawTable, steps: usize) -> (Vec<DVec3>, Vec<DVec3>, Vec<f64>) {
+    on_threads(1, || {
+        pairs::FORCE_ONE_CONTACT_PATH.with(|f| f.set(true));
+        let out = run(laws, steps);
+        pairs::FORCE_ONE_CONTACT_PATH.with(|f| f.set(false));
+        out
+    })
+}
+
 /// Every lane evaluator of [`pairs::pass_one`] (eight lanes for the chute's
 /// and the pour's laws, four for the dense pack's and for a law left to
 /// run time, Type C rolling here), whose groups' last lanes are partly
 /// filled, against the one-contact path: the same forces, torques and
-/// history to the bit over a few steps.
+/// history to the bit over a few steps; the same with the law in a table
+/// of two materials that the particles (all of the first) do not mix.
 #[test]
 fn specialised_kernels_give_the_bits_of_the_general_path() {
     let type_c = ContactLaw {
@@ -240,11 +252,86 @@ fn specialised_kernels_give_the_bits_of_the_general_path() {
     ];
     for law in laws {
         let (f1, t1, h1) = run(&table(law, 1), 5);
-        let (f2, t2, h2) = run(&table(law, 2), 5);
-        assert_eq!(bits(&f1), bits(&f2));
-        assert_eq!(bits(&t1), bits(&t2));
-        assert!(h1.iter().zip(&h2).all(|(a, b)| a.to_bits() == b.to_bits()));
+        let (f2, t2, h2) = run_one_contact_path(&table(law, 1), 5);
+        let (f3, t3, h3) = run(&table(law, 2), 5);
+        for (f, t, h) in [(&f2, &t2, &h2), (&f3, &t3, &h3)] {
+            assert_eq!(bits(&f1), bits(f));
+            assert_eq!(bits(&t1), bits(t));
+            assert!(h1.iter().zip(h).all(|(a, b)| a.to_bits() == b.to_bits()));
+        }
         assert!(h1.iter().any(|&v| v != 0.0), "the test must load springs");
+    }
+}
+
+/// A table of three materials whose laws are `law(a, b)` for materials
+/// `a ≤ b`, with the history length of the longest.
+fn mixed_table(law: impl Fn(usize, usize) -> ContactLaw) -> LawTable {
+    let n = 3;
+    let laws: Vec<ContactLaw> = (0..n * n)
+        .map(|k| law((k / n).min(k % n), (k / n).max(k % n)))
+        .collect();
+    let history_len = laws.iter().map(ContactLaw::history_len).max().unwrap_or(0);
+    LawTable {
+        n,
+        laws,
+        history_len,
+    }
+}
+
+/// A table of several laws on particles of several materials goes through
+/// the lane kernels a group per law ([`pairs::pass_one`]): the same bits
+/// as the one-contact path, with laws of the same kinds (the specialised
+/// kernel of the dense pack's law) and of different kinds (left to run
+/// time: Hooke and Hertz, with and without couples), over several work
+/// blocks, on one thread and on two.
+#[test]
+fn several_laws_give_the_bits_of_the_one_contact_path() {
+    let friction = |a: usize, b: usize| 0.2 + 0.1 * (a + 2 * b) as f64;
+    let same_kinds = mixed_table(|a, b| {
+        let mut law = hertz_spring(true, true);
+        if let TangentialModel::SpringSlider(s) = &mut law.tangential {
+            s.friction = friction(a, b);
+        }
+        law
+    });
+    let other_kinds = mixed_table(|a, b| match (a, b) {
+        (0, 0) => hooke_spring(false),
+        (0, _) => hertz_spring(false, false),
+        (1, 1) => hooke_spring(true),
+        _ => hertz_spring(true, true),
+    });
+    // 1,000 spheres (two work blocks), of materials 0, 1, 2 in turn.
+    let mixed = || {
+        let mut p = cluster_of_side(10);
+        for (k, m) in p.material.iter_mut().enumerate() {
+            *m = (k % 3) as u32;
+        }
+        p
+    };
+    // On a pool of its own (one thread for the one-contact path, whose
+    // flag pass one reads on that thread).
+    let state = |laws: &LawTable, one_contact: bool, threads: usize| {
+        on_threads(threads, || {
+            pairs::FORCE_ONE_CONTACT_PATH.with(|f| f.set(one_contact));
+            let (p, nl) = stages(mixed(), laws, 5, 1e-4);
+            pairs::FORCE_ONE_CONTACT_PATH.with(|f| f.set(false));
+            let history: Vec<u64> = nl
+                .history()
+                .job_values()
+                .iter()
+                .map(|v| v.to_bits())
+                .collect();
+            (bits(&p.force), bits(&p.torque), history)
+        })
+    };
+    for laws in [same_kinds, other_kinds] {
+        let reference = state(&laws, true, 1);
+        assert_eq!(state(&laws, false, 1), reference);
+        assert_eq!(state(&laws, false, 2), reference);
+        assert!(
+            reference.2.iter().any(|&v| v != 0),
+            "the test must load springs"
+        );
     }
 }
 
