@@ -210,14 +210,43 @@ pub struct PairResults {
     /// ([`NeighborList::build_id`]): they are found again only at a new
     /// build, where the particles can change.
     bodies_of: Option<u64>,
-    /// The material of every particle, owned and ghost, where they all
-    /// have one, found at the neighbour-list build of the second value:
-    /// every pair then takes that material's law.
-    one_material: (Option<u32>, Option<u64>),
+    /// The place in the law table of the one law that every pair of the
+    /// materials among the particles (owned and ghost) takes, if one
+    /// does, found at the neighbour-list build of the second value.
+    one_law_at: (Option<usize>, Option<u64>),
     /// The contacts each work block evaluated in the last force stage: the
     /// next stage weighs its blocks by them when it cuts them into runs
     /// (a contact costs many times a pair that is apart).
     block_contacts: Vec<u32>,
+}
+
+/// The place in `laws` of the one law that every pair of the materials
+/// among `materials` takes (a table whose laws agree for them, or
+/// particles of one material), or `None` where two of those pairs take
+/// different laws (or there are no particles).
+fn one_law_among(laws: &LawTable, materials: &[u32]) -> Option<usize> {
+    let n = laws.n;
+    let present = materials
+        .par_iter()
+        .fold(
+            || vec![false; n],
+            |mut seen, &m| {
+                seen[m as usize] = true;
+                seen
+            },
+        )
+        .reduce(
+            || vec![false; n],
+            |a, b| a.iter().zip(&b).map(|(x, y)| x | y).collect(),
+        );
+    let present: Vec<usize> = (0..n).filter(|&m| present[m]).collect();
+    let first = present.first().map(|&m| m * n + m)?;
+    let agree = present.iter().all(|&a| {
+        present
+            .iter()
+            .all(|&b| laws.laws[a * n + b] == laws.laws[first])
+    });
+    agree.then_some(first)
 }
 
 /// Compute `force` and `torque` of every owned particle, updating the contact
@@ -295,21 +324,19 @@ pub fn compute(
                 == BodyInertia::of(parts.inv_inertia[k], parts.inv_mass[k], parts.radius[k])),
         "the couples' inertia of another set of particles"
     );
-    // The law of every pair, where the table has one, or the particles
-    // (owned and ghosts) have one material.
-    if fp.laws.n > 1 && results.one_material.1 != Some(nl_build) {
-        let first = parts.material.first().copied();
-        let one = first.filter(|&m| parts.material.par_iter().all(|&k| k == m));
-        results.one_material = (one, Some(nl_build));
+    // The law of every pair, where there is one: the table's only law, or
+    // one that every pair of the particles' materials takes.
+    if fp.laws.n > 1 && results.one_law_at.1 != Some(nl_build) {
+        results.one_law_at = (one_law_among(fp.laws, parts.material), Some(nl_build));
     }
+    debug_assert!(
+        fp.laws.n == 1 || results.one_law_at.0 == one_law_among(fp.laws, parts.material),
+        "the one law of another set of particles"
+    );
     let one_law = if fp.laws.n == 1 {
         Some(&fp.laws.laws[0])
     } else {
-        debug_assert!(
-            (results.one_material.0).is_none_or(|m| parts.material.iter().all(|&k| k == m)),
-            "one material found for another set of particles"
-        );
-        results.one_material.0.map(|m| fp.laws.get(m, m))
+        results.one_law_at.0.map(|at| &fp.laws.laws[at])
     };
     let n_blocks = n.div_ceil(BLOCK);
     // The wall loads, `walls` per row of a particle tested against the

@@ -60,7 +60,7 @@ pub(super) struct Stage<'a> {
     pub(super) slots: &'a ShareSlots,
     pub(super) records: &'a RecordPool,
     /// The law of every pair of the stage, where there is one (a table of
-    /// one law, or particles of one material).
+    /// one law, or one that every pair of the particles' materials takes).
     pub(super) one_law: Option<&'a ContactLaw>,
 }
 

@@ -278,6 +278,22 @@ fn mixed_table(law: impl Fn(usize, usize) -> ContactLaw) -> LawTable {
     }
 }
 
+/// The one law of a stage is found among the materials the particles
+/// have: a pair of materials whose law differs only counts where both
+/// are present.
+#[test]
+fn one_law_is_found_where_every_pair_of_the_present_materials_takes_it() {
+    let (plain, damped) = (hooke_spring(false), hooke_spring(true));
+    // Material 2 against anything takes `damped`, the others `plain`.
+    let laws = mixed_table(|a, b| if a == 2 || b == 2 { damped } else { plain });
+    assert_eq!(one_law_among(&laws, &[0, 1, 1, 0]), Some(0));
+    assert_eq!(one_law_among(&laws, &[1, 1]), Some(4));
+    assert_eq!(one_law_among(&laws, &[2, 2, 2]), Some(8));
+    assert_eq!(one_law_among(&laws, &[0, 2]), None);
+    assert_eq!(one_law_among(&laws, &[1, 0, 2]), None);
+    assert_eq!(one_law_among(&laws, &[]), None);
+}
+
 /// A table of several laws on particles of several materials goes through
 /// the lane kernels a group per law ([`pairs::pass_one`]): the same bits
 /// as the one-contact path, with laws of the same kinds (the specialised
