@@ -51,21 +51,19 @@ pub(super) fn body_of(p: &ParticleView, k: usize, image: DVec4) -> Body {
 struct AnyLaw;
 
 impl AnyLaw {
-    /// The centre distance below which the pair `ij` of particles of `p`,
-    /// with the given radii, interacts.
+    /// The range of the pair `ij` of particles of `p` where it does not
+    /// depend on their radii ([`crate::contact::NormalModel::fixed_range`]).
     #[inline(always)]
-    fn range(
+    fn fixed_range(
         &self,
         p: &ParticleView,
         (i, j): (usize, usize),
-        radii: (f64, f64),
         fp: &ForceParams,
-    ) -> f64 {
-        let (ri, rj) = radii;
+    ) -> Option<f64> {
         fp.laws
             .get(p.material[i], p.material[j])
             .normal
-            .range(ri, rj)
+            .fixed_range()
     }
 
     /// The contact `c` (within range), with history record `rec`.
@@ -355,9 +353,8 @@ fn lanes_block_body<const N: u8, const TG: u8, const C: bool, const H: usize, co
 /// The body of [`jobs_block`], inlined into each build.
 #[inline(always)]
 fn jobs_block_body(blk: &Block, mut out: BlockOut) -> usize {
-    let Block { p, first, fp, .. } = *blk;
+    let Block { p, fp, .. } = *blk;
     let eval = AnyLaw;
-    let packed = p.packed;
     let candidates = block_candidates(blk, &mut out);
     let BlockOut {
         entry,
@@ -369,29 +366,18 @@ fn jobs_block_body(blk: &Block, mut out: BlockOut) -> usize {
     for (c, &[o, j]) in candidates.iter().enumerate() {
         prefetch_candidate(blk, &candidates, c + PREFETCH_AHEAD, entry);
         let (o, j) = (o as usize, j as usize);
-        let (k, q) = (first + o, blk.jobs[j] as usize);
-        let (pk, pq) = (packed[k], packed[q]);
-        let d_kq = separation_from(p, pk, pq, q);
-        let lower = blk.evaluator_lower[j];
-        let (ij, radii, d) = if lower {
-            ((k, q), (pk.w, pq.w), d_kq)
-        } else {
-            ((q, k), (pq.w, pk.w), -d_kq)
-        };
-        let r2 = d_kq.length_squared();
-        let range = eval.range(p, ij, radii, fp);
-        if r2 >= range * range {
-            opened(blk, entry, fresh, j);
+        let range_of = |ij| eval.fixed_range(p, ij, fp);
+        let Some(touch) = touching(blk, o, j, range_of, entry, fresh) else {
             continue;
-        }
+        };
         contacts += 1;
-        let images = if lower { (pk, pq) } else { (pq, pk) };
-        let (bi, bj) = (body_of(p, ij.0, images.0), body_of(p, ij.1, images.1));
+        let ((i, pi), (jj, pj), lower) = (touch.i, touch.jj, touch.lower);
+        let (bi, bj) = (body_of(p, i, pi), body_of(p, jj, pj));
         let pair = Pair {
-            ij,
+            ij: (i, jj),
             bodies: (&bi, &bj),
-            d,
-            r: r2.sqrt(),
+            d: touch.d,
+            r: touch.r2.sqrt(),
         };
         let e = held_or_fresh(blk, entry, fresh, j);
         // SAFETY: the entry is this job's (see `RecordPool`).
