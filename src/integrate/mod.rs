@@ -16,6 +16,7 @@ pub mod timestep;
 use crate::geometry::domain::Domain;
 use crate::neighbor::BLOCK;
 use crate::simd::isa::in_best_build;
+use crate::simd::lane::{F64x4, Lane, V3};
 use crate::state::particles::Particles;
 use glam::{DVec3, DVec4};
 use rayon::prelude::*;
@@ -157,8 +158,9 @@ fn drift_block<const DEFERRED: bool>(
     ))
 }
 
-/// The body of [`drift_block`]; every slice is cut to the block's length
-/// first, so the loop indexes without bound tests.
+/// The body of [`drift_block`]: four particles at a time through
+/// [`drift_lanes`] (the same operations on each lane as on one particle, so
+/// the same bits), the block's last few one at a time.
 #[inline(always)]
 fn drift_block_body<const DEFERRED: bool>(
     base: usize,
@@ -166,52 +168,176 @@ fn drift_block_body<const DEFERRED: bool>(
     a: &DriftInputs,
     (dt, lo, hi): (f64, DVec3, DVec3),
 ) -> DriftScan {
-    let half = 0.5 * dt;
     let m = x.len();
-    let (v, w, packed) = (&mut v[..m], &mut w[..m], &mut packed[..m]);
     let (f, t, im, ii, frozen) = a.kick.cut(m);
-    let (id, x_ref) = (&a.id[..m], &a.x_ref[..m]);
+    let mut b = DriftArrays {
+        x,
+        v: &mut v[..m],
+        w: &mut w[..m],
+        packed: &mut packed[..m],
+        f,
+        t,
+        im,
+        ii,
+        frozen,
+        id: &a.id[..m],
+        x_ref: &a.x_ref[..m],
+    };
+    let c = DriftConstants { base, dt, lo, hi };
     let mut scan = DriftScan {
         max_disp2: 0.0,
         bad: None,
     };
-    for k in 0..m {
-        // The step's displacement, read only (the same product the drift adds).
-        let mut step2 = 0.0;
-        if !frozen[k] {
-            let (loads, inverse) = ((f[k], t[k]), (im[k], ii[k]));
-            if DEFERRED {
-                half_kick((&mut v[k], &mut w[k]), loads, inverse, half);
-            }
-            half_kick((&mut v[k], &mut w[k]), loads, inverse, half);
-            let dx = dt * v[k];
-            x[k] += dx;
-            step2 = dx.length_squared();
-        }
-        let (xk, vk, wk) = (x[k], v[k], w[k]);
-        // The radius is the image's already (written at the rebuild).
-        let radius = packed[k].w;
-        packed[k] = xk.extend(radius);
-        // Not too far in one step (a NaN compares false: flagged either way).
-        let slow = within_step_bound(step2, radius);
-        // A sum of the six components is finite when they all are (the
-        // exact test runs only when the sum says otherwise); `x` is finite
-        // when it is within the bounds.
-        let sum = (vk.x + vk.y + vk.z) + (wk.x + wk.y + wk.z);
-        let finite = sum.is_finite() || vk.is_finite() && wk.is_finite();
-        // One test of all six bounds (no branch per axis).
-        let inside = (xk.cmpge(lo) & xk.cmple(hi)).all();
-        if !(finite & inside & slow) && scan.bad.is_none_or(|(_, i)| id[k] < i) {
-            scan.bad = Some((base + k, id[k]));
-        }
-        // A NaN displacement leaves the maximum as `f64::max` would
-        // (the particle is flagged above), without its NaN handling.
-        let disp2 = (xk - x_ref[k]).length_squared();
-        if disp2 > scan.max_disp2 {
-            scan.max_disp2 = disp2;
+    let mut widest = F64x4::splat(0.0);
+    let full = m - m % 4;
+    for k in (0..full).step_by(4) {
+        drift_lanes::<F64x4, DEFERRED>(k, &mut b, &c, &mut scan, &mut widest);
+    }
+    let mut widest_one = 0.0;
+    for k in full..m {
+        drift_lanes::<f64, DEFERRED>(k, &mut b, &c, &mut scan, &mut widest_one);
+    }
+    // The largest displacement of the lanes' running maxima (a NaN never
+    // enters them: the particle is flagged instead).
+    for d in widest.0.into_iter().chain([widest_one]) {
+        if d > scan.max_disp2 {
+            scan.max_disp2 = d;
         }
     }
     scan
+}
+
+/// The block's arrays in [`drift_block_body`], each cut to the block.
+struct DriftArrays<'a> {
+    x: &'a mut [DVec3],
+    v: &'a mut [DVec3],
+    w: &'a mut [DVec3],
+    packed: &'a mut [DVec4],
+    f: &'a [DVec3],
+    t: &'a [DVec3],
+    im: &'a [f64],
+    ii: &'a [f64],
+    frozen: &'a [bool],
+    id: &'a [u64],
+    x_ref: &'a [DVec3],
+}
+
+/// What every particle of a block's first half step shares: the block's
+/// first local index, the step, the box's bounds.
+struct DriftConstants {
+    base: usize,
+    dt: f64,
+    lo: DVec3,
+    hi: DVec3,
+}
+
+/// `T::LANES` consecutive vectors of `s` from `k`, one per lane.
+#[inline(always)]
+fn gather<T: Lane>(s: &[DVec3], k: usize) -> V3<T> {
+    let s = &s[k..k + T::LANES];
+    let mut g = V3::<T>::zero();
+    for (l, e) in s.iter().enumerate() {
+        g.x.set_lane(l, e.x);
+        g.y.set_lane(l, e.y);
+        g.z.set_lane(l, e.z);
+    }
+    g
+}
+
+/// Lane `l` of `g` back into `s[k + l]`.
+#[inline(always)]
+fn scatter<T: Lane>(g: V3<T>, s: &mut [DVec3], k: usize) {
+    for (l, e) in s[k..k + T::LANES].iter_mut().enumerate() {
+        *e = DVec3::new(g.x.lane(l), g.y.lane(l), g.z.lane(l));
+    }
+}
+
+/// `T::LANES` consecutive values of `s` from `k`, one per lane.
+#[inline(always)]
+fn gather_values<T: Lane>(s: &[f64], k: usize) -> T {
+    let mut g = T::splat(0.0);
+    for (l, &e) in s[k..k + T::LANES].iter().enumerate() {
+        g.set_lane(l, e);
+    }
+    g
+}
+
+/// The first half step of the `T::LANES` particles from block index `k`
+/// (the loop body of [`kick_drift`]): the deferred half kick if
+/// `DEFERRED`, the half kick, the drift, the packed images; flags the
+/// lowest-id particle gone bad into `scan` and keeps each lane's largest
+/// displacement from `x_ref` in `widest`.
+#[inline(always)]
+fn drift_lanes<T: Lane, const DEFERRED: bool>(
+    k: usize,
+    b: &mut DriftArrays,
+    c: &DriftConstants,
+    scan: &mut DriftScan,
+    widest: &mut T,
+) {
+    let (x0, v0, w0) = (
+        gather::<T>(b.x, k),
+        gather::<T>(b.v, k),
+        gather::<T>(b.w, k),
+    );
+    let (f, t) = (gather::<T>(b.f, k), gather::<T>(b.t, k));
+    // `v += (½Δt/m) F`, `ω += (½Δt/I) τ`, as `half_kick` computes them.
+    let half = T::splat(0.5 * c.dt);
+    let (per_mass, per_inertia) = (
+        half * gather_values::<T>(b.im, k),
+        half * gather_values::<T>(b.ii, k),
+    );
+    let (mut v1, mut w1) = (v0, w0);
+    if DEFERRED {
+        (v1, w1) = (v1 + f.scale(per_mass), w1 + t.scale(per_inertia));
+    }
+    (v1, w1) = (v1 + f.scale(per_mass), w1 + t.scale(per_inertia));
+    let dx = v1.scale(T::splat(c.dt));
+    let mut frozen = T::splat(0.0);
+    for (l, &fz) in b.frozen[k..k + T::LANES].iter().enumerate() {
+        frozen.set_lane(l, if fz { 1.0 } else { 0.0 });
+    }
+    // A frozen particle keeps its state; its step is zero.
+    let mobile = frozen.eq(T::splat(0.0));
+    let x1 = V3::select(mobile, x0 + dx, x0);
+    let (v1, w1) = (V3::select(mobile, v1, v0), V3::select(mobile, w1, w0));
+    let step2 = T::select(mobile, dx.length_squared(), T::splat(0.0));
+    scatter(x1, b.x, k);
+    scatter(v1, b.v, k);
+    scatter(w1, b.w, k);
+    // The radius is the image's already (written at the rebuild).
+    let images = &mut b.packed[k..k + T::LANES];
+    let mut radius = T::splat(0.0);
+    for (l, image) in images.iter_mut().enumerate() {
+        radius.set_lane(l, image.w);
+        *image = DVec4::new(x1.x.lane(l), x1.y.lane(l), x1.z.lane(l), image.w);
+    }
+    // Not too far in one step, every component finite, inside the box
+    // along the closed axes (a NaN compares false: flagged either way).
+    let slow = step2.le(T::splat(MAX_STEP_FRACTION * MAX_STEP_FRACTION) * (radius * radius));
+    let finite = [v1.x, v1.y, v1.z, w1.x, w1.y, w1.z]
+        .map(T::is_finite)
+        .into_iter()
+        .reduce(|a, b| a & b)
+        .expect("six components");
+    let (lo, hi) = (c.lo, c.hi);
+    let inside = (T::splat(lo.x).le(x1.x) & x1.x.le(T::splat(hi.x)))
+        & (T::splat(lo.y).le(x1.y) & x1.y.le(T::splat(hi.y)))
+        & (T::splat(lo.z).le(x1.z) & x1.z.le(T::splat(hi.z)));
+    let bad = !(finite & inside & slow);
+    if T::any(bad) {
+        let flags = T::select(bad, T::splat(1.0), T::splat(0.0));
+        for l in 0..T::LANES {
+            let id = b.id[k + l];
+            if flags.lane(l) != 0.0 && scan.bad.is_none_or(|(_, i)| id < i) {
+                scan.bad = Some((c.base + k + l, id));
+            }
+        }
+    }
+    // A NaN displacement leaves the maximum as `f64::max` would (the
+    // particle is flagged above), without its NaN handling.
+    let disp2 = (x1 - gather::<T>(b.x_ref, k)).length_squared();
+    *widest = T::select(disp2.gt(*widest), disp2, *widest);
 }
 
 /// Second half kick of the owned, mobile particles.
@@ -392,6 +518,88 @@ mod tests {
         let mut once = start;
         kick_drift(&mut once, dt, &x_ref, &DOMAIN, false);
         assert_ne!(once.v[0], one_pass.v[0]);
+    }
+
+    /// Nine spheres (two groups of four lanes and one alone), two of them
+    /// frozen, with velocities, forces and torques whose sums round.
+    fn nine_spheres() -> (Particles, Vec<DVec3>) {
+        let mut p = Particles::default();
+        for k in 0..9u64 {
+            let s = 0.1 + k as f64 / 3.0;
+            p.push_owned(&ParticleRecord {
+                id: (k * 5) % 9 + 1,
+                x: DVec3::new(1.0 + k as f64 / 7.0, 5.0 - s / 9.0, 5.0 + s / 11.0),
+                v: DVec3::new(s, -s / 7.0, 1.0 / 3.0),
+                omega: DVec3::new(-s / 11.0, 0.3, s),
+                radius: 0.5 + k as f64 / 100.0,
+                mass: 1.0 + s,
+                material: 0,
+                frozen: k == 2 || k == 8,
+            });
+            let k = k as usize;
+            p.force[k] = DVec3::new(1.0 / 3.0, -s, 2.0 / 7.0);
+            p.torque[k] = DVec3::new(s / 13.0, 0.7, -0.1);
+        }
+        let x_ref =
+            p.x.iter()
+                .map(|x| *x - DVec3::new(0.01, 0.0, -0.02))
+                .collect();
+        (p, x_ref)
+    }
+
+    #[test]
+    fn four_lanes_give_the_bits_of_one_particle_at_a_time() {
+        // The one-particle reference: `half_kick` and the drift on
+        // `DVec3`s, in `kick_drift`'s order.
+        for deferred in [false, true] {
+            let (mut p, x_ref) = nine_spheres();
+            let mut expected = p.clone();
+            let dt = 0.1;
+            let mut widest = 0.0f64;
+            for (k, x_ref) in x_ref.iter().enumerate() {
+                let e = &mut expected;
+                if !e.frozen[k] {
+                    for _ in 0..1 + deferred as usize {
+                        let (f, t) = (e.force[k], e.torque[k]);
+                        let inverse = (e.inv_mass[k], e.inv_inertia[k]);
+                        half_kick((&mut e.v[k], &mut e.omega[k]), (f, t), inverse, 0.5 * dt);
+                    }
+                    e.x[k] += dt * e.v[k];
+                }
+                widest = widest.max((e.x[k] - *x_ref).length_squared());
+            }
+            let scan = kick_drift(&mut p, dt, &x_ref, &DOMAIN, deferred);
+            assert_eq!(scan.bad, None);
+            assert_eq!(scan.max_disp2.to_bits(), widest.to_bits());
+            for k in 0..9 {
+                let bits = |p: &Particles| {
+                    [p.x[k], p.v[k], p.omega[k]].map(|q| q.to_array().map(f64::to_bits))
+                };
+                assert_eq!(
+                    bits(&p),
+                    bits(&expected),
+                    "particle {k}, deferred {deferred}"
+                );
+                assert_eq!(p.packed[k], p.x[k].extend(p.radius[k]));
+            }
+        }
+    }
+
+    #[test]
+    fn the_lowest_bad_id_is_found_across_lanes_and_the_last_particle() {
+        // Ids by index: 1, 6, 2, 7, 3, 8, 4, 9, 5. Spoilt: index 1 (id 6,
+        // a lane of the first group), 6 (id 4, the second group) and 8
+        // (id 5, frozen, the one alone: a frozen particle is checked too).
+        let (mut p, x_ref) = nine_spheres();
+        p.v[1].z = f64::NAN;
+        p.x[6].z = 20.0;
+        p.x[8].z = -1.0;
+        let scan = kick_drift(&mut p, 0.1, &x_ref, &DOMAIN, false);
+        assert_eq!(scan.bad, Some((6, 4)));
+        let (mut p, x_ref) = nine_spheres();
+        p.x[8].z = -1.0;
+        let scan = kick_drift(&mut p, 0.1, &x_ref, &DOMAIN, false);
+        assert_eq!(scan.bad, Some((8, 5)));
     }
 
     #[test]
