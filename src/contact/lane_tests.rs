@@ -1,5 +1,5 @@
-//! The kernel over four lanes against the same kernel one contact at a
-//! time: every law, every case in every lane, the same bits.
+//! The kernel over four and eight lanes against the same kernel one
+//! contact at a time: every law, every case in every lane, the same bits.
 
 use super::kinematics::PairBodies;
 use super::normal::{Hertz, Hooke, HookeDamping, Wca};
@@ -8,7 +8,7 @@ use super::spinning::Edem;
 use super::tangential::{DashpotSlider, SpringSlider, TangentialStiffness};
 use super::*;
 use crate::rng::{particle_uniforms, Stream};
-use crate::simd::lane::F64x4;
+use crate::simd::lane::Lanes;
 use glam::DVec3;
 
 /// A contact: the two bodies, the separation, the history record and the
@@ -238,12 +238,12 @@ fn a_law_that_leaves_out_r_eff_does_not_read_it() {
     }
 }
 
-/// Four cases through the lanes: each lane's results, as [`one`] gives them.
-fn four(law: &ContactLaw, dt: f64, group: &[&Case]) -> Vec<Vec<u64>> {
+/// `N` cases through the lanes: each lane's results, as [`one`] gives them.
+fn lanes<const N: usize>(law: &ContactLaw, dt: f64, group: &[&Case]) -> Vec<Vec<u64>> {
     let h = law.history_len();
-    let mut bodies = PairBodies::<F64x4>::default();
-    let mut history = [F64x4::default(); 6];
-    let mut inertia = ContactInertia::<F64x4>::default();
+    let mut bodies = PairBodies::<Lanes<N>>::default();
+    let mut history = [Lanes::<N>::default(); 6];
+    let mut inertia = ContactInertia::<Lanes<N>>::default();
     for (l, c) in group.iter().enumerate() {
         bodies.set_lane(l, [&c.bi, &c.bj], c.d, c.d.length());
         for (lanes, &v) in history.iter_mut().zip(&c.history) {
@@ -268,8 +268,8 @@ fn four(law: &ContactLaw, dt: f64, group: &[&Case]) -> Vec<Vec<u64>> {
 }
 
 /// Every lane gives the bits of the one-contact path, for every case in
-/// every lane, under every law, in mixed groups and in groups of one case
-/// four times (so that groups where no lane slides, or none has its
+/// every lane, under every law, in groups of four and of eight (the widths
+/// the pair loop uses), mixed and of one case repeated (so that groups where no lane slides, or none has its
 /// rolling spring mobilised, which skip the capping, are among them); and
 /// the cases reach both sides of the slide selection.
 #[test]
@@ -283,17 +283,23 @@ fn each_lane_gives_the_bits_of_the_one_contact_path() {
         let mixed = (0..cases.len()).map(|start| (start, 1));
         let alike = (0..cases.len()).map(|start| (start, 0));
         for (start, stride) in mixed.chain(alike) {
-            let group: Vec<&Case> = (0..4)
-                .map(|l| &cases[(start + stride * l) % cases.len()])
-                .collect();
-            for (l, (lanes, case)) in four(law, dt, &group).iter().zip(&group).enumerate() {
-                let expected = one(law, dt, case);
-                assert_eq!(
-                    *lanes,
-                    expected,
-                    "law {k}, case {}, lane {l}",
-                    (start + stride * l) % cases.len()
-                );
+            for width in [4, 8] {
+                let group: Vec<&Case> = (0..width)
+                    .map(|l| &cases[(start + stride * l) % cases.len()])
+                    .collect();
+                let results = match width {
+                    4 => lanes::<4>(law, dt, &group),
+                    _ => lanes::<8>(law, dt, &group),
+                };
+                for (l, (lanes, case)) in results.iter().zip(&group).enumerate() {
+                    let expected = one(law, dt, case);
+                    assert_eq!(
+                        *lanes,
+                        expected,
+                        "law {k}, case {}, lane {l} of {width}",
+                        (start + stride * l) % cases.len()
+                    );
+                }
             }
         }
         // Which branch the cases took: without friction's cap the force

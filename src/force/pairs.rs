@@ -107,8 +107,7 @@ impl<const N: u8, const TG: u8, const C: bool> OneLaw<'_, N, TG, C> {
 
 /// Pass one over a block of owned particles: evaluate their jobs with the
 /// evaluator that fits the law table. Without stochastic friction, the
-/// contacts go several at a time through the lane kernels (eight for laws
-/// without couples, four with): a table of one law in one stream of groups
+/// contacts go eight at a time through the lane kernels: a table of one law in one stream of groups
 /// ([`lanes_block`]), a table of several materials in a stream per law
 /// ([`law_groups_block`]). Specialised at compile time where every law of
 /// the table has the kinds of the chute's law (Hooke, spring-slider), the
@@ -129,20 +128,20 @@ pub(super) fn pass_one(blk: &Block, out: BlockOut) -> usize {
         return jobs_block(blk, out);
     }
     macro_rules! lanes {
-        ($n:ident, $tg:ident, $c:expr, $h:expr, $w:ident) => {
+        ($n:ident, $tg:ident, $c:expr, $h:expr) => {
             match blk.one_law {
-                Some(law) => lanes_block::<$n, $tg, $c, $h, $w>(blk, &OneLaw(law), out),
-                None => law_groups_block::<$n, $tg, $c, $h, $w>(blk, out),
+                Some(law) => lanes_block::<$n, $tg, $c, $h, LANES>(blk, &OneLaw(law), out),
+                None => law_groups_block::<$n, $tg, $c, $h, LANES>(blk, out),
             }
         };
     }
     match (table_kinds(laws), blk.h) {
-        (Some((HOOKE, SPRING, false)), 3) => lanes!(HOOKE, SPRING, false, 3, WIDE),
-        (Some((HERTZ, SPRING, false)), 3) => lanes!(HERTZ, SPRING, false, 3, WIDE),
-        (Some((HERTZ, SPRING, true)), 6) => lanes!(HERTZ, SPRING, true, 6, NARROW),
-        (_, 0) => lanes!(ANY, ANY, true, 0, NARROW),
-        (_, 3) => lanes!(ANY, ANY, true, 3, NARROW),
-        (_, 6) => lanes!(ANY, ANY, true, 6, NARROW),
+        (Some((HOOKE, SPRING, false)), 3) => lanes!(HOOKE, SPRING, false, 3),
+        (Some((HERTZ, SPRING, false)), 3) => lanes!(HERTZ, SPRING, false, 3),
+        (Some((HERTZ, SPRING, true)), 6) => lanes!(HERTZ, SPRING, true, 6),
+        (_, 0) => lanes!(ANY, ANY, true, 0),
+        (_, 3) => lanes!(ANY, ANY, true, 3),
+        (_, 6) => lanes!(ANY, ANY, true, 6),
         _ => jobs_block(blk, out),
     }
 }
@@ -704,16 +703,14 @@ fn law_groups_block_body<
     contacts
 }
 
-/// Number of contacts evaluated together by the laws without couples: a
-/// whole 512-bit register, or two 256-bit ones, which hides more of each
-/// division's and root's latency (Hooke's kernel 12.2 → 9.5 µs per 1,024
-/// contacts against four lanes).
-const WIDE: usize = 8;
-
-/// Number of contacts evaluated together by the laws with couples, whose
-/// kernel holds more values than sixteen 256-bit registers take at eight
-/// lanes (eight were 2 % slower on the dense pack).
-const NARROW: usize = 4;
+/// Number of contacts evaluated together: a whole 512-bit register, or
+/// two 256-bit ones side by side, so that one group's divisions and roots
+/// run while the other's wait. Hooke's kernel took 12.2 → 9.5 µs per
+/// 1,024 contacts against four lanes (2026-11-28); the dense pack's law,
+/// whose values do not all fit the sixteen registers at eight lanes, ran
+/// 2 % slower at eight that day, but 2.8 % faster on 2026-12-02 (since
+/// the friction caps are computed only where a lane needs them).
+const LANES: usize = 8;
 
 /// The most history values per contact of any law (a spring-slider and a
 /// rolling spring).
