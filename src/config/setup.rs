@@ -60,7 +60,15 @@ impl LawTable {
     /// The law between materials `a` and `b`.
     #[inline]
     pub fn get(&self, a: u32, b: u32) -> &ContactLaw {
-        &self.laws[a as usize * self.n + b as usize]
+        &self.laws[self.at(a, b)]
+    }
+
+    /// The place in `laws` of the law between materials `a` and `b`,
+    /// one for `(a, b)` and `(b, a)` (the table is symmetric): that of
+    /// the lower material first.
+    #[inline]
+    pub fn at(&self, a: u32, b: u32) -> usize {
+        a.min(b) as usize * self.n + a.max(b) as usize
     }
 }
 

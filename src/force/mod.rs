@@ -239,13 +239,11 @@ fn one_law_among(laws: &LawTable, materials: &[u32]) -> Option<usize> {
             || vec![false; n],
             |a, b| a.iter().zip(&b).map(|(x, y)| x | y).collect(),
         );
-    let present: Vec<usize> = (0..n).filter(|&m| present[m]).collect();
-    let first = present.first().map(|&m| m * n + m)?;
-    let agree = present.iter().all(|&a| {
-        present
-            .iter()
-            .all(|&b| laws.laws[a * n + b] == laws.laws[first])
-    });
+    let present: Vec<u32> = (0..n as u32).filter(|&m| present[m as usize]).collect();
+    let first = present.first().map(|&m| laws.at(m, m))?;
+    let agree = present
+        .iter()
+        .all(|&a| present.iter().all(|&b| *laws.get(a, b) == laws.laws[first]));
     agree.then_some(first)
 }
 

@@ -107,8 +107,8 @@ impl<const N: u8, const TG: u8, const C: bool> OneLaw<'_, N, TG, C> {
 
 /// Pass one over a block of owned particles: evaluate their jobs with the
 /// evaluator that fits the law table. Without stochastic friction, the
-/// contacts go eight at a time through the lane kernels: a table of one law in one stream of groups
-/// ([`lanes_block`]), a table of several materials in a stream per law
+/// contacts go eight at a time through the lane kernels: a table of one
+/// law in one stream of groups ([`lanes_block`]), a table of several materials in a stream per law
 /// ([`law_groups_block`]). Specialised at compile time where every law of
 /// the table has the kinds of the chute's law (Hooke, spring-slider), the
 /// pour's (Hertz, spring-slider) or the dense pack's (Hertz,
@@ -645,10 +645,6 @@ fn law_groups_block_body<
     } = out;
     debug_assert!(H <= MAX_HISTORY);
     let (p, table) = (blk.p, blk.fp.laws);
-    let n = table.n;
-    // The law of materials `a` and `b`, one key for `(a, b)` and `(b, a)`
-    // (the table is symmetric).
-    let law_key = |a: u32, b: u32| a.min(b) as usize * n + a.max(b) as usize;
     // What each law decides for every pair: its range where fixed, and
     // whether it has couples.
     let decided: Vec<(Option<f64>, bool)> = (table.laws.iter())
@@ -656,7 +652,8 @@ fn law_groups_block_body<
         .collect();
     // Per law key, a group and its number of filled lanes, made when the
     // block first meets the law.
-    let mut groups: Vec<Option<(Box<Group<W>>, usize)>> = (0..n * n).map(|_| None).collect();
+    let mut groups: Vec<Option<(Box<Group<W>>, usize)>> =
+        (0..table.laws.len()).map(|_| None).collect();
     let mut by_candidate = vec![Contribution::default(); candidates.len()];
     let mut sink = ByCandidate(&mut by_candidate);
     let mut contacts = 0;
@@ -668,7 +665,7 @@ fn law_groups_block_body<
         }
         let mut key = 0;
         let range_of = |(i, jj): (usize, usize)| {
-            key = law_key(p.material[i], p.material[jj]);
+            key = table.at(p.material[i], p.material[jj]);
             decided[key].0
         };
         let Some(pair) = touching(blk, o as usize, j as usize, range_of, entry, fresh) else {

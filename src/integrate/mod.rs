@@ -35,10 +35,11 @@ use std::ops::Range;
 pub const MAX_STEP_FRACTION: f64 = 0.5;
 
 /// Whether a step's squared displacement `step2` keeps a particle of radius
-/// `radius` within [`MAX_STEP_FRACTION`] of its radius (a NaN is not).
+/// `radius` within [`MAX_STEP_FRACTION`] of its radius (a NaN is not), per
+/// lane.
 #[inline(always)]
-pub fn within_step_bound(step2: f64, radius: f64) -> bool {
-    step2 <= MAX_STEP_FRACTION * MAX_STEP_FRACTION * (radius * radius)
+pub fn within_step_bound<T: Lane>(step2: T, radius: T) -> T::Mask {
+    step2.le(T::splat(MAX_STEP_FRACTION * MAX_STEP_FRACTION) * (radius * radius))
 }
 
 /// What the first half step saw.
@@ -314,7 +315,7 @@ fn drift_lanes<T: Lane, const DEFERRED: bool>(
     }
     // Not too far in one step, every component finite, inside the box
     // along the closed axes (a NaN compares false: flagged either way).
-    let slow = step2.le(T::splat(MAX_STEP_FRACTION * MAX_STEP_FRACTION) * (radius * radius));
+    let slow = within_step_bound(step2, radius);
     let finite = [v1.x, v1.y, v1.z, w1.x, w1.y, w1.z]
         .map(T::is_finite)
         .into_iter()
