@@ -212,20 +212,26 @@ fn hertz_spring(mindlin: bool, couples: bool) -> ContactLaw {
     }
 }
 
-/// [`run`] on the one-contact path ([`pairs::jobs_block`]) whatever the
-/// law table, on a pool of one thread (whose flag pass one reads).
-fn run_one_contact_path(laws: &LawTable, steps: usize) -> (Vec<DVec3>, Vec<DVec3>, Vec<f64>) {
-    on_threads(1, || {
-        pairs::FORCE_ONE_CONTACT_PATH.with(|f| f.set(true));
-        let out = run(laws, steps);
-        pairs::FORCE_ONE_CONTACT_PATH.with(|f| f.set(false));
+/// `f` on a pool of `threads` threads, on the one-contact path
+/// ([`pairs::jobs_block`]) whatever the law table if `one_contact`: pass
+/// one reads the flag of the thread it runs on, so that path takes one
+/// thread.
+fn on_path<R: Send>(one_contact: bool, threads: usize, f: impl FnOnce() -> R + Send) -> R {
+    assert!(
+        !one_contact || threads == 1,
+        "the one-contact path on one thread"
+    );
+    on_threads(threads, || {
+        pairs::FORCE_ONE_CONTACT_PATH.with(|c| c.set(one_contact));
+        let out = f();
+        pairs::FORCE_ONE_CONTACT_PATH.with(|c| c.set(false));
         out
     })
 }
 
-/// Every lane evaluator of [`pairs::pass_one`] (eight lanes for the chute's
-/// and the pour's laws, four for the dense pack's and for a law left to
-/// run time, Type C rolling here), whose groups' last lanes are partly
+/// Every lane evaluator of [`pairs::pass_one`] (eight lanes for every law:
+/// the chute's, the pour's, the dense pack's and a law left to run time,
+/// Type C rolling here), whose groups' last lanes are partly
 /// filled, against the one-contact path: the same forces, torques and
 /// history to the bit over a few steps; the same with the law in a table
 /// of two materials that the particles (all of the first) do not mix.
@@ -252,7 +258,7 @@ fn specialised_kernels_give_the_bits_of_the_general_path() {
     ];
     for law in laws {
         let (f1, t1, h1) = run(&table(law, 1), 5);
-        let (f2, t2, h2) = run_one_contact_path(&table(law, 1), 5);
+        let (f2, t2, h2) = on_path(true, 1, || run(&table(law, 1), 5));
         let (f3, t3, h3) = run(&table(law, 2), 5);
         for (f, t, h) in [(&f2, &t2, &h2), (&f3, &t3, &h3)] {
             assert_eq!(bits(&f1), bits(f));
@@ -324,13 +330,9 @@ fn several_laws_give_the_bits_of_the_one_contact_path() {
         }
         p
     };
-    // On a pool of its own (one thread for the one-contact path, whose
-    // flag pass one reads on that thread).
     let state = |laws: &LawTable, one_contact: bool, threads: usize| {
-        on_threads(threads, || {
-            pairs::FORCE_ONE_CONTACT_PATH.with(|f| f.set(one_contact));
+        on_path(one_contact, threads, || {
             let (p, nl) = stages(mixed(), laws, 5, 1e-4);
-            pairs::FORCE_ONE_CONTACT_PATH.with(|f| f.set(false));
             let history: Vec<u64> = nl
                 .history()
                 .job_values()
