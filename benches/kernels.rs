@@ -11,7 +11,7 @@ use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use glam::DVec3;
 use gravel::config::Setup;
 use gravel::contact::kinematics::PairBodies;
-use gravel::contact::{Body, ContactInertia, ContactLaw, Kinematics};
+use gravel::contact::{Body, ContactInertia, ContactLaw, Kind, Kinematics};
 use gravel::geometry::domain::Domain;
 use gravel::neighbor::carry::{HistoryRows, PairRecords};
 use gravel::neighbor::{self, NeighborList};
@@ -102,8 +102,10 @@ fn contact_bodies(n: usize) -> Vec<(Body, Body, DVec3, f64)> {
         .collect()
 }
 
-/// The laws of the contact benches: the chute's, the pour's, and the
-/// dense pack's (with rolling resistance and spinning friction).
+/// The laws of the contact benches: the chute's, the pour's, the dense
+/// pack's without its couples (what the couples' cost is measured
+/// against), and the dense pack's (with rolling resistance and spinning
+/// friction).
 fn bench_laws() -> Vec<(&'static str, ContactLaw)> {
     vec![
         (
@@ -117,6 +119,11 @@ tangential = { model = "spring_slider", friction = 0.5, stiffness_ratio = 0.2857
             "hertz+mindlin",
             law(r#"normal = { model = "hertz", restitution = 0.5 }
 tangential = { model = "spring_slider", friction = 0.5, mindlin = true }"#),
+        ),
+        (
+            "hertz+mindlin+dashpot",
+            law(r#"normal = { model = "hertz", restitution = 0.5 }
+tangential = { model = "spring_slider", friction = 0.5, mindlin = true, damping_ratio = 1.0 }"#),
         ),
         (
             "hertz+mindlin+epsd+edem",
@@ -161,9 +168,39 @@ fn bench_contact_laws(c: &mut Criterion) {
 }
 
 /// Every group of `N` contacts once through `law`'s kernel over
-/// [`Lanes<N>`]; the sum of forces and torques.
+/// [`Lanes<N>`], specialised at compile time on the law's kinds as the
+/// pair loop's kernels are (`ContactLaw::evaluate_as`; the generic
+/// `evaluate_with` compiles differently: the compiler split most of its
+/// divisions and roots into 128-bit halves, 2026-12-02); the sum of
+/// forces and torques.
 #[inline(always)]
 fn all_lanes<const N: usize>(
+    law: &ContactLaw,
+    dt: f64,
+    groups: &[PairBodies<Lanes<N>>],
+    history: &mut [Lanes<N>],
+) -> f64 {
+    const ANY: u8 = Kind::ANY;
+    const HOOKE: u8 = Kind::HOOKE;
+    const HERTZ: u8 = Kind::HERTZ;
+    const SPRING: u8 = Kind::SPRING_SLIDER;
+    let kinds = (
+        law.normal.kind(),
+        law.tangential.kind(),
+        law.needs_inertia(),
+    );
+    match kinds {
+        (HOOKE, SPRING, false) => all_lanes_as::<N, HOOKE, SPRING, false>(law, dt, groups, history),
+        (HERTZ, SPRING, false) => all_lanes_as::<N, HERTZ, SPRING, false>(law, dt, groups, history),
+        (HERTZ, SPRING, true) => all_lanes_as::<N, HERTZ, SPRING, true>(law, dt, groups, history),
+        _ => all_lanes_as::<N, ANY, ANY, true>(law, dt, groups, history),
+    }
+}
+
+/// [`all_lanes`] for a law of normal kind `NK`, tangential kind `TK`, with
+/// couples or not (`C`).
+#[inline(always)]
+fn all_lanes_as<const N: usize, const NK: u8, const TK: u8, const C: bool>(
     law: &ContactLaw,
     dt: f64,
     groups: &[PairBodies<Lanes<N>>],
@@ -178,7 +215,7 @@ fn all_lanes<const N: usize>(
     let mut sum = 0.0;
     for (g, rec) in groups.iter().zip(history.chunks_exact_mut(h.max(1))) {
         let kin = Kinematics::of_pair(black_box(g));
-        let f = law.evaluate_with(&kin, dt, &mut rec[..h], || inertia);
+        let f = law.evaluate_as::<Lanes<N>, NK, TK, C>(&kin, dt, &mut rec[..h], || inertia);
         sum += f.force_i.x.0.iter().sum::<f64>() + f.torque_i.z.0.iter().sum::<f64>();
     }
     sum
