@@ -184,12 +184,7 @@ fn all_lanes<const N: usize>(
     const HOOKE: u8 = Kind::HOOKE;
     const HERTZ: u8 = Kind::HERTZ;
     const SPRING: u8 = Kind::SPRING_SLIDER;
-    let kinds = (
-        law.normal.kind(),
-        law.tangential.kind(),
-        law.needs_inertia(),
-    );
-    match kinds {
+    match law.kinds() {
         (HOOKE, SPRING, false) => all_lanes_as::<N, HOOKE, SPRING, false>(law, dt, groups, history),
         (HERTZ, SPRING, false) => all_lanes_as::<N, HERTZ, SPRING, false>(law, dt, groups, history),
         (HERTZ, SPRING, true) => all_lanes_as::<N, HERTZ, SPRING, true>(law, dt, groups, history),

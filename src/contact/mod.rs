@@ -254,6 +254,18 @@ impl ContactLaw {
         self.rolling.is_some() || self.spinning.is_some()
     }
 
+    /// What the lane kernels are specialised on ([`Self::evaluate_as`]):
+    /// the normal and tangential kinds ([`Kind`]) and whether the law has
+    /// couples.
+    #[inline]
+    pub fn kinds(&self) -> (u8, u8, bool) {
+        (
+            self.normal.kind(),
+            self.tangential.kind(),
+            self.needs_inertia(),
+        )
+    }
+
     /// Evaluate a contact from its kinematics; `history` is the contact's record.
     ///
     /// The normal force acts along `−n` on `i`; the tangential force `F_t` on

@@ -149,15 +149,8 @@ pub(super) fn pass_one(blk: &Block, out: BlockOut) -> usize {
 /// The normal kind, tangential kind and whether it has couples, of every
 /// law of `laws` when they all share them (`None` when they differ).
 fn table_kinds(laws: &[ContactLaw]) -> Option<(u8, u8, bool)> {
-    let kinds = |law: &ContactLaw| {
-        (
-            law.normal.kind(),
-            law.tangential.kind(),
-            law.needs_inertia(),
-        )
-    };
-    let first = kinds(laws.first()?);
-    laws.iter().all(|law| kinds(law) == first).then_some(first)
+    let first = laws.first()?.kinds();
+    laws.iter().all(|law| law.kinds() == first).then_some(first)
 }
 
 #[cfg(test)]
