@@ -126,6 +126,18 @@ tangential = { model = "spring_slider", friction = 0.5, mindlin = true }"#),
 tangential = { model = "spring_slider", friction = 0.5, mindlin = true, damping_ratio = 1.0 }"#),
         ),
         (
+            "hertz+mindlin+epsd",
+            law(r#"normal = { model = "hertz", restitution = 0.5 }
+tangential = { model = "spring_slider", friction = 0.5, mindlin = true, damping_ratio = 1.0 }
+rolling = { model = "epsd", friction = 0.1, damping = 0.3 }"#),
+        ),
+        (
+            "hertz+mindlin+edem",
+            law(r#"normal = { model = "hertz", restitution = 0.5 }
+tangential = { model = "spring_slider", friction = 0.5, mindlin = true, damping_ratio = 1.0 }
+spinning = { model = "edem", friction = 0.5 }"#),
+        ),
+        (
             "hertz+mindlin+epsd+edem",
             law(r#"normal = { model = "hertz", restitution = 0.5 }
 tangential = { model = "spring_slider", friction = 0.5, mindlin = true, damping_ratio = 1.0 }
