@@ -353,22 +353,45 @@ impl ContactLaw {
         let normal = self.normal.force_as::<T, NORMAL>(k);
         let t_len = TangentialModel::history_len_of(TANGENTIAL)
             .unwrap_or_else(|| self.tangential.history_len());
+        // The couples first: they read neither the tangential force nor
+        // its history, and done before it they keep fewer values alive at
+        // once (a group's values fill the registers); the same operations,
+        // so the same bits.
+        debug_assert!(
+            COUPLES || !self.needs_inertia(),
+            "a law with couples taken as one without"
+        );
+        let couple = if COUPLES && self.needs_inertia() {
+            Some(self.couple(k, &normal, dt, &mut history[t_len..], inertia()))
+        } else {
+            None
+        };
         let f_t = self
             .tangential
             .force_as::<T, TANGENTIAL>(k, &normal, dt, &mut history[..t_len]);
         let mut pf = PairForce::plain(k, &normal, f_t);
-        if !COUPLES {
-            debug_assert!(
-                !self.needs_inertia(),
-                "a law with couples taken as one without"
-            );
-            return pf;
+        if let Some(couple) = couple {
+            pf.torque_i = pf.torque_i + couple;
+            if T::any(k.lever_j.is_finite()) {
+                pf.torque_j = pf.torque_j - couple;
+            }
         }
-        if !self.needs_inertia() {
-            return pf;
-        }
+        pf
+    }
+
+    /// The pure couple `M = M_r + M_s` on `i` of contacts (rolling
+    /// resistance, then spinning friction; see [`Self::evaluate_with`]),
+    /// with the rolling spring torque in `history`.
+    #[inline(always)]
+    fn couple<T: Lane>(
+        &self,
+        k: &Kinematics<T>,
+        normal: &NormalForce<T>,
+        dt: f64,
+        history: &mut [T],
+        inertia: ContactInertia<T>,
+    ) -> V3<T> {
         let wall = !T::any(k.lever_j.is_finite());
-        let inertia = inertia();
         let mut couple = V3::zero();
         if let Some(rp) = &self.rolling {
             let input = rolling::RollingInput {
@@ -380,7 +403,7 @@ impl ContactLaw {
                 inertia_r: inertia.rolling,
                 dt,
             };
-            couple = couple + rp.couple(&input, &mut history[t_len..]);
+            couple = couple + rp.couple(&input, history);
         }
         if let Some(sp) = &self.spinning {
             let half_delta = T::splat(0.5) * k.delta;
@@ -400,11 +423,7 @@ impl ContactLaw {
             };
             couple = couple + sp.couple(&input);
         }
-        pf.torque_i = pf.torque_i + couple;
-        if !wall {
-            pf.torque_j = pf.torque_j - couple;
-        }
-        pf
+        couple
     }
 
     /// Evaluate a particle–particle contact: [`Self::evaluate_with`] plus, when

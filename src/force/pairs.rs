@@ -593,7 +593,8 @@ fn fill_lane<const H: usize, const W: usize>(
     let (bi, bj) = (body_of(blk.p, i, pi), body_of(blk.p, jj, pj));
     group.bodies.set_lane(l, [&bi, &bj], pair.d, pair.r2.sqrt());
     // SAFETY: the entry is this job's, or entry 0 (see `RecordPool`).
-    let rec = unsafe { blk.records.record(entry[pair.j]) };
+    // Cut to `H` values once, so that the loop's indices need no checks.
+    let rec = &unsafe { blk.records.record(entry[pair.j]) }[..H];
     // By index over the compile-time `H` (a zip of the two made the
     // pair stage longer).
     #[allow(clippy::needless_range_loop)]
@@ -772,7 +773,7 @@ fn lanes_done<const N: u8, const TG: u8, const C: bool, const H: usize, const W:
     for (l, &(j, key, lower)) in group.jobs.iter().enumerate().take(filled) {
         let e = held_or_fresh(blk, entry, fresh, j);
         // SAFETY: the entry is this job's (see `RecordPool`).
-        let rec = unsafe { blk.records.record_mut(e) };
+        let rec = &mut unsafe { blk.records.record_mut(e) }[..H];
         #[allow(clippy::needless_range_loop)]
         for v in 0..H {
             rec[v] = group.history[v].0[l];
