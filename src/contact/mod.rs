@@ -361,8 +361,10 @@ impl ContactLaw {
             COUPLES || !self.needs_inertia(),
             "a law with couples taken as one without"
         );
+        // A group holds pairs only or walls only (a wall's `ℓ_j` is infinite).
+        let wall = !T::any(k.lever_j.is_finite());
         let couple = if COUPLES && self.needs_inertia() {
-            Some(self.couple(k, &normal, dt, &mut history[t_len..], inertia()))
+            Some(self.couple(k, wall, &normal, dt, &mut history[t_len..], inertia()))
         } else {
             None
         };
@@ -372,7 +374,7 @@ impl ContactLaw {
         let mut pf = PairForce::plain(k, &normal, f_t);
         if let Some(couple) = couple {
             pf.torque_i = pf.torque_i + couple;
-            if T::any(k.lever_j.is_finite()) {
+            if !wall {
                 pf.torque_j = pf.torque_j - couple;
             }
         }
@@ -381,17 +383,18 @@ impl ContactLaw {
 
     /// The pure couple `M = M_r + M_s` on `i` of contacts (rolling
     /// resistance, then spinning friction; see [`Self::evaluate_with`]),
-    /// with the rolling spring torque in `history`.
+    /// with the rolling spring torque in `history`; `wall` when the
+    /// contacts are with walls.
     #[inline(always)]
     fn couple<T: Lane>(
         &self,
         k: &Kinematics<T>,
+        wall: bool,
         normal: &NormalForce<T>,
         dt: f64,
         history: &mut [T],
         inertia: ContactInertia<T>,
     ) -> V3<T> {
-        let wall = !T::any(k.lever_j.is_finite());
         let mut couple = V3::zero();
         if let Some(rp) = &self.rolling {
             let input = rolling::RollingInput {
