@@ -54,6 +54,12 @@ impl SpinningModel {
 /// surfaces do not intersect (no overlap, one sphere inside the other, or
 /// `r ≤ 0`). For equal spheres `a² = Rδ − δ²/4`; for small overlap
 /// `a ≈ sqrt(2 R* δ)`, √2 times the Hertz contact radius. Per lane.
+///
+/// The root is multiplied by `½ · (1/r)`, whose division is the one the
+/// contact normal `n = d (1/r)` takes
+/// ([`crate::contact::Kinematics::of_pair_for`]): the compiler computes it
+/// once for both (a division fewer a contact, within an ulp of dividing
+/// by `2r`).
 #[inline(always)]
 pub fn disk_radius_pair<T: Lane>(r_i: T, r_j: T, dist: T) -> T {
     let zero = T::splat(0.0);
@@ -61,7 +67,7 @@ pub fn disk_radius_pair<T: Lane>(r_i: T, r_j: T, dist: T) -> T {
     let f2 = dist - r_i + r_j;
     let f3 = dist + r_i - r_j;
     let f4 = dist + r_i + r_j;
-    let a = ((f1 * f2) * (f3 * f4)).sqrt() / (T::splat(2.0) * dist);
+    let a = ((f1 * f2) * (f3 * f4)).sqrt() * (T::splat(0.5) * (T::splat(1.0) / dist));
     let apart = dist.le(zero) | f1.le(zero) | f2.le(zero) | f3.le(zero);
     T::select(apart, zero, a)
 }
