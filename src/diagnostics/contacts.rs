@@ -52,7 +52,8 @@ pub(crate) struct Contact<'l> {
 /// Every contact of the owned particle `k`: its pairs within the normal
 /// law's range (of `sides`), then the walls it touches. The thermo row, the
 /// overlap bound, the coordination numbers and the contact lists read
-/// contacts through this one definition, so they agree.
+/// contacts through this one definition ([`pair_contact`],
+/// [`wall_contacts_of`]), so they agree.
 pub(crate) fn contacts_of<'a>(
     p: &'a Particles,
     nl: &'a NeighborList,
@@ -61,38 +62,65 @@ pub(crate) fn contacts_of<'a>(
     k: usize,
     sides: Sides,
 ) -> impl Iterator<Item = Contact<'a>> + 'a {
-    let rk = p.radius[k];
     let rows = nl.rows();
     let row = rows.row(k);
-    // A row is sorted by partner id: the partners of lower id come first,
-    // one for each of the particle's share slots.
     let from = match sides {
-        Sides::Lower => row.start + lower_partners(p, nl, k),
+        Sides::Lower => higher_partners_from(p, nl, k),
         Sides::Both => row.start,
     };
-    let pairs = (from..row.end).filter_map(move |e| {
-        let q = rows.partner(e);
-        let d = separation(p, k, q);
-        let law = laws.get(p.material[k], p.material[q]);
-        let range = law.normal.range(rk, p.radius[q]);
-        // Most partners are out of range: a test on the squared distance,
-        // with a margin far above the root's rounding, spares them the root.
-        if d.length_squared() >= range * range * (1.0 + 1e-12) {
-            return None;
-        }
-        let r = d.length();
-        (r < range).then(|| Contact {
-            partner: Partner::Particle(q),
-            entry: Some(e),
-            delta: rk + p.radius[q] - r,
-            dist: r,
-            r_eff: rk * p.radius[q] / (rk + p.radius[q]),
-            wall_normal: DVec3::ZERO,
-            law,
-        })
-    });
-    // Every contact with each wall: one, or a mesh's several.
-    let touched = walls.iter().enumerate().flat_map(move |(i, w)| {
+    let pairs = (from..row.end).filter_map(move |e| pair_contact(p, laws, k, e, rows.partner(e)));
+    pairs.chain(wall_contacts_of(p, laws, walls, k))
+}
+
+/// The first entry of owned particle `k`'s row whose partner has the
+/// higher id: a row is sorted by partner id, the partners of lower id
+/// first, one for each of the particle's share slots.
+#[inline]
+pub(crate) fn higher_partners_from(p: &Particles, nl: &NeighborList, k: usize) -> usize {
+    nl.rows().row(k).start + lower_partners(p, nl, k)
+}
+
+/// The pair of entry `e` of owned particle `k`'s row, partner `q`, if it
+/// is within the normal law's range: the pair part of [`contacts_of`].
+#[inline(always)]
+pub(crate) fn pair_contact<'a>(
+    p: &Particles,
+    laws: &'a LawTable,
+    k: usize,
+    e: usize,
+    q: usize,
+) -> Option<Contact<'a>> {
+    let (rk, rq) = (p.radius[k], p.radius[q]);
+    let d = separation(p, k, q);
+    let law = laws.get(p.material[k], p.material[q]);
+    let range = law.normal.range(rk, rq);
+    // Most partners are out of range: a test on the squared distance,
+    // with a margin far above the root's rounding, spares them the root.
+    if d.length_squared() >= range * range * (1.0 + 1e-12) {
+        return None;
+    }
+    let r = d.length();
+    (r < range).then(|| Contact {
+        partner: Partner::Particle(q),
+        entry: Some(e),
+        delta: rk + rq - r,
+        dist: r,
+        r_eff: rk * rq / (rk + rq),
+        wall_normal: DVec3::ZERO,
+        law,
+    })
+}
+
+/// Every contact of the owned particle `k` with a wall, walls by index
+/// (one, or a mesh's several): the wall part of [`contacts_of`].
+pub(crate) fn wall_contacts_of<'a>(
+    p: &'a Particles,
+    laws: &'a LawTable,
+    walls: &'a [Wall],
+    k: usize,
+) -> impl Iterator<Item = Contact<'a>> + 'a {
+    let rk = p.radius[k];
+    walls.iter().enumerate().flat_map(move |(i, w)| {
         let mut list = Contacts::default();
         if let WallShape::Mesh { .. } = w.shape {
             w.mesh_contacts(p.x[k], rk, &mut list);
@@ -116,8 +144,7 @@ pub(crate) fn contacts_of<'a>(
                 law,
             }
         })
-    });
-    pairs.chain(touched)
+    })
 }
 
 /// The number of partners of owned particle `k` with a lower id (the
@@ -186,33 +213,24 @@ pub(crate) fn loads_of<'a>(
     loads: &'a WallLoads,
     k: usize,
 ) -> impl Iterator<Item = Load> + 'a {
-    let (rows, jobs, history, shares) = (nl.rows(), nl.jobs(), nl.history(), nl.shares());
+    let (rows, shares) = (nl.rows(), nl.shares());
     let row = rows.row(k);
     // The partners of lower id, one per share slot of `k`, then the others.
-    let (slots, below) = (jobs.slots_of(k), lower_partners(p, nl, k));
+    let (slots, below) = (nl.jobs().slots_of(k), lower_partners(p, nl, k));
     let pairs = row.clone().filter_map(move |e| {
-        // The pair's slot holds the force on its higher-id side
-        // ([`slot_force`], as [`pair_force`] reads it). A partner of lower id has its slot
-        // among `k`'s own, which points at the pool's entry 0 unless it
-        // holds a force; any other is `k`'s own job, whose flag says
-        // whether its slot does (a job the last force stage left inactive
-        // holds a zero share, `PairHistory`'s invariant). Either spares
-        // most pairs, which are apart, the load of the share, and the
-        // first the look-up of the job in the partner's row.
-        let t = e - row.start;
-        let k_higher = t < below;
-        let (held, slot) = if k_higher {
-            let s = slots.start + t;
-            (shares.holds(s), s)
-        } else {
-            let j = jobs.job_of(e);
-            (history.is_active(j), jobs.share_slots()[j] as usize)
-        };
-        if !held {
+        // A partner of lower id has its slot among `k`'s own, which points
+        // at the pool's entry 0 unless it holds a force (which spares most
+        // pairs, which are apart, the load of the share); any other pair
+        // is `k`'s own job ([`higher_pair_load`]).
+        let (t, q) = (e - row.start, rows.partner(e));
+        if t >= below {
+            return higher_pair_load(p, nl, k, e, q);
+        }
+        let s = slots.start + t;
+        if !shares.holds(s) {
             return None;
         }
-        let q = rows.partner(e);
-        let force = slot_force(nl, slot, k_higher);
+        let force = slot_force(nl, s, true);
         (force != DVec3::ZERO).then(|| Load {
             partner: Partner::Particle(q),
             branch: -separation(p, k, q),
@@ -220,7 +238,47 @@ pub(crate) fn loads_of<'a>(
             torque: DVec3::ZERO,
         })
     });
-    let on_walls = walls.iter().enumerate().filter_map(move |(w, wall)| {
+    pairs.chain(wall_loads_of(p, walls, loads, k))
+}
+
+/// The force that the pair of entry `e` of owned particle `k`'s row gave
+/// `k` in the last force stage, where its partner `q` has the higher id
+/// (an entry from [`higher_partners_from`] on), if not zero. The pair's
+/// job is then `k`'s own (see [`crate::neighbor::PairJobs`]), whose flag
+/// says whether its share slot may hold a force (a job the last force
+/// stage left inactive holds a zero share, `PairHistory`'s invariant):
+/// most pairs, which are apart, are passed over on the flag alone.
+#[inline(always)]
+pub(crate) fn higher_pair_load(
+    p: &Particles,
+    nl: &NeighborList,
+    k: usize,
+    e: usize,
+    q: usize,
+) -> Option<Load> {
+    let jobs = nl.jobs();
+    let j = jobs.job_of(e);
+    if !nl.history().is_active(j) {
+        return None;
+    }
+    let force = slot_force(nl, jobs.share_slots()[j] as usize, false);
+    (force != DVec3::ZERO).then(|| Load {
+        partner: Partner::Particle(q),
+        branch: -separation(p, k, q),
+        force,
+        torque: DVec3::ZERO,
+    })
+}
+
+/// The loads of the walls on the owned particle `k` in the last force
+/// stage, walls by index, those not zero: the wall part of [`loads_of`].
+pub(crate) fn wall_loads_of<'a>(
+    p: &'a Particles,
+    walls: &'a [Wall],
+    loads: &'a WallLoads,
+    k: usize,
+) -> impl Iterator<Item = Load> + 'a {
+    walls.iter().enumerate().filter_map(move |(w, wall)| {
         let load = loads.get(k, w);
         if load.force == DVec3::ZERO && load.torque == DVec3::ZERO {
             return None;
@@ -234,6 +292,5 @@ pub(crate) fn loads_of<'a>(
             force: load.force,
             torque: load.torque,
         })
-    });
-    pairs.chain(on_walls)
+    })
 }

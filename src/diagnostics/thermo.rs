@@ -2,7 +2,10 @@
 //! `thermo_every` steps in `/thermo`.
 
 use super::blocks::{in_blocks, merge_sums, Partial};
-use super::contacts::{contacts_of, loads_of, Partner, Sides};
+use super::contacts::{
+    contacts_of, higher_pair_load, higher_partners_from, pair_contact, wall_contacts_of,
+    wall_loads_of, Contact, Partner, Sides,
+};
 use super::stress::{add_outer, Sym};
 use super::View;
 use crate::force::WallLoads;
@@ -154,10 +157,16 @@ struct ThermoSums {
     max_overlap: f64,
     /// The kinetic stress's sum `Σ m v ⊗ v`.
     kinetic: Sym,
+    /// Where the row has contact forces ([`View::loads`]): the contact
+    /// virial `Σ l ⊗ f` (6 values), then per wall the force and the
+    /// torque the particles exert on it (6 values each); empty otherwise.
+    loads: Vec<f64>,
 }
 
 impl ThermoSums {
-    /// Add owned particle `k` and its contacts with higher-id partners.
+    /// Add owned particle `k`, its pairs with higher-id partners (each
+    /// pair once over all ranks, as the `contacts` column counts them) and
+    /// its walls: one walk over its row for the contacts and their forces.
     fn add(&mut self, v: &View, gravity: DVec3, k: usize) {
         let p = v.p;
         let sums = &mut self.sums;
@@ -178,11 +187,38 @@ impl ThermoSums {
             mobile[5] += m * vk.length_squared();
             mobile[6] += p.omega[k].length_squared() / p.inv_inertia[k];
         }
-        for c in contacts_of(p, v.nl, v.laws, v.walls, k, Sides::Lower) {
-            sums[4] += c.law.normal.energy(c.delta, c.dist, c.r_eff);
-            sums[5] += 1.0;
-            self.max_overlap = self.max_overlap.max(c.delta / c.r_eff);
+        if v.loads.is_some() {
+            self.loads.resize(6 + 6 * v.walls.len(), 0.0);
         }
+        let rows = v.nl.rows();
+        for e in higher_partners_from(p, v.nl, k)..rows.row(k).end {
+            let q = rows.partner(e);
+            if let Some(c) = pair_contact(p, v.laws, k, e, q) {
+                self.add_contact(&c);
+            }
+            if v.loads.is_some() {
+                if let Some(load) = higher_pair_load(p, v.nl, k, e, q) {
+                    // The pair whole, once: `l ⊗ f` is the same from
+                    // either side.
+                    let virial = (&mut self.loads[..6]).try_into().expect("6 values");
+                    add_outer(virial, load.branch, load.force, 1.0);
+                }
+            }
+        }
+        for c in wall_contacts_of(p, v.laws, v.walls, k) {
+            self.add_contact(&c);
+        }
+        if let Some(loads) = v.loads {
+            add_wall_loads(v, loads, k, &mut self.loads);
+        }
+    }
+
+    /// Add a contact's elastic energy, count and overlap.
+    #[inline(always)]
+    fn add_contact(&mut self, c: &Contact) {
+        self.sums[4] += c.law.normal.energy(c.delta, c.dist, c.r_eff);
+        self.sums[5] += 1.0;
+        self.max_overlap = self.max_overlap.max(c.delta / c.r_eff);
     }
 }
 
@@ -191,6 +227,7 @@ impl Partial for ThermoSums {
         merge_sums(&mut self.sums, &other.sums);
         merge_sums(&mut self.mobile, &other.mobile);
         merge_sums(&mut self.kinetic, &other.kinetic);
+        self.loads.merge(&other.loads);
         self.max_overlap = self.max_overlap.max(other.max_overlap);
     }
 }
@@ -205,6 +242,7 @@ pub fn measure(v: &View, comm: &dyn Comm) -> Thermo {
         mut mobile,
         max_overlap,
         mut kinetic,
+        loads,
     } = in_blocks(p.n_owned, |ks, out: &mut ThermoSums| {
         for k in ks {
             out.add(v, gravity, k);
@@ -224,7 +262,7 @@ pub fn measure(v: &View, comm: &dyn Comm) -> Thermo {
     }
     let volume = v.domain.volume();
     comm.sum_f64(&mut kinetic);
-    let (stress_contact, wall_force, wall_torque) = contact_loads(v, comm);
+    let (stress_contact, wall_force, wall_torque) = contact_loads(v, loads, comm);
     let [particles, kinetic_energy, rotational_energy, potential_energy, elastic_energy, contacts, max_overlap, temperature, rotational_temperature] =
         sums;
     Thermo {
@@ -249,53 +287,45 @@ pub fn measure(v: &View, comm: &dyn Comm) -> Thermo {
     }
 }
 
-/// Add the loads of owned particle `k` to `sums`: the virial (6 values),
-/// then per wall the force and the torque it takes (6 values each).
-fn add_loads(v: &View, loads: &WallLoads, k: usize, sums: &mut [f64]) {
+/// Add the loads of the walls on owned particle `k` to `sums`: their part
+/// of the virial (6 values), then per wall the force and the torque it
+/// takes (6 values each).
+fn add_wall_loads(v: &View, loads: &WallLoads, k: usize, sums: &mut [f64]) {
     let p = v.p;
-    let x = v.domain.wrap(p.x[k]);
-    for load in loads_of(p, v.nl, v.walls, loads, k) {
+    for load in wall_loads_of(p, v.walls, loads, k) {
+        let Partner::Wall(w) = load.partner else {
+            unreachable!("a wall load of a pair")
+        };
         let virial: &mut Sym = (&mut sums[..6]).try_into().expect("6 values");
-        match load.partner {
-            Partner::Particle(_) => add_outer(virial, load.branch, load.force, 0.5),
-            Partner::Wall(w) => {
-                add_outer(virial, load.branch, load.force, 1.0);
-                let at = v.walls[w].reference_point();
-                // Angular momentum about `at` is exchanged whole:
-                // the wall takes −((x − at) × f + t).
-                let torque = -((x - at).cross(load.force) + load.torque);
-                let s = 6 + 6 * w;
-                for (a, value) in (-load.force).to_array().into_iter().enumerate() {
-                    sums[s + a] += value;
-                }
-                for (a, value) in torque.to_array().into_iter().enumerate() {
-                    sums[s + 3 + a] += value;
-                }
-            }
+        add_outer(virial, load.branch, load.force, 1.0);
+        let (x, at) = (v.domain.wrap(p.x[k]), v.walls[w].reference_point());
+        // Angular momentum about `at` is exchanged whole: the wall takes
+        // −((x − at) × f + t).
+        let torque = -((x - at).cross(load.force) + load.torque);
+        let s = 6 + 6 * w;
+        for (a, value) in (-load.force).to_array().into_iter().enumerate() {
+            sums[s + a] += value;
+        }
+        for (a, value) in torque.to_array().into_iter().enumerate() {
+            sums[s + 3 + a] += value;
         }
     }
 }
 
-/// The box's contact virial `Σ l ⊗ f` (each pair half from each side, see
-/// [`super::stress`]) and, per wall, the force and the torque the particles
-/// exert on it, summed over ranks; NaN without contact forces. Collective.
-fn contact_loads(v: &View, comm: &dyn Comm) -> (Sym, Vec<[f64; 3]>, Vec<[f64; 3]>) {
+/// The box's contact virial `Σ l ⊗ f` (each pair once, by the owner of its
+/// lower-id side) and, per wall, the force and the torque the particles
+/// exert on it, from the blocks' `sums` ([`ThermoSums::loads`]) summed
+/// over ranks; NaN without contact forces. Collective.
+fn contact_loads(
+    v: &View,
+    mut sums: Vec<f64>,
+    comm: &dyn Comm,
+) -> (Sym, Vec<[f64; 3]>, Vec<[f64; 3]>) {
     let nw = v.walls.len();
-    // The virial, then per wall its force and torque.
-    let fresh = v.loads.is_some();
-    let mut sums = match v.loads {
-        Some(loads) => in_blocks(v.p.n_owned, |ks, sums: &mut Vec<f64>| {
-            sums.resize(6 + 6 * nw, 0.0);
-            for k in ks {
-                add_loads(v, loads, k, sums);
-            }
-        }),
-        None => Vec::new(),
-    };
     sums.resize(6 + 6 * nw, 0.0);
     comm.sum_f64(&mut sums);
     // Every rank has its forces or none has (a restart restores them on all).
-    if !fresh {
+    if v.loads.is_none() {
         sums.fill(f64::NAN);
     }
     let virial: Sym = sums[..6].try_into().expect("6 values");
