@@ -35,6 +35,10 @@ pub trait Comm: Send + Sync {
     /// this rank. Every rank listed must list this rank in turn. `peers`
     /// never contains this rank.
     fn exchange(&self, peers: &[usize], sends: &[Vec<u8>]) -> Vec<Vec<u8>>;
+    /// [`Self::exchange`] into buffers the caller keeps: `recvs[k]` is
+    /// exactly as long as what `peers[k]` sends (another length is a fault
+    /// of the caller's bookkeeping, and panics).
+    fn exchange_into(&self, peers: &[usize], sends: &[Vec<u8>], recvs: &mut [Vec<u8>]);
     /// Every rank's buffer, in rank order, on rank 0 (`None` elsewhere).
     fn gather(&self, local: &[u8]) -> Option<Vec<Vec<u8>>>;
     /// Every rank's buffer, in rank order, on every rank.
@@ -147,6 +151,9 @@ impl Comm for SerialComm {
     fn exchange(&self, peers: &[usize], _sends: &[Vec<u8>]) -> Vec<Vec<u8>> {
         assert!(peers.is_empty(), "a single process has no peers");
         Vec::new()
+    }
+    fn exchange_into(&self, peers: &[usize], _sends: &[Vec<u8>], _recvs: &mut [Vec<u8>]) {
+        assert!(peers.is_empty(), "a single process has no peers");
     }
     fn gather(&self, local: &[u8]) -> Option<Vec<Vec<u8>>> {
         Some(vec![local.to_vec()])

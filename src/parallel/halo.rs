@@ -78,6 +78,10 @@ pub struct Halo {
     send: Vec<Vec<u32>>,
     /// Per peer: the number of ghosts received from it (they follow the local ones, peer by peer).
     received: Vec<usize>,
+    /// Per peer: the halo update's message to it and from it, kept from
+    /// step to step (as long as the ghosts sent and received: this rank's
+    /// share, not the whole), so that an update allocates nothing.
+    update_bufs: (Vec<Vec<u8>>, Vec<Vec<u8>>),
 }
 
 impl Halo {
@@ -199,11 +203,10 @@ impl Halo {
     /// Copy positions, velocities and angular velocities from the owners,
     /// and refresh the ghosts' packed images ([`Particles::packed`]), which
     /// the copy invalidates (a collective call when there are peers).
-    pub fn update(&self, p: &mut Particles, comm: &dyn Comm) {
+    pub fn update(&mut self, p: &mut Particles, comm: &dyn Comm) {
         self.copy_images(p);
         if !self.peers.is_empty() {
             self.copy_from_peers(p, comm);
-            p.refresh_packed_of(p.n_owned + self.local_source.len()..p.len());
         }
     }
 
@@ -234,40 +237,38 @@ impl Halo {
     }
 
     /// The ghosts received from the peers: their owners' current state
-    /// (a collective call). Each ghost's state travels as nine `f64`
-    /// (position, velocity, angular velocity), little-endian, written and
-    /// read in place at fixed offsets of its [`STATE_BYTES`]
-    /// ([`write_f64s`], [`read_f64s`]: no length bookkeeping per value).
-    fn copy_from_peers(&self, p: &mut Particles, comm: &dyn Comm) {
+    /// (a collective call), and their packed images, written as each is
+    /// read (the same bits as [`Particles::refresh_packed_of`]). Each
+    /// ghost's state travels as nine `f64` (position, velocity, angular
+    /// velocity), little-endian, written and read in place at fixed offsets
+    /// of its [`STATE_BYTES`] ([`write_f64s`], [`read_f64s`]: no length
+    /// bookkeeping per value), in buffers kept from the last update.
+    fn copy_from_peers(&mut self, p: &mut Particles, comm: &dyn Comm) {
         let n = p.n_owned;
-        let bufs: Vec<Vec<u8>> = self
-            .send
-            .iter()
-            .map(|list| {
-                let mut b = vec![0u8; list.len() * STATE_BYTES];
-                for (out, &k) in b.chunks_exact_mut(STATE_BYTES).zip(list) {
-                    let k = k as usize;
-                    let values = [p.x[k], p.v[k], p.omega[k]].map(|d| d.to_array());
-                    write_f64s(out, values.as_flattened());
-                }
-                b
-            })
-            .collect();
-        let recv = comm.exchange(&self.peers, &bufs);
-        let mut g = n + self.local_source.len();
-        for (b, &count) in recv.iter().zip(&self.received) {
-            assert_eq!(
-                b.len(),
-                count * STATE_BYTES,
-                "a halo update of another size than its ghosts"
-            );
-            for state in b.chunks_exact(STATE_BYTES) {
-                let [x0, x1, x2, v0, v1, v2, w0, w1, w2] = read_f64s::<9>(state);
-                p.x[g] = DVec3::new(x0, x1, x2);
-                p.v[g] = DVec3::new(v0, v1, v2);
-                p.omega[g] = DVec3::new(w0, w1, w2);
-                g += 1;
+        let (sends, recvs) = &mut self.update_bufs;
+        sends.resize_with(self.peers.len(), Vec::new);
+        recvs.resize_with(self.peers.len(), Vec::new);
+        for (b, list) in sends.iter_mut().zip(&self.send) {
+            b.resize(list.len() * STATE_BYTES, 0);
+            for (out, &k) in b.chunks_exact_mut(STATE_BYTES).zip(list) {
+                let k = k as usize;
+                let values = [p.x[k], p.v[k], p.omega[k]].map(|d| d.to_array());
+                write_f64s(out, values.as_flattened());
             }
+        }
+        for (b, &count) in recvs.iter_mut().zip(&self.received) {
+            b.resize(count * STATE_BYTES, 0);
+        }
+        comm.exchange_into(&self.peers, sends, recvs);
+        let first = n + self.local_source.len();
+        let states = recvs.iter().flat_map(|b| b.chunks_exact(STATE_BYTES));
+        for (g, state) in (first..).zip(states) {
+            let [x0, x1, x2, v0, v1, v2, w0, w1, w2] = read_f64s::<9>(state);
+            let x = DVec3::new(x0, x1, x2);
+            p.x[g] = x;
+            p.v[g] = DVec3::new(v0, v1, v2);
+            p.omega[g] = DVec3::new(w0, w1, w2);
+            p.packed[g] = (x + p.shift[g - n]).extend(p.radius[g]);
         }
     }
 

@@ -124,6 +124,34 @@ impl Comm for MpiComm {
             received
         })
     }
+    fn exchange_into(&self, peers: &[usize], sends: &[Vec<u8>], recvs: &mut [Vec<u8>]) {
+        assert!(peers.len() == sends.len() && peers.len() == recvs.len());
+        mpi::request::scope(|scope| {
+            let requests: Vec<_> = peers
+                .iter()
+                .zip(sends)
+                .map(|(&p, buf)| {
+                    self.world
+                        .process_at_rank(p as i32)
+                        .immediate_send(scope, &buf[..])
+                })
+                .collect();
+            for (&p, buf) in peers.iter().zip(recvs.iter_mut()) {
+                let status = self
+                    .world
+                    .process_at_rank(p as i32)
+                    .receive_into(&mut buf[..]);
+                assert_eq!(
+                    status.count(u8::equivalent_datatype()) as usize,
+                    buf.len(),
+                    "a message from rank {p} of another length than expected"
+                );
+            }
+            for r in requests {
+                r.wait();
+            }
+        });
+    }
     fn gather(&self, local: &[u8]) -> Option<Vec<Vec<u8>>> {
         // One trailing byte per rank keeps every buffer non-empty (Open MPI
         // refuses a gather whose buffers are all empty).
