@@ -276,20 +276,29 @@ impl PairHistory {
         (&mut self.entry, pool, fresh)
     }
 
-    /// After a force stage: list the entries the stage freed, then give
-    /// each contact that formed in a fresh entry a settled one (a free
-    /// entry, or the next), move its record there and zero the fresh
-    /// entry. `runs` are the force stage's runs of blocks, each with its
-    /// fresh entries.
+    /// After a force stage: give each contact that formed in a fresh entry
+    /// a settled one, move its record there and zero the fresh entry, then
+    /// list the entries the stage freed and did not reuse. `runs` are the
+    /// force stage's runs of blocks, each with its fresh entries and the
+    /// entries it freed.
+    ///
+    /// A contact that formed takes an entry its own run freed first, then
+    /// a free entry, then the next. The records of a run's blocks, laid
+    /// out in job order at a rebuild, so stay among themselves: were a
+    /// run's new records put among another's (as when every run's freed
+    /// entries went to one list first), the two threads writing records
+    /// of one cache line in every force stage would pass it between their
+    /// cores each time, which on a host whose cores are far apart cost
+    /// the chute on two threads a quarter of its speed.
     pub(crate) fn settle(&mut self, runs: &mut [FreshRecords]) {
         let h = self.len;
         for run in runs.iter_mut() {
-            self.free.append(&mut run.freed);
-        }
-        for run in runs.iter() {
             let used = run.start..run.start + run.jobs.len();
             for (fresh, &job) in used.clone().zip(&run.jobs) {
-                let settled = self.settled_entry();
+                let settled = match run.freed.pop() {
+                    Some(e) => e as usize,
+                    None => self.settled_entry(),
+                };
                 self.pool
                     .copy_within(fresh * h..(fresh + 1) * h, settled * h);
                 debug_assert_eq!(self.entry[job as usize] as usize, fresh);
@@ -298,6 +307,9 @@ impl PairHistory {
             // Zero again; a burst (a bed whose contacts all form at its
             // first step) gives its pages back.
             zero_and_release(&mut self.pool[used.start * h..used.end * h]);
+        }
+        for run in runs.iter_mut() {
+            self.free.append(&mut run.freed);
         }
     }
 }
