@@ -218,6 +218,16 @@ pub struct PairResults {
     /// next stage weighs its blocks by them when it cuts them into runs
     /// (a contact costs many times a pair that is apart).
     block_contacts: Vec<u32>,
+    /// The runs of blocks the last force stage cut, one per thread (first
+    /// block, end), which the first half step takes as its own.
+    runs: Vec<(usize, usize)>,
+}
+
+impl PairResults {
+    /// The runs of blocks of the last force stage, one per thread.
+    pub fn runs(&self) -> &[(usize, usize)] {
+        &self.runs
+    }
 }
 
 /// The place in `laws` of the one law that every pair of the materials
@@ -413,6 +423,7 @@ pub fn compute(
                 }))
             })
             .collect();
+    results.runs.clone_from(&runs);
     let run_locks: Vec<Mutex<Range<usize>>> = runs.iter().map(|&(s, e)| Mutex::new(s..e)).collect();
     let claimed: Vec<ClaimedBlocks> = (0..run_locks.len())
         .into_par_iter()
@@ -424,10 +435,19 @@ pub fn compute(
         fresh.extend(c.fresh);
         waiting.extend(c.waiting);
     }
-    // Pass two of the blocks left waiting, in parallel.
-    waiting
-        .into_par_iter()
-        .for_each(|(b, mut out)| ctx.pass_two_of(b, &mut out));
+    // Pass two of the blocks left waiting, each run's in one task: the
+    // pool hands out the tasks in the order it handed out the runs, so a
+    // block's pass two mostly runs on the core that did its pass one.
+    let mut by_run: Vec<Vec<(usize, BlockParts)>> = runs.iter().map(|_| Vec::new()).collect();
+    for (b, out) in waiting {
+        let r = runs.partition_point(|&(_, e)| e <= b);
+        by_run[r].push((b, out));
+    }
+    by_run.into_par_iter().for_each(|blocks| {
+        for (b, mut out) in blocks {
+            ctx.pass_two_of(b, &mut out);
+        }
+    });
     debug_assert!(
         parts.iter().all(|p| p.lock().is_ok_and(|p| p.is_none())),
         "every block done"

@@ -18,6 +18,7 @@ use crate::neighbor::BLOCK;
 use crate::simd::isa::in_best_build;
 use crate::simd::lane::{F64x4, Lane, V3};
 use crate::state::particles::Particles;
+use crate::state::room::split_chunks;
 use glam::{DVec3, DVec4};
 use rayon::prelude::*;
 use std::ops::Range;
@@ -53,6 +54,27 @@ pub struct DriftScan {
     pub bad: Option<(usize, u64)>,
 }
 
+impl DriftScan {
+    /// Nothing moved, nothing bad.
+    const NONE: Self = Self {
+        max_disp2: 0.0,
+        bad: None,
+    };
+
+    /// The scan of two sets of particles: the larger displacement, the
+    /// lower bad id.
+    fn merge(a: Self, b: Self) -> Self {
+        Self {
+            max_disp2: a.max_disp2.max(b.max_disp2),
+            bad: match (a.bad, b.bad) {
+                (Some(x), Some(y)) => Some(if x.1 <= y.1 { x } else { y }),
+                (x, None) => x,
+                (None, y) => y,
+            },
+        }
+    }
+}
+
 /// First half kick and drift of the owned, mobile particles; measures the
 /// displacement from `x_ref` and flags particles that went bad. Refreshes
 /// the owned particles' [`Particles::packed`] images on the way (an owned
@@ -60,12 +82,23 @@ pub struct DriftScan {
 /// (they are written whole at every rebuild, or here when missing). With
 /// `deferred_kick`, the last step's second half kick ([`kick`], which was
 /// not given) comes first, with the forces it would have read.
+///
+/// `runs` are the last force stage's runs of blocks, one per thread
+/// ([`crate::force::PairResults::runs`]: first block, end). Where there
+/// are several and they cover the blocks, each run's blocks go to one
+/// task, as each went to one thread in the force stage: a thread then
+/// moves the particles whose forces it summed, and their data stays in
+/// its core's cache (passing it between cores far apart made the chute's
+/// first half step on two threads slower by a tenth). Otherwise (one run,
+/// or particles changed since) the blocks are shared as the thread pool
+/// sees fit. The result does not depend on either.
 pub fn kick_drift(
     p: &mut Particles,
     dt: f64,
     x_ref: &[DVec3],
     domain: &Domain,
     deferred_kick: bool,
+    runs: &[(usize, usize)],
 ) -> DriftScan {
     let n = p.n_owned;
     if p.packed.len() < n {
@@ -93,39 +126,51 @@ pub fn kick_drift(
     };
     let lo = DVec3::new(axis(0, true), axis(1, true), axis(2, true));
     let hi = DVec3::new(axis(0, false), axis(1, false), axis(2, false));
+    let drift = |b: usize, out: DriftOut| {
+        let r = b * BLOCK..b * BLOCK + out.0.len();
+        let inputs = DriftInputs {
+            kick: KickInputs::of((f, t, im, ii, frozen), r.clone()),
+            id: &id[r.clone()],
+            x_ref: &x_ref[r.clone()],
+        };
+        if deferred_kick {
+            drift_block::<true>(r.start, out, &inputs, (dt, lo, hi))
+        } else {
+            drift_block::<false>(r.start, out, &inputs, (dt, lo, hi))
+        }
+    };
+    if runs_cover(runs, n.div_ceil(BLOCK)) {
+        let lens = || runs.iter().map(|&(s, e)| (e * BLOCK).min(n) - s * BLOCK);
+        let (xs, vs) = (split_chunks(x, lens()), split_chunks(v, lens()));
+        let (ws, ps) = (split_chunks(w, lens()), split_chunks(packed, lens()));
+        return (xs.into_par_iter().zip(vs).zip(ws).zip(ps).zip(runs))
+            .map(|((((x, v), w), packed), &(first, _))| {
+                (x.chunks_mut(BLOCK).zip(v.chunks_mut(BLOCK)))
+                    .zip(w.chunks_mut(BLOCK))
+                    .zip(packed.chunks_mut(BLOCK))
+                    .enumerate()
+                    .map(|(i, (((x, v), w), packed))| drift(first + i, (x, v, w, packed)))
+                    .fold(DriftScan::NONE, DriftScan::merge)
+            })
+            .reduce(|| DriftScan::NONE, DriftScan::merge);
+    }
     x.par_chunks_mut(BLOCK)
         .zip(v.par_chunks_mut(BLOCK))
         .zip(w.par_chunks_mut(BLOCK))
         .zip(packed.par_chunks_mut(BLOCK))
         .enumerate()
-        .map(|(b, (((x, v), w), packed))| {
-            let r = b * BLOCK..b * BLOCK + x.len();
-            let inputs = DriftInputs {
-                kick: KickInputs::of((f, t, im, ii, frozen), r.clone()),
-                id: &id[r.clone()],
-                x_ref: &x_ref[r.clone()],
-            };
-            let out = (x, v, w, packed);
-            if deferred_kick {
-                drift_block::<true>(r.start, out, &inputs, (dt, lo, hi))
-            } else {
-                drift_block::<false>(r.start, out, &inputs, (dt, lo, hi))
-            }
-        })
-        .reduce(
-            || DriftScan {
-                max_disp2: 0.0,
-                bad: None,
-            },
-            |a, b| DriftScan {
-                max_disp2: a.max_disp2.max(b.max_disp2),
-                bad: match (a.bad, b.bad) {
-                    (Some(x), Some(y)) => Some(if x.1 <= y.1 { x } else { y }),
-                    (x, None) => x,
-                    (None, y) => y,
-                },
-            },
-        )
+        .map(|(b, (((x, v), w), packed))| drift(b, (x, v, w, packed)))
+        .reduce(|| DriftScan::NONE, DriftScan::merge)
+}
+
+/// Whether `runs` (first block, end) are at least two and cut the blocks
+/// `0..blocks` one after another.
+fn runs_cover(runs: &[(usize, usize)], blocks: usize) -> bool {
+    runs.len() > 1
+        && runs.first().is_some_and(|r| r.0 == 0)
+        && runs.last().is_some_and(|r| r.1 == blocks)
+        && runs.iter().all(|r| r.0 < r.1)
+        && runs.windows(2).all(|w| w[0].1 == w[1].0)
 }
 
 /// What the first half step of one block reads, block-local (index 0 is the
@@ -474,7 +519,7 @@ mod tests {
         p.force[0] = DVec3::new(2.0, 0.0, -4.0);
         p.torque[0] = DVec3::new(0.0, 1.0, 0.0);
         p.force[3] = DVec3::splat(9.0);
-        let scan = kick_drift(&mut p, dt, &x_ref, &DOMAIN, false);
+        let scan = kick_drift(&mut p, dt, &x_ref, &DOMAIN, false, &[]);
         // v = ½Δt F/m, x = x0 + Δt v, ω = ½Δt τ/I with I = 0.4 m R².
         assert_eq!(p.v[0], DVec3::new(0.1, 0.0, -0.2));
         assert_eq!(p.x[0], DVec3::new(2.0 + 0.1 * 0.1, 5.0, 5.0 - 0.1 * 0.2));
@@ -504,8 +549,8 @@ mod tests {
         let mut one_pass = start.clone();
         let dt = 0.1;
         kick(&mut two_passes, dt);
-        let a = kick_drift(&mut two_passes, dt, &x_ref, &DOMAIN, false);
-        let b = kick_drift(&mut one_pass, dt, &x_ref, &DOMAIN, true);
+        let a = kick_drift(&mut two_passes, dt, &x_ref, &DOMAIN, false, &[]);
+        let b = kick_drift(&mut one_pass, dt, &x_ref, &DOMAIN, true, &[]);
         assert_eq!(a, b);
         for k in 0..4 {
             let bits = |p: &Particles| {
@@ -517,7 +562,7 @@ mod tests {
         // (one kick alone would leave it slower).
         assert_eq!(one_pass.x[3], x_ref[3]);
         let mut once = start;
-        kick_drift(&mut once, dt, &x_ref, &DOMAIN, false);
+        kick_drift(&mut once, dt, &x_ref, &DOMAIN, false, &[]);
         assert_ne!(once.v[0], one_pass.v[0]);
     }
 
@@ -548,6 +593,52 @@ mod tests {
         (p, x_ref)
     }
 
+    /// The blocks in the force stage's runs give the bits and the scan
+    /// of the blocks shared as the pool sees fit, and runs that no longer
+    /// cover the blocks are passed over.
+    #[test]
+    fn blocks_by_runs_give_the_same_bits() {
+        let mut p = Particles::default();
+        let n = 3 * BLOCK + 17;
+        for k in 0..n {
+            let s = (k as f64 * 0.618).fract();
+            p.push_owned(&ParticleRecord {
+                id: ((k * 7919) % n) as u64 + 1,
+                x: DVec3::new(1.0 + 8.0 * s, 1.0 + k as f64 / n as f64, 5.0),
+                v: DVec3::new(s - 0.5, 0.25, -s),
+                omega: DVec3::new(s, -0.5, 0.1),
+                radius: 0.01,
+                mass: 1.0 + s,
+                material: 0,
+                frozen: k % 97 == 0,
+            });
+            p.force[k] = DVec3::new(-s, 1.0 / 3.0, s * s);
+            p.torque[k] = DVec3::new(0.2, s, -0.7);
+        }
+        let x_ref: Vec<DVec3> = p.x.iter().map(|x| *x + DVec3::splat(1e-3)).collect();
+        let bits = |p: &Particles| {
+            let all = [&p.x[..], &p.v[..], &p.omega[..]].map(|a| a.to_vec());
+            (all, p.packed.clone())
+        };
+        let mut reference = p.clone();
+        let want = kick_drift(&mut reference, 1e-3, &x_ref, &DOMAIN, true, &[]);
+        let blocks = n.div_ceil(BLOCK);
+        let cover = [vec![(0, 1), (1, blocks)], vec![(0, 2), (2, 3), (3, blocks)]];
+        let stale = [
+            vec![(0, 1), (1, 2)],
+            vec![(0, 2), (1, blocks)],
+            vec![(0, blocks)],
+        ];
+        assert!(cover.iter().all(|r| runs_cover(r, blocks)));
+        assert!(stale.iter().all(|r| !runs_cover(r, blocks)));
+        for runs in cover.iter().chain(&stale) {
+            let mut q = p.clone();
+            let got = kick_drift(&mut q, 1e-3, &x_ref, &DOMAIN, true, runs);
+            assert_eq!(got, want, "{runs:?}");
+            assert!(bits(&q) == bits(&reference), "{runs:?}");
+        }
+    }
+
     #[test]
     fn four_lanes_give_the_bits_of_one_particle_at_a_time() {
         // The one-particle reference: `half_kick` and the drift on
@@ -569,7 +660,7 @@ mod tests {
                 }
                 widest = widest.max((e.x[k] - *x_ref).length_squared());
             }
-            let scan = kick_drift(&mut p, dt, &x_ref, &DOMAIN, deferred);
+            let scan = kick_drift(&mut p, dt, &x_ref, &DOMAIN, deferred, &[]);
             assert_eq!(scan.bad, None);
             assert_eq!(scan.max_disp2.to_bits(), widest.to_bits());
             for k in 0..9 {
@@ -595,11 +686,11 @@ mod tests {
         p.v[1].z = f64::NAN;
         p.x[6].z = 20.0;
         p.x[8].z = -1.0;
-        let scan = kick_drift(&mut p, 0.1, &x_ref, &DOMAIN, false);
+        let scan = kick_drift(&mut p, 0.1, &x_ref, &DOMAIN, false, &[]);
         assert_eq!(scan.bad, Some((6, 4)));
         let (mut p, x_ref) = nine_spheres();
         p.x[8].z = -1.0;
-        let scan = kick_drift(&mut p, 0.1, &x_ref, &DOMAIN, false);
+        let scan = kick_drift(&mut p, 0.1, &x_ref, &DOMAIN, false, &[]);
         assert_eq!(scan.bad, Some((8, 5)));
     }
 
@@ -617,14 +708,14 @@ mod tests {
         for (k, spoil) in cases {
             let (mut p, x_ref) = spheres();
             spoil(&mut p);
-            let scan = kick_drift(&mut p, 0.1, &x_ref, &DOMAIN, false);
+            let scan = kick_drift(&mut p, 0.1, &x_ref, &DOMAIN, false, &[]);
             assert_eq!(scan.bad, Some((k, p.id[k])), "case {k}");
         }
         let (mut p, x_ref) = spheres();
         for k in 0..3 {
             p.v[k].z = -100.0;
         }
-        let scan = kick_drift(&mut p, 0.1, &x_ref, &DOMAIN, false);
+        let scan = kick_drift(&mut p, 0.1, &x_ref, &DOMAIN, false, &[]);
         assert_eq!(scan.bad, Some((1, 3)), "the lowest id of three");
     }
 
@@ -636,16 +727,16 @@ mod tests {
         let (mut p, x_ref) = spheres();
         p.v[1].x = 2.5; // exactly 0.25 per step: allowed
         p.v[2].y = -2.4;
-        let scan = kick_drift(&mut p, dt, &x_ref, &DOMAIN, false);
+        let scan = kick_drift(&mut p, dt, &x_ref, &DOMAIN, false, &[]);
         assert_eq!(scan.bad, None);
         let (mut p, x_ref) = spheres();
         p.v[2].x = 2.6;
-        let scan = kick_drift(&mut p, dt, &x_ref, &DOMAIN, false);
+        let scan = kick_drift(&mut p, dt, &x_ref, &DOMAIN, false, &[]);
         assert_eq!(scan.bad, Some((2, 5)));
         // A frozen particle never moves, whatever its velocity says.
         let (mut p, x_ref) = spheres();
         p.v[3].x = 1e4;
-        let scan = kick_drift(&mut p, dt, &x_ref, &DOMAIN, false);
+        let scan = kick_drift(&mut p, dt, &x_ref, &DOMAIN, false, &[]);
         assert_eq!(scan.bad, None);
     }
 }

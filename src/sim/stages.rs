@@ -81,7 +81,8 @@ impl Simulation {
         };
         let deferred = std::mem::take(&mut self.kick_pending);
         let (p, dt) = (&mut self.particles, self.setup.dt);
-        let scan = integrate::kick_drift(p, dt, &self.x_ref, &bounds, deferred);
+        let runs = self.pair_results.runs();
+        let scan = integrate::kick_drift(p, dt, &self.x_ref, &bounds, deferred, runs);
         let doomed = self.doomed();
         // One reduction decides all three: the lowest bad id (as MAX − id,
         // so the maximum wins; 0 = none), the largest displacement (its
