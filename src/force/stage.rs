@@ -159,7 +159,7 @@ impl Stage<'_> {
         };
         let mut done = ClaimedBlocks::default();
         let own = runs[r].lock().expect("run poisoned").clone();
-        let mut fresh = FreshRecords::of(self.jobs_of(own.clone()), fresh_start);
+        let mut fresh = FreshRecords::of(r, self.jobs_of(own.clone()), fresh_start);
         let mut shares = RunEntries::of(self.jobs_of(own.clone()));
         // Blocks of this run after pass one, awaiting pass two, in order.
         let mut pending: VecDeque<(usize, BlockParts)> = VecDeque::new();
@@ -185,12 +185,12 @@ impl Stage<'_> {
         done.waiting.extend(pending);
         done.fresh.push((own.start, fresh));
         // Then the other runs' blocks, from their backs.
-        while let Some(b) = (0..runs.len())
+        while let Some((o, b)) = (0..runs.len())
             .filter(|&o| o != r)
-            .find_map(|o| runs[o].lock().expect("run poisoned").next_back())
+            .find_map(|o| Some((o, runs[o].lock().expect("run poisoned").next_back()?)))
         {
             let mut out = take(b);
-            let mut fresh = FreshRecords::of(self.jobs_of(b..b + 1), fresh_start);
+            let mut fresh = FreshRecords::of(o, self.jobs_of(b..b + 1), fresh_start);
             let mut shares = RunEntries::of(self.jobs_of(b..b + 1));
             self.pass_one_of(b, &mut out, &mut fresh, &mut shares);
             done.waiting.push((b, out));

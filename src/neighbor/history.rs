@@ -42,8 +42,10 @@ pub struct PairHistory {
     len: usize,
     /// The end of the settled entries.
     top: usize,
-    /// Settled entries that no job holds (their values mean nothing).
-    free: Vec<u32>,
+    /// Settled entries that no job holds (their values mean nothing), by
+    /// the force stage's run that freed them ([`FreshRecords::of`]; the
+    /// first list for those freed otherwise).
+    free: Vec<Vec<u32>>,
 }
 
 impl PairHistory {
@@ -87,9 +89,10 @@ impl PairHistory {
     }
 
     /// A settled entry no job holds: a free one (its values left as they
-    /// are), else the next.
-    fn settled_entry(&mut self) -> usize {
-        if let Some(e) = self.free.pop() {
+    /// are), one that run `run` freed first, else the next.
+    fn settled_entry(&mut self, run: usize) -> usize {
+        let own = self.free.get_mut(run).and_then(Vec::pop);
+        if let Some(e) = own.or_else(|| self.free.iter_mut().find_map(Vec::pop)) {
             return e as usize;
         }
         assert!(self.top < self.fresh_start(), "more records than jobs");
@@ -99,7 +102,7 @@ impl PairHistory {
 
     /// A settled entry for a new record, zero.
     fn take(&mut self) -> u32 {
-        let (h, e) = (self.len, self.settled_entry());
+        let (h, e) = (self.len, self.settled_entry(0));
         self.pool[e * h..(e + 1) * h].fill(0.0);
         e as u32
     }
@@ -282,14 +285,15 @@ impl PairHistory {
     /// force stage's runs of blocks, each with its fresh entries and the
     /// entries it freed.
     ///
-    /// A contact that formed takes an entry its own run freed first, then
-    /// a free entry, then the next. The records of a run's blocks, laid
-    /// out in job order at a rebuild, so stay among themselves: were a
-    /// run's new records put among another's (as when every run's freed
-    /// entries went to one list first), the two threads writing records
-    /// of one cache line in every force stage would pass it between their
-    /// cores each time, which on a host whose cores are far apart cost
-    /// the chute on two threads a quarter of its speed.
+    /// A contact that formed takes an entry its own stretch of blocks
+    /// freed in this stage first, then one its run freed before, then any
+    /// free entry, then the next. The records of a run's blocks, laid out
+    /// in job order at a rebuild, so stay among themselves: were a run's
+    /// new records put among another's (as when every run's freed entries
+    /// went to one list), the two threads writing records of one cache
+    /// line in every force stage would pass it between their cores each
+    /// time, which on a host whose cores are far apart cost the chute on
+    /// two threads a tenth of its force stage.
     pub(crate) fn settle(&mut self, runs: &mut [FreshRecords]) {
         let h = self.len;
         for run in runs.iter_mut() {
@@ -297,7 +301,7 @@ impl PairHistory {
             for (fresh, &job) in used.clone().zip(&run.jobs) {
                 let settled = match run.freed.pop() {
                     Some(e) => e as usize,
-                    None => self.settled_entry(),
+                    None => self.settled_entry(run.run),
                 };
                 self.pool
                     .copy_within(fresh * h..(fresh + 1) * h, settled * h);
@@ -309,7 +313,10 @@ impl PairHistory {
             zero_and_release(&mut self.pool[used.start * h..used.end * h]);
         }
         for run in runs.iter_mut() {
-            self.free.append(&mut run.freed);
+            if self.free.len() <= run.run {
+                self.free.resize_with(run.run + 1, Vec::new);
+            }
+            self.free[run.run].append(&mut run.freed);
         }
     }
 }
@@ -394,6 +401,8 @@ impl RecordPool {
 /// one per job of the run, taken in order for the contacts that form
 /// (whose jobs it lists), and the settled entries the run freed.
 pub(crate) struct FreshRecords {
+    /// The force stage's run of blocks it is part of.
+    run: usize,
     start: usize,
     end: usize,
     jobs: Vec<u32>,
@@ -401,10 +410,12 @@ pub(crate) struct FreshRecords {
 }
 
 impl FreshRecords {
-    /// The fresh entries of the run whose jobs are `jobs`, `fresh` being
-    /// the first fresh entry of the pool ([`PairHistory::stage_parts`]).
-    pub(crate) fn of(jobs: std::ops::Range<usize>, fresh: usize) -> Self {
+    /// The fresh entries of jobs `jobs` of the force stage's run of
+    /// blocks `run`, `fresh` being the first fresh entry of the pool
+    /// ([`PairHistory::stage_parts`]).
+    pub(crate) fn of(run: usize, jobs: std::ops::Range<usize>, fresh: usize) -> Self {
         Self {
+            run,
             start: fresh + jobs.start,
             end: fresh + jobs.end,
             jobs: Vec::new(),
@@ -502,7 +513,10 @@ mod tests {
         // forms job 2's contact; the second forms jobs 4 and 5.
         let (entry, pool, fresh) = h.stage_parts();
         assert_eq!(fresh, 7);
-        let mut runs = [FreshRecords::of(0..3, fresh), FreshRecords::of(3..6, fresh)];
+        let mut runs = [
+            FreshRecords::of(0, 0..3, fresh),
+            FreshRecords::of(1, 3..6, fresh),
+        ];
         let freed = std::mem::take(&mut entry[1]);
         runs[0].free(freed);
         for (run, job, v) in [(0, 2, 5.0), (1, 4, 6.0), (1, 5, 7.0)] {
@@ -526,7 +540,52 @@ mod tests {
             h.pool[7 * 2..].iter().all(|&v| v == 0.0),
             "fresh entries zero again"
         );
-        assert!(h.free.is_empty());
+        assert!(h.free.iter().all(Vec::is_empty));
+    }
+
+    /// A contact that forms takes an entry its own run freed, in this
+    /// force stage or an earlier one, before another run's.
+    #[test]
+    fn a_run_reuses_the_entries_it_freed() {
+        let mut h = PairHistory::empty(1);
+        h.reset(6, 1);
+        for j in [0, 1, 3, 4] {
+            h.record_mut(j)[0] = j as f64 + 1.0;
+        }
+        assert_eq!(h.entry, [1, 2, 0, 3, 4, 0]);
+        let stage = |h: &mut PairHistory, frees: &[(usize, usize)], forms: &[(usize, usize)]| {
+            let (entry, pool, fresh) = h.stage_parts();
+            let mut runs = [
+                FreshRecords::of(0, 0..3, fresh),
+                FreshRecords::of(1, 3..6, fresh),
+            ];
+            for &(run, job) in frees {
+                runs[run].free(std::mem::take(&mut entry[job]));
+            }
+            for &(run, job) in forms {
+                let e = runs[run].take(job);
+                entry[job] = e;
+                // SAFETY: one thread, and the entry is the job's alone.
+                let rec = unsafe { pool.record_mut(e) };
+                rec[0] = 10.0 * job as f64;
+            }
+            h.settle(&mut runs);
+        };
+        // Run 0 (jobs 0..3) frees job 0's entry, run 1 (jobs 3..6) job
+        // 4's; nothing forms.
+        stage(&mut h, &[(0, 0), (1, 4)], &[]);
+        assert_eq!(h.free, [vec![1], vec![4]]);
+        // Job 2 forms in run 0, job 5 in run 1: each takes the entry its
+        // run freed (one list for both would have given job 2 entry 4).
+        stage(&mut h, &[], &[(0, 2), (1, 5)]);
+        assert_eq!(h.entry, [0, 2, 1, 3, 0, 4]);
+        assert_eq!((h.record(2), h.record(5)), (&[20.0][..], &[50.0][..]));
+        // Run 0 frees job 1's entry and forms job 0's contact: it takes
+        // the entry it freed in the same stage.
+        stage(&mut h, &[(0, 1)], &[(0, 0)]);
+        assert_eq!(h.entry, [2, 0, 1, 3, 0, 4]);
+        assert!(h.free.iter().all(Vec::is_empty));
+        assert_eq!(h.top, 5);
     }
 
     #[test]
