@@ -65,6 +65,29 @@ impl MpiComm {
     pub fn abort(&self, code: i32) -> ! {
         self.world.abort(code)
     }
+
+    /// Send `sends[k]` to `peers[k]` for every peer without waiting, run
+    /// `receive` (the receives from the peers), then wait for the sends:
+    /// the frame of [`Comm::exchange`] and [`Comm::exchange_into`].
+    fn with_sends<R>(&self, peers: &[usize], sends: &[Vec<u8>], receive: impl FnOnce() -> R) -> R {
+        assert_eq!(peers.len(), sends.len());
+        mpi::request::scope(|scope| {
+            let requests: Vec<_> = peers
+                .iter()
+                .zip(sends)
+                .map(|(&p, buf)| {
+                    self.world
+                        .process_at_rank(p as i32)
+                        .immediate_send(scope, &buf[..])
+                })
+                .collect();
+            let received = receive();
+            for r in requests {
+                r.wait();
+            }
+            received
+        })
+    }
 }
 
 impl Comm for MpiComm {
@@ -103,39 +126,16 @@ impl Comm for MpiComm {
         out
     }
     fn exchange(&self, peers: &[usize], sends: &[Vec<u8>]) -> Vec<Vec<u8>> {
-        assert_eq!(peers.len(), sends.len());
-        mpi::request::scope(|scope| {
-            let requests: Vec<_> = peers
-                .iter()
-                .zip(sends)
-                .map(|(&p, buf)| {
-                    self.world
-                        .process_at_rank(p as i32)
-                        .immediate_send(scope, &buf[..])
-                })
-                .collect();
-            let received: Vec<Vec<u8>> = peers
+        self.with_sends(peers, sends, || {
+            peers
                 .iter()
                 .map(|&p| self.world.process_at_rank(p as i32).receive_vec::<u8>().0)
-                .collect();
-            for r in requests {
-                r.wait();
-            }
-            received
+                .collect()
         })
     }
     fn exchange_into(&self, peers: &[usize], sends: &[Vec<u8>], recvs: &mut [Vec<u8>]) {
-        assert!(peers.len() == sends.len() && peers.len() == recvs.len());
-        mpi::request::scope(|scope| {
-            let requests: Vec<_> = peers
-                .iter()
-                .zip(sends)
-                .map(|(&p, buf)| {
-                    self.world
-                        .process_at_rank(p as i32)
-                        .immediate_send(scope, &buf[..])
-                })
-                .collect();
+        assert_eq!(peers.len(), recvs.len());
+        self.with_sends(peers, sends, || {
             for (&p, buf) in peers.iter().zip(recvs.iter_mut()) {
                 let status = self
                     .world
@@ -147,10 +147,7 @@ impl Comm for MpiComm {
                     "a message from rank {p} of another length than expected"
                 );
             }
-            for r in requests {
-                r.wait();
-            }
-        });
+        })
     }
     fn gather(&self, local: &[u8]) -> Option<Vec<Vec<u8>>> {
         // One trailing byte per rank keeps every buffer non-empty (Open MPI
