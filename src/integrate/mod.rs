@@ -14,7 +14,7 @@
 pub mod timestep;
 
 use crate::geometry::domain::Domain;
-use crate::neighbor::BLOCK;
+use crate::neighbor::{runs_cover, BLOCK};
 use crate::simd::isa::in_best_build;
 use crate::simd::lane::{F64x4, Lane, V3};
 use crate::state::particles::Particles;
@@ -139,7 +139,7 @@ pub fn kick_drift(
             drift_block::<false>(r.start, out, &inputs, (dt, lo, hi))
         }
     };
-    if runs_cover(runs, n.div_ceil(BLOCK)) {
+    if runs_cover(runs, n) {
         let lens = || runs.iter().map(|&(s, e)| (e * BLOCK).min(n) - s * BLOCK);
         let (xs, vs) = (split_chunks(x, lens()), split_chunks(v, lens()));
         let (ws, ps) = (split_chunks(w, lens()), split_chunks(packed, lens()));
@@ -161,16 +161,6 @@ pub fn kick_drift(
         .enumerate()
         .map(|(b, (((x, v), w), packed))| drift(b, (x, v, w, packed)))
         .reduce(|| DriftScan::NONE, DriftScan::merge)
-}
-
-/// Whether `runs` (first block, end) are at least two and cut the blocks
-/// `0..blocks` one after another.
-fn runs_cover(runs: &[(usize, usize)], blocks: usize) -> bool {
-    runs.len() > 1
-        && runs.first().is_some_and(|r| r.0 == 0)
-        && runs.last().is_some_and(|r| r.1 == blocks)
-        && runs.iter().all(|r| r.0 < r.1)
-        && runs.windows(2).all(|w| w[0].1 == w[1].0)
 }
 
 /// What the first half step of one block reads, block-local (index 0 is the
@@ -629,8 +619,8 @@ mod tests {
             vec![(0, 2), (1, blocks)],
             vec![(0, blocks)],
         ];
-        assert!(cover.iter().all(|r| runs_cover(r, blocks)));
-        assert!(stale.iter().all(|r| !runs_cover(r, blocks)));
+        assert!(cover.iter().all(|r| runs_cover(r, n)));
+        assert!(stale.iter().all(|r| !runs_cover(r, n)));
         for runs in cover.iter().chain(&stale) {
             let mut q = p.clone();
             let got = kick_drift(&mut q, 1e-3, &x_ref, &DOMAIN, true, runs);

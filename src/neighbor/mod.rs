@@ -37,6 +37,18 @@ pub use verlet::VerletRows;
 /// Owned particles per parallel work block (fixed, so that the work split never depends on the thread count).
 pub const BLOCK: usize = 512;
 
+/// Whether `runs` of work blocks (first block, end: the force stage's, one
+/// per thread, [`crate::force::PairResults::runs`]) are at least two and
+/// cut the blocks of `n` owned particles one after another, as the loops
+/// that follow them need (a rebuild may have changed the particles since).
+pub fn runs_cover(runs: &[(usize, usize)], n: usize) -> bool {
+    runs.len() > 1
+        && runs.first().is_some_and(|r| r.0 == 0)
+        && runs.last().is_some_and(|r| r.1 == n.div_ceil(BLOCK))
+        && runs.iter().all(|r| r.0 < r.1)
+        && runs.windows(2).all(|w| w[0].1 == w[1].0)
+}
+
 /// A force and a torque: what contacts give one particle.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 #[repr(C)]

@@ -131,7 +131,9 @@ impl Simulation {
             return self.rebuild_with(carried, None);
         }
         let tc = Instant::now();
-        self.halo.update(&mut self.particles, self.comm.as_ref());
+        let runs = self.pair_results.runs();
+        self.halo
+            .update(&mut self.particles, self.comm.as_ref(), runs);
         self.timers.comm += tc.elapsed();
         Ok(())
     }
