@@ -231,12 +231,7 @@ pub(crate) fn loads_of<'a>(
             return None;
         }
         let force = slot_force(nl, s, true);
-        (force != DVec3::ZERO).then(|| Load {
-            partner: Partner::Particle(q),
-            branch: -separation(p, k, q),
-            force,
-            torque: DVec3::ZERO,
-        })
+        pair_load(p, k, q, force)
     });
     pairs.chain(wall_loads_of(p, walls, loads, k))
 }
@@ -262,6 +257,13 @@ pub(crate) fn higher_pair_load(
         return None;
     }
     let force = slot_force(nl, jobs.share_slots()[j] as usize, false);
+    pair_load(p, k, q, force)
+}
+
+/// The load of a pair that gave owned particle `k` the force `force`
+/// (partner `q`), with its branch vector, if the force is not zero.
+#[inline(always)]
+fn pair_load(p: &Particles, k: usize, q: usize, force: DVec3) -> Option<Load> {
     (force != DVec3::ZERO).then(|| Load {
         partner: Partner::Particle(q),
         branch: -separation(p, k, q),
