@@ -274,7 +274,7 @@ fn dispatch(cmd: Command, comm: Box<dyn Comm>) -> Result<(), GravelError> {
                 );
                 let spent = |stage| s.timers.spent(stage).as_secs_f64();
                 println!(
-                    "time: force {:.2} s, neighbor {:.2} s ({} rebuilds), integrate {:.2} s, insert {:.2} s, output {:.2} s; hot loops: {}",
+                    "time: force {:.3} s, neighbor {:.3} s ({} rebuilds), integrate {:.3} s, insert {:.3} s, output {:.3} s; hot loops: {}",
                     spent(Stage::Force),
                     spent(Stage::Neighbor),
                     s.timers.rebuilds,
@@ -286,7 +286,7 @@ fn dispatch(cmd: Command, comm: Box<dyn Comm>) -> Result<(), GravelError> {
                 if s.ranks > 1 {
                     for (r, st) in s.per_rank.iter().enumerate() {
                         println!(
-                            "rank {r}: {} owned, {} ghosts (ratio {:.3}), {} contacts, comm {:.1}% of {:.2} s, force {:.2} s",
+                            "rank {r}: {} owned, {} ghosts (ratio {:.3}), {} contacts, comm {:.1}% of {:.3} s, force {:.3} s",
                             st.owned,
                             st.ghosts,
                             st.ghosts as f64 / (st.owned.max(1)) as f64,
