@@ -264,7 +264,7 @@ fn dispatch(cmd: Command, comm: Box<dyn Comm>) -> Result<(), GravelError> {
                     println!("restarted from step {}", s.first_step);
                 }
                 println!(
-                    "done: {} steps of {} particles in {:.2} s on {} rank(s) x {} thread(s): {:.3} million particle-steps/s per core",
+                    "done: {} steps of {} particles in {:.3} s on {} rank(s) x {} thread(s): {:.3} million particle-steps/s per core",
                     s.steps,
                     s.particles,
                     s.seconds,
