@@ -124,6 +124,25 @@ fn run_writes_the_documented_layout() {
         stdout.contains("done: 230 steps of 50 particles"),
         "{stdout}"
     );
+    // The summary's times are to the millisecond, so that the ratios of
+    // short benchmark runs resolve (docs/performance.md, 2026-12-03).
+    for prefix in ["done:", "time:"] {
+        let line = stdout.lines().find(|l| l.starts_with(prefix)).unwrap();
+        let words: Vec<&str> = line.split_whitespace().collect();
+        let seconds: Vec<&str> = (words.windows(2))
+            .filter(|w| matches!(w[1], "s" | "s," | "s;"))
+            .map(|w| w[0])
+            .collect();
+        assert_eq!(
+            seconds.len(),
+            if prefix == "done:" { 1 } else { 5 },
+            "{line}"
+        );
+        for t in seconds {
+            let decimals = t.split_once('.').map_or(0, |(_, d)| d.len());
+            assert!(t.parse::<f64>().is_ok() && decimals == 3, "{t} in {line}");
+        }
+    }
     let h5 = out_dir.join("small.h5");
     let xdmf = out_dir.join("small.xdmf");
     assert!(h5.is_file(), "no {}", h5.display());
