@@ -6,6 +6,8 @@ use super::verlet::sort_row;
 use super::*;
 use crate::state::particles::ParticleRecord;
 use crate::state::particles::Particles;
+use glam::{DVec3, DVec4};
+use std::ops::Range;
 
 /// 125 polydisperse spheres (radii 1:3) with scrambled ids, some frozen,
 /// plus 30 ghosts (images of some of them shifted by 5.5 along x).
@@ -427,6 +429,70 @@ fn the_rows_hold_exactly_the_pairs_within_reach() {
 }
 
 /// A row sorted by rank is the row sorted, short or long.
+/// The AVX2 search keeps exactly the candidates the one-by-one search
+/// keeps, in the same order: ranges of every length from 0 to 11 (one or
+/// several groups of four, a last group cut short), at the start, middle
+/// and end of the candidates (the end read into the padding), and
+/// candidates exactly at the cut-off and an ulp either side of it.
+#[test]
+fn the_avx2_search_keeps_what_one_by_one_keeps() {
+    use super::verlet::{pick_in_reach_avx2, pick_in_reach_one_by_one, NEAR_PAD};
+    if !crate::simd::isa::processor_has_avx2() {
+        return;
+    }
+    let mut state = 0x9e37_79b9_7f4a_7c15u64;
+    let mut uniform = || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state >> 11) as f64 / (1u64 << 53) as f64
+    };
+    let (xi, ri, reach) = (DVec3::new(0.25, -0.5, 1.0), 0.5, 0.1);
+    let mut near: Vec<DVec4> = (0..200)
+        .map(|_| {
+            let d = DVec3::new(uniform(), uniform(), uniform()) * 3.0 - DVec3::splat(1.5);
+            (xi + d).extend(0.3 + 0.3 * uniform())
+        })
+        .collect();
+    // On the cut-off `(R_i + R_c) + reach` along x, and an ulp either side.
+    for (k, at) in [(3, 0.0f64), (4, 1.0), (5, -1.0)] {
+        let rc = near[k].w;
+        let cut = (ri + rc) + reach;
+        let x = f64::from_bits((cut.to_bits() as i64 + at as i64) as u64);
+        near[k] = DVec4::new(xi.x + x, xi.y, xi.z, rc);
+    }
+    let n = near.len();
+    near.extend([DVec4::ZERO; NEAR_PAD]);
+    let candidates = &near[..];
+    let (mut one, mut avx2) = (Vec::new(), Vec::new());
+    let mut kept = 0;
+    for trial in 0..400 {
+        let ranges: [Range<usize>; 9] = std::array::from_fn(|r| {
+            let len = (trial + 3 * r) % 12;
+            let start = match (trial + r) % 3 {
+                0 => (trial * 7 + r) % 8,
+                1 => (trial * 13 + 5 * r) % (n - len),
+                _ => n - len,
+            };
+            start..start + len
+        });
+        pick_in_reach_one_by_one(candidates, &ranges, (xi, ri), reach, &mut one);
+        // SAFETY: the processor has AVX2 (tested above).
+        unsafe { pick_in_reach_avx2(candidates, &ranges, (xi, ri), reach, &mut avx2) };
+        assert_eq!(avx2, one, "ranges {ranges:?}");
+        kept += one.len();
+    }
+    assert!(
+        kept > 1000,
+        "only {kept} candidates kept: the test tests little"
+    );
+    // The cut-off: the one an ulp inside is kept, on it and outside not.
+    let all: [Range<usize>; 9] = std::array::from_fn(|r| if r == 0 { 3..6 } else { 0..0 });
+    // SAFETY: as above.
+    unsafe { pick_in_reach_avx2(candidates, &all, (xi, ri), reach, &mut avx2) };
+    assert_eq!(avx2, vec![5]);
+}
+
 #[test]
 fn rows_sort_by_id_at_any_length() {
     let mut state = 12345u64;
