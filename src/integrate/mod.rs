@@ -48,6 +48,12 @@ pub fn within_step_bound<T: Lane>(step2: T, radius: T) -> T::Mask {
 pub struct DriftScan {
     /// Largest squared displacement since the last neighbour-list build.
     pub max_disp2: f64,
+    /// The box of the displacements `x − x_ref` since the last build:
+    /// their smallest and largest components (`(+∞, −∞)` for none; a NaN
+    /// is passed over: the particle is flagged), as
+    /// [`crate::neighbor::trigger::displacement_box`] finds it from the
+    /// positions after the drift. The rebuild rule's centre is its middle.
+    pub displacements: (DVec3, DVec3),
     /// The lowest-id particle with a non-finite state, outside the domain
     /// along a non-periodic axis, or moved more than [`MAX_STEP_FRACTION`]
     /// of its radius in this step: `(local index, id)`.
@@ -58,14 +64,17 @@ impl DriftScan {
     /// Nothing moved, nothing bad.
     const NONE: Self = Self {
         max_disp2: 0.0,
+        displacements: (DVec3::INFINITY, DVec3::NEG_INFINITY),
         bad: None,
     };
 
     /// The scan of two sets of particles: the larger displacement, the
     /// lower bad id.
     fn merge(a: Self, b: Self) -> Self {
+        let (da, db) = (a.displacements, b.displacements);
         Self {
             max_disp2: a.max_disp2.max(b.max_disp2),
+            displacements: (da.0.min(db.0), da.1.max(db.1)),
             bad: match (a.bad, b.bad) {
                 (Some(x), Some(y)) => Some(if x.1 <= y.1 { x } else { y }),
                 (x, None) => x,
@@ -225,11 +234,8 @@ fn drift_block_body<const DEFERRED: bool>(
         x_ref: &a.x_ref[..m],
     };
     let c = DriftConstants { base, dt, lo, hi };
-    let mut scan = DriftScan {
-        max_disp2: 0.0,
-        bad: None,
-    };
-    let mut widest = F64x4::splat(0.0);
+    let mut scan = DriftScan::NONE;
+    let mut widest = Widest::<F64x4>::new();
     let full = m - m % 4;
     for k in (0..full).step_by(4) {
         if a.take_lines {
@@ -237,18 +243,49 @@ fn drift_block_body<const DEFERRED: bool>(
         }
         drift_lanes::<F64x4, DEFERRED>(k, &mut b, &c, &mut scan, &mut widest);
     }
-    let mut widest_one = 0.0;
+    let mut widest_one = Widest::<f64>::new();
     for k in full..m {
         drift_lanes::<f64, DEFERRED>(k, &mut b, &c, &mut scan, &mut widest_one);
     }
-    // The largest displacement of the lanes' running maxima (a NaN never
-    // enters them: the particle is flagged instead).
-    for d in widest.0.into_iter().chain([widest_one]) {
+    // The largest displacement and the box of the lanes' running values
+    // (a NaN never enters them: the particle is flagged instead).
+    let lanes = (0..4).map(|l| widest.lane(l)).chain([widest_one.lane(0)]);
+    for (d, (lo, hi)) in lanes {
         if d > scan.max_disp2 {
             scan.max_disp2 = d;
         }
+        let b = &mut scan.displacements;
+        *b = (b.0.min(lo), b.1.max(hi));
     }
     scan
+}
+
+/// The running extremes of [`drift_lanes`], per lane: the largest squared
+/// displacement and the box of the displacements.
+struct Widest<T> {
+    disp2: T,
+    lo: V3<T>,
+    hi: V3<T>,
+}
+
+impl<T: Lane> Widest<T> {
+    /// Nothing seen: a zero displacement and an empty box.
+    #[inline(always)]
+    fn new() -> Self {
+        let (inf, neg) = (T::splat(f64::INFINITY), T::splat(f64::NEG_INFINITY));
+        Self {
+            disp2: T::splat(0.0),
+            lo: V3::new(inf, inf, inf),
+            hi: V3::new(neg, neg, neg),
+        }
+    }
+
+    /// Lane `l`'s largest squared displacement and box.
+    #[inline(always)]
+    fn lane(&self, l: usize) -> (f64, (DVec3, DVec3)) {
+        let v = |g: &V3<T>| DVec3::new(g.x.lane(l), g.y.lane(l), g.z.lane(l));
+        (self.disp2.lane(l), (v(&self.lo), v(&self.hi)))
+    }
 }
 
 /// How many particles ahead of its lanes the drift asks for the lines it
@@ -340,14 +377,15 @@ fn gather_values<T: Lane>(s: &[f64], k: usize) -> T {
 /// (the loop body of [`kick_drift`]): the deferred half kick if
 /// `DEFERRED`, the half kick, the drift, the packed images; flags the
 /// lowest-id particle gone bad into `scan` and keeps each lane's largest
-/// displacement from `x_ref` in `widest`.
+/// displacement from `x_ref` and the box of its displacements in
+/// `widest`.
 #[inline(always)]
 fn drift_lanes<T: Lane, const DEFERRED: bool>(
     k: usize,
     b: &mut DriftArrays,
     c: &DriftConstants,
     scan: &mut DriftScan,
-    widest: &mut T,
+    widest: &mut Widest<T>,
 ) {
     let (x0, v0, w0) = (
         gather::<T>(b.x, k),
@@ -408,10 +446,25 @@ fn drift_lanes<T: Lane, const DEFERRED: bool>(
             }
         }
     }
-    // A NaN displacement leaves the maximum as `f64::max` would (the
-    // particle is flagged above), without its NaN handling.
-    let disp2 = (x1 - gather::<T>(b.x_ref, k)).length_squared();
-    *widest = T::select(disp2.gt(*widest), disp2, *widest);
+    // A NaN displacement leaves the maximum and the box as `f64::max` and
+    // `f64::min` would (the particle is flagged above), without their NaN
+    // handling.
+    let d = x1 - gather::<T>(b.x_ref, k);
+    let disp2 = d.length_squared();
+    widest.disp2 = T::select(disp2.gt(widest.disp2), disp2, widest.disp2);
+    let (lo, hi) = (&mut widest.lo, &mut widest.hi);
+    (lo.x, hi.x) = (
+        T::select(d.x.lt(lo.x), d.x, lo.x),
+        T::select(d.x.gt(hi.x), d.x, hi.x),
+    );
+    (lo.y, hi.y) = (
+        T::select(d.y.lt(lo.y), d.y, lo.y),
+        T::select(d.y.gt(hi.y), d.y, hi.y),
+    );
+    (lo.z, hi.z) = (
+        T::select(d.z.lt(lo.z), d.z, lo.z),
+        T::select(d.z.gt(hi.z), d.z, hi.z),
+    );
 }
 
 /// Second half kick of the owned, mobile particles.
@@ -511,6 +564,7 @@ fn half_kick(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::neighbor::trigger::displacement_box;
     use crate::state::particles::ParticleRecord;
 
     /// A box periodic along x and y, closed along z.
@@ -691,6 +745,14 @@ mod tests {
             let scan = kick_drift(&mut p, dt, &x_ref, &DOMAIN, deferred, &[]);
             assert_eq!(scan.bad, None);
             assert_eq!(scan.max_disp2.to_bits(), widest.to_bits());
+            // The box of the displacements, as a pass over the positions
+            // finds it (the rebuild rule's, before the drift found it).
+            let moved = displacement_box(&expected.x, &x_ref);
+            assert_eq!(scan.displacements, moved, "deferred {deferred}");
+            assert!(
+                moved.0.cmplt(moved.1).all(),
+                "a box of one point: {moved:?}"
+            );
             for k in 0..9 {
                 let bits = |p: &Particles| {
                     [p.x[k], p.v[k], p.omega[k]].map(|q| q.to_array().map(f64::to_bits))
@@ -716,6 +778,11 @@ mod tests {
         p.x[8].z = -1.0;
         let scan = kick_drift(&mut p, 0.1, &x_ref, &DOMAIN, false, &[]);
         assert_eq!(scan.bad, Some((6, 4)));
+        // The NaN passed over in the box of the displacements, as the
+        // pass over the positions does.
+        assert!(p.x[1].z.is_nan());
+        assert_eq!(scan.displacements, displacement_box(&p.x[..9], &x_ref));
+        assert!(scan.displacements.0.is_finite() && scan.displacements.1.is_finite());
         let (mut p, x_ref) = nine_spheres();
         p.x[8].z = -1.0;
         let scan = kick_drift(&mut p, 0.1, &x_ref, &DOMAIN, false, &[]);

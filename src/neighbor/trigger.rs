@@ -20,9 +20,11 @@
 //! over its fixed base, every grain moving much the same way, and the
 //! displacements spread over about half the range their lengths do (the
 //! chute benchmark rebuilds 32 times in 2,000 steps instead of 59).
-//! `max_k |Δ_k − c|` is at most the box's half-diagonal, which one pass
-//! finds with the box; it is measured (a second pass) only where the
-//! half-diagonal exceeds `s/2`.
+//! `max_k |Δ_k − c|` is at most the box's half-diagonal; the first half
+//! step finds the box on its way (with the largest `|Δ_k|`, reduced over
+//! the ranks in the step's one reduction), and `max_k |Δ_k − c|` is
+//! measured (a pass over the particles) only where the half-diagonal
+//! exceeds `s/2`.
 //!
 //! What is fixed in space rather than carried with the bed (walls that
 //! never move, the subdomains' edges, the pours' exchange boxes) is found
@@ -115,20 +117,20 @@ pub fn spread2(x: &[DVec3], x_ref: &[DVec3], c: DVec3) -> f64 {
 }
 
 /// A bound of `max_k |Δ_k − c|²` over all ranks' particles, `Δ_k = x_k −
-/// x_ref,k` and `c` the middle of the box of the `Δ_k` of all ranks, where
-/// `max_words` takes the element-wise maximum of words over the ranks
-/// ([`crate::parallel::comm::Comm::max_u64s`]; collective): the squared
-/// half-diagonal of the box if that is at most `half2` (one pass over the
-/// particles), else the value itself (a second pass).
+/// x_ref,k` and `c` the middle of `(lo, hi)`, the box of the `Δ_k` of all
+/// ranks ([`displacement_box`], which the first half step finds on its way,
+/// [`crate::integrate::DriftScan::displacements`], with the step's one
+/// reduction): the squared half-diagonal of the box if that is at most
+/// `half2` (no pass over the particles), else the value itself (a pass,
+/// and a reduction by `max_words`, the element-wise maximum of words over
+/// the ranks, [`crate::parallel::comm::Comm::max_u64s`]; collective).
 pub fn spread_bound2(
+    (lo, hi): (DVec3, DVec3),
     x: &[DVec3],
     x_ref: &[DVec3],
     half2: f64,
     max_words: &mut dyn FnMut(&mut [u64]),
 ) -> f64 {
-    let mut words = box_words(displacement_box(x, x_ref));
-    max_words(&mut words);
-    let (lo, hi) = box_of_words(&words);
     if !lo.cmple(hi).all() {
         return 0.0;
     }
@@ -187,7 +189,9 @@ mod tests {
         // The bound from the box decides as the value does (one rank:
         // the words are the maximum already).
         let half2 = 0.25 * rule.skin * rule.skin;
-        let bounded = rule.due(max2, || spread_bound2(ds, &zero, half2, &mut |_| ()));
+        let bounded = rule.due(max2, || {
+            spread_bound2(displacement_box(ds, &zero), ds, &zero, half2, &mut |_| ())
+        });
         assert_eq!(bounded, exact, "{ds:?}");
         exact
     }

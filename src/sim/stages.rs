@@ -22,6 +22,15 @@ use crate::state::pack::{Pack, Unpack};
 use glam::DVec3;
 use std::time::Instant;
 
+/// How far the owned particles of all ranks moved since the last rebuild,
+/// as the first half step found ([`crate::integrate::DriftScan`]).
+struct Moved {
+    /// The largest squared displacement.
+    max_disp2: f64,
+    /// The box of the displacements.
+    displacements: (DVec3, DVec3),
+}
+
 impl Simulation {
     /// Advance one time step: the stages [`Stage::Integrate`] (first half
     /// kick and drift, and the deletions they call for), [`Stage::Insert`],
@@ -30,15 +39,18 @@ impl Simulation {
     /// next step's first pass), each timed. Collective.
     pub fn step(&mut self) -> Result<()> {
         let mut clock = Lap::start();
-        let (max_disp2, mut carried) = self.first_half()?;
+        let (moved, mut carried) = self.first_half()?;
         self.step += 1;
         self.place_walls();
         self.timers.add(Stage::Integrate, clock.lap());
         let inserted = self.insert_due(&mut carried)?;
         self.timers.add(Stage::Insert, clock.lap());
         let rule = RebuildRule::new(self.setup.skin);
-        let rebuild =
-            carried.is_some() || inserted || rule.due(max_disp2, || self.spread_since_rebuild());
+        let rebuild = carried.is_some()
+            || inserted
+            || rule.due(moved.max_disp2, || {
+                self.spread_since_rebuild(moved.displacements)
+            });
         self.refresh_neighbors(rebuild, carried)?;
         // The overlap bound at every rebuild (every step or two for
         // particles fast enough to collide that hard); reads only.
@@ -64,11 +76,12 @@ impl Simulation {
     /// the particles to delete ([`Self::doomed`]), then one reduction that
     /// finds the lowest bad id anywhere (non-finite, too fast for the step,
     /// or out of the box through an open side under `lost = "error"`), the
-    /// largest squared displacement since the last rebuild, and whether
-    /// any rank deletes. Returns the displacement and, when particles were
-    /// deleted anywhere, the history of the particles that stay, lifted
-    /// for the rebuild that must follow ([`Self::delete`]).
-    fn first_half(&mut self) -> Result<(f64, Option<Carried>)> {
+    /// largest squared displacement since the last rebuild and the box of
+    /// the displacements, and whether any rank deletes. Returns the
+    /// displacements of all ranks and, when particles were deleted
+    /// anywhere, the history of the particles that stay, lifted for the
+    /// rebuild that must follow ([`Self::delete`]).
+    fn first_half(&mut self) -> Result<(Moved, Option<Carried>)> {
         // Under lost = "delete" a particle out through an open face is
         // deleted, not bad: the drift's bounds then test only that the
         // positions are finite, as along periodic axes.
@@ -84,15 +97,18 @@ impl Simulation {
         let runs = self.pair_results.runs();
         let scan = integrate::kick_drift(p, dt, &self.x_ref, &bounds, deferred, runs);
         let doomed = self.doomed();
-        // One reduction decides all three: the lowest bad id (as MAX − id,
+        // One reduction decides them all: the lowest bad id (as MAX − id,
         // so the maximum wins; 0 = none), the largest displacement (its
-        // bits) and whether any rank deletes.
+        // bits), whether any rank deletes, and the box of the
+        // displacements (as words whose maximum is the box of all).
         let tc = Instant::now();
-        let mut global = [
+        let mut global = [0; 9];
+        global[..3].copy_from_slice(&[
             scan.bad.map_or(0, |b| u64::MAX - b.1),
             scan.max_disp2.max(0.0).to_bits(),
             u64::from(!doomed.is_empty()),
-        ];
+        ]);
+        global[3..].copy_from_slice(&trigger::box_words(scan.displacements));
         self.comm.max_u64s(&mut global);
         self.timers.comm += tc.elapsed();
         if global[0] != 0 {
@@ -106,18 +122,25 @@ impl Simulation {
             });
         }
         let carried = (global[2] != 0).then(|| self.delete(&doomed));
-        Ok((f64::from_bits(global[1]), carried))
+        let moved = Moved {
+            max_disp2: f64::from_bits(global[1]),
+            displacements: trigger::box_of_words(global[3..].try_into().expect("six words")),
+        };
+        Ok((moved, carried))
     }
 
     /// A bound of `max_k |Δ_k − c|²` over all ranks' owned particles, `Δ_k`
-    /// their displacements since the last rebuild and `c` the middle of the
-    /// displacements' box ([`trigger::spread_bound2`]). Collective.
-    fn spread_since_rebuild(&mut self) -> f64 {
+    /// their displacements since the last rebuild and `c` the middle of
+    /// `displacements`, the box of all ranks' `Δ_k`
+    /// ([`trigger::spread_bound2`]). Collective.
+    fn spread_since_rebuild(&mut self, displacements: (DVec3, DVec3)) -> f64 {
         let tc = Instant::now();
         let (x, x_ref) = (&self.particles.x[..self.particles.n_owned], &self.x_ref[..]);
         let half = 0.5 * self.setup.skin;
         let comm = self.comm.as_ref();
-        let bound = trigger::spread_bound2(x, x_ref, half * half, &mut |w| comm.max_u64s(w));
+        let bound = trigger::spread_bound2(displacements, x, x_ref, half * half, &mut |w| {
+            comm.max_u64s(w)
+        });
         self.timers.comm += tc.elapsed();
         bound
     }
