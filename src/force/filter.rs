@@ -4,6 +4,8 @@
 
 use super::pairs::Block;
 use crate::neighbor::FreshRecords;
+#[cfg(target_arch = "x86_64")]
+use crate::simd::across;
 use crate::simd::prefetch::prefetch_at;
 use glam::DVec4;
 
@@ -79,25 +81,13 @@ unsafe fn filter_jobs_avx2(
         }
         let pk = [0, 1, 2, 3].map(|t| load(&packed_block[o[t] as usize]));
         let pq = [0, 1, 2, 3].map(|t| load(&packed[q[t] as usize]));
-        // dd = pq − pk and its squares per job, then by component across
-        // the four jobs: x², y², z² (and the radius sums pk.w + pq.w).
-        let sq = [0, 1, 2, 3].map(|t| {
-            let dd = _mm256_sub_pd(pq[t], pk[t]);
-            _mm256_mul_pd(dd, dd)
-        });
+        // dd = pq − pk per job, then across the four jobs: their squared
+        // lengths and radius sums pk.w + pq.w.
+        let dd = [0, 1, 2, 3].map(|t| _mm256_sub_pd(pq[t], pk[t]));
         let sum = [0, 1, 2, 3].map(|t| _mm256_add_pd(pk[t], pq[t]));
-        let lo01 = _mm256_unpacklo_pd(sq[0], sq[1]); // x0 x1 z0 z1
-        let hi01 = _mm256_unpackhi_pd(sq[0], sq[1]); // y0 y1 w0 w1
-        let lo23 = _mm256_unpacklo_pd(sq[2], sq[3]);
-        let hi23 = _mm256_unpackhi_pd(sq[2], sq[3]);
-        let x2 = _mm256_permute2f128_pd::<0x20>(lo01, lo23);
-        let z2 = _mm256_permute2f128_pd::<0x31>(lo01, lo23);
-        let y2 = _mm256_permute2f128_pd::<0x20>(hi01, hi23);
-        let r01 = _mm256_unpackhi_pd(sum[0], sum[1]); // . . w0 w1
-        let r23 = _mm256_unpackhi_pd(sum[2], sum[3]);
-        let radii = _mm256_permute2f128_pd::<0x31>(r01, r23);
+        let radii = across::fourth_values(sum);
         // As the scalar test: dd.x² + dd.y² + dd.z² < ((w_k + w_q + pad)(1 + 1e-9))².
-        let dist2 = _mm256_add_pd(_mm256_add_pd(x2, y2), z2);
+        let dist2 = across::squared_lengths(dd);
         let reach = _mm256_mul_pd(_mm256_add_pd(radii, pad4), margin);
         let near = _mm256_cmp_pd::<_CMP_LT_OQ>(dist2, _mm256_mul_pd(reach, reach));
         let mask = _mm256_movemask_pd(near) as usize & 0xF;

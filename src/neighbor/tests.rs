@@ -436,7 +436,7 @@ fn the_rows_hold_exactly_the_pairs_within_reach() {
 /// candidates exactly at the cut-off and an ulp either side of it.
 #[test]
 fn the_avx2_search_keeps_what_one_by_one_keeps() {
-    use super::verlet::{pick_in_reach_avx2, pick_in_reach_one_by_one, NEAR_PAD};
+    use super::verlet::{pick_in_reach_avx2, pick_in_reach_one_by_one, Around, NEAR_PAD};
     if !crate::simd::isa::processor_has_avx2() {
         return;
     }
@@ -463,6 +463,7 @@ fn the_avx2_search_keeps_what_one_by_one_keeps() {
     }
     let n = near.len();
     near.extend([DVec4::ZERO; NEAR_PAD]);
+    let at = Around { xi, ri, reach };
     let candidates = &near[..];
     let (mut one, mut avx2) = (Vec::new(), Vec::new());
     let mut kept = 0;
@@ -476,9 +477,9 @@ fn the_avx2_search_keeps_what_one_by_one_keeps() {
             };
             start..start + len
         });
-        pick_in_reach_one_by_one(candidates, &ranges, (xi, ri), reach, &mut one);
+        pick_in_reach_one_by_one(candidates, &ranges, at, &mut one);
         // SAFETY: the processor has AVX2 (tested above).
-        unsafe { pick_in_reach_avx2(candidates, &ranges, (xi, ri), reach, &mut avx2) };
+        unsafe { pick_in_reach_avx2(candidates, &ranges, at, &mut avx2) };
         assert_eq!(avx2, one, "ranges {ranges:?}");
         kept += one.len();
     }
@@ -489,7 +490,7 @@ fn the_avx2_search_keeps_what_one_by_one_keeps() {
     // The cut-off: the one an ulp inside is kept, on it and outside not.
     let all: [Range<usize>; 9] = std::array::from_fn(|r| if r == 0 { 3..6 } else { 0..0 });
     // SAFETY: as above.
-    unsafe { pick_in_reach_avx2(candidates, &all, (xi, ri), reach, &mut avx2) };
+    unsafe { pick_in_reach_avx2(candidates, &all, at, &mut avx2) };
     assert_eq!(avx2, vec![5]);
 }
 

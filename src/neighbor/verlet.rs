@@ -256,19 +256,28 @@ fn separation2(xi: DVec3, c: &DVec4) -> f64 {
 /// at a time ([`pick_in_reach_avx2`]), which `near` must allow:
 /// [`NEAR_PAD`] entries past its last candidate.
 #[inline(always)]
-fn pick_in_reach(
-    near: &[DVec4],
-    ranges: &[Range<usize>; 9],
-    i: (DVec3, f64),
-    reach: f64,
-    picked: &mut Vec<u32>,
-) {
+fn pick_in_reach(near: &[DVec4], ranges: &[Range<usize>; 9], at: Around, picked: &mut Vec<u32>) {
     #[cfg(target_arch = "x86_64")]
     if crate::simd::isa::avx2() {
         // SAFETY: the processor has AVX2 (`isa::avx2`).
-        return unsafe { pick_in_reach_avx2(near, ranges, i, reach, picked) };
+        return unsafe { pick_in_reach_avx2(near, ranges, at, picked) };
     }
-    pick_in_reach_one_by_one(near, ranges, i, reach, picked);
+    pick_in_reach_one_by_one(near, ranges, at, picked);
+}
+
+/// What [`pick_in_reach`] tests the candidates against: particle `i`'s
+/// image and radius, and the reach beyond the radii's sum.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Around {
+    pub(super) xi: DVec3,
+    pub(super) ri: f64,
+    pub(super) reach: f64,
+}
+
+/// The candidates of `ranges`, all of which [`pick_in_reach`] may keep.
+#[inline(always)]
+fn room_of(ranges: &[Range<usize>; 9]) -> usize {
+    ranges.iter().map(|r| r.len()).sum()
 }
 
 /// [`pick_in_reach`] one candidate at a time (the baseline build).
@@ -276,11 +285,10 @@ fn pick_in_reach(
 pub(super) fn pick_in_reach_one_by_one(
     near: &[DVec4],
     ranges: &[Range<usize>; 9],
-    (xi, ri): (DVec3, f64),
-    reach: f64,
+    Around { xi, ri, reach }: Around,
     picked: &mut Vec<u32>,
 ) {
-    let room: usize = ranges.iter().map(|r| r.len()).sum();
+    let room = room_of(ranges);
     picked.clear();
     picked.reserve(room);
     let spare = &mut picked.spare_capacity_mut()[..room];
@@ -316,15 +324,15 @@ pub(super) const NEAR_PAD: usize = 3;
 pub(super) unsafe fn pick_in_reach_avx2(
     near: &[DVec4],
     ranges: &[Range<usize>; 9],
-    (xi, ri): (DVec3, f64),
-    reach: f64,
+    at: Around,
     picked: &mut Vec<u32>,
 ) {
+    use crate::simd::across;
     use std::arch::x86_64::*;
-    let room: usize = ranges.iter().map(|r| r.len()).sum();
     picked.clear();
     // Each store writes four slots, of which the first few count.
-    picked.reserve(room + 4);
+    picked.reserve(room_of(ranges) + 4);
+    let (xi, ri, reach) = (at.xi, at.ri, at.reach);
     let out = picked.spare_capacity_mut();
     let xi4 = _mm256_setr_pd(xi.x, xi.y, xi.z, 0.0);
     let (ri4, reach4) = (_mm256_set1_pd(ri), _mm256_set1_pd(reach));
@@ -339,24 +347,11 @@ pub(super) unsafe fn pick_in_reach_avx2(
                 // is four `f64` in order (x, y, z, w).
                 unsafe { _mm256_loadu_pd(near.as_ptr().add(s + t).cast()) }
             });
-            // dd = c − xi and its squares per candidate, then by component
-            // across the four: x², y², z², and the four radii.
-            let sq = c.map(|c| {
-                let dd = _mm256_sub_pd(c, xi4);
-                _mm256_mul_pd(dd, dd)
-            });
-            let lo01 = _mm256_unpacklo_pd(sq[0], sq[1]); // x0 x1 z0 z1
-            let hi01 = _mm256_unpackhi_pd(sq[0], sq[1]); // y0 y1 w0 w1
-            let lo23 = _mm256_unpacklo_pd(sq[2], sq[3]);
-            let hi23 = _mm256_unpackhi_pd(sq[2], sq[3]);
-            let x2 = _mm256_permute2f128_pd::<0x20>(lo01, lo23);
-            let z2 = _mm256_permute2f128_pd::<0x31>(lo01, lo23);
-            let y2 = _mm256_permute2f128_pd::<0x20>(hi01, hi23);
-            let r01 = _mm256_unpackhi_pd(c[0], c[1]); // y0 y1 w0 w1
-            let r23 = _mm256_unpackhi_pd(c[2], c[3]);
-            let radii = _mm256_permute2f128_pd::<0x31>(r01, r23);
-            // As `in_reach`: (x² + y²) + z² < ((R_i + R_c) + reach)².
-            let dist2 = _mm256_add_pd(_mm256_add_pd(x2, y2), z2);
+            // dd = c − xi per candidate, then across the four: their
+            // squared lengths and radii. As `in_reach`: (x² + y²) + z² <
+            // ((R_i + R_c) + reach)².
+            let dist2 = across::squared_lengths(c.map(|c| _mm256_sub_pd(c, xi4)));
+            let radii = across::fourth_values(c);
             let cut = _mm256_add_pd(_mm256_add_pd(ri4, radii), reach4);
             let near4 = _mm256_cmp_pd::<_CMP_LT_OQ>(dist2, _mm256_mul_pd(cut, cut));
             let valid = (1usize << (range.end - s).min(4)) - 1;
@@ -437,7 +432,7 @@ impl RowSearch<'_> {
             let xi = image_of(p, i);
             let (ri, fi, id_i) = (p.radius[i], p.frozen[i], p.id[i]);
             let ranges = grid.near_slots(xi);
-            pick_in_reach(near, &ranges, (xi, ri), reach, picked);
+            pick_in_reach(near, &ranges, Around { xi, ri, reach }, picked);
             let kept = picked.len();
             // Of those (a few per particle), the partners: not the
             // particle itself, and not two frozen ones; again without a

@@ -1,0 +1,77 @@
+//! Four `(x, y, z, w)` quadruples, one per 256-bit register, read across
+//! the registers: the AVX2 distance tests of the force stage's filter and
+//! the neighbour search, four pairs at a time.
+
+#[cfg(target_arch = "x86_64")]
+use std::arch::x86_64::*;
+
+/// The squared lengths `(x² + y²) + z²` of four vectors `(x, y, z, ·)`
+/// (their fourth values ignored), one per lane: `DVec3::length_squared`'s
+/// operations in its order, so the same bits as one vector at a time.
+///
+/// # Safety
+/// The processor must have AVX2 (a caller built with it, or one that
+/// checked [`crate::simd::isa::avx2`]).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+pub fn squared_lengths(v: [__m256d; 4]) -> __m256d {
+    let sq = v.map(|v| _mm256_mul_pd(v, v));
+    let lo01 = _mm256_unpacklo_pd(sq[0], sq[1]); // x0 x1 z0 z1
+    let hi01 = _mm256_unpackhi_pd(sq[0], sq[1]); // y0 y1 w0 w1
+    let lo23 = _mm256_unpacklo_pd(sq[2], sq[3]);
+    let hi23 = _mm256_unpackhi_pd(sq[2], sq[3]);
+    let x2 = _mm256_permute2f128_pd::<0x20>(lo01, lo23);
+    let z2 = _mm256_permute2f128_pd::<0x31>(lo01, lo23);
+    let y2 = _mm256_permute2f128_pd::<0x20>(hi01, hi23);
+    _mm256_add_pd(_mm256_add_pd(x2, y2), z2)
+}
+
+/// The fourth values (`w`) of four registers, one per lane.
+///
+/// # Safety
+/// As [`squared_lengths`].
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+pub fn fourth_values(v: [__m256d; 4]) -> __m256d {
+    let r01 = _mm256_unpackhi_pd(v[0], v[1]); // y0 y1 w0 w1
+    let r23 = _mm256_unpackhi_pd(v[2], v[3]);
+    _mm256_permute2f128_pd::<0x31>(r01, r23)
+}
+
+#[cfg(all(test, target_arch = "x86_64"))]
+mod tests {
+    use super::*;
+    use glam::DVec4;
+
+    /// Lane by lane the bits of one vector at a time.
+    #[test]
+    fn four_at_a_time_give_the_bits_of_one_at_a_time() {
+        if !crate::simd::isa::processor_has_avx2() {
+            return;
+        }
+        let v = [
+            DVec4::new(0.1, -0.2, 0.3, 0.5),
+            DVec4::new(1.0 / 3.0, 2.0 / 7.0, -5.0 / 11.0, 0.25),
+            DVec4::new(1e-300, 1e300, -0.0, 7.0),
+            DVec4::new(-3.5, 0.0, 2.0f64.sqrt(), f64::NAN),
+        ];
+        // SAFETY: the processor has AVX2 (tested above); a `DVec4` is four
+        // `f64` in order.
+        let (lengths, fourth) = unsafe {
+            let r = v.map(|v| _mm256_loadu_pd(v.as_ref().as_ptr()));
+            (squared_lengths(r), fourth_values(r))
+        };
+        let (mut l, mut w) = ([0.0; 4], [0.0; 4]);
+        // SAFETY: four `f64` each.
+        unsafe {
+            _mm256_storeu_pd(l.as_mut_ptr(), lengths);
+            _mm256_storeu_pd(w.as_mut_ptr(), fourth);
+        }
+        for t in 0..4 {
+            assert_eq!(l[t].to_bits(), v[t].truncate().length_squared().to_bits());
+            assert_eq!(w[t].to_bits(), v[t].w.to_bits());
+        }
+    }
+}
