@@ -97,8 +97,8 @@ unsafe fn filter_jobs_avx2(
         let o4 = unsafe { _mm_loadl_epi64(owners.as_ptr().add(j0).cast()) };
         let entries = _mm256_or_si256(_mm256_cvtepu16_epi64(o4), next_jobs);
         next_jobs = _mm256_add_epi64(next_jobs, four_jobs);
-        // SAFETY: a row of `COMPRESS` is eight `u32`, the 32 bytes read.
-        let order = unsafe { _mm256_loadu_si256(COMPRESS[mask].as_ptr().cast()) };
+        // SAFETY: a row of `KEPT_FIRST_64` is eight `u32`, the 32 bytes read.
+        let order = unsafe { _mm256_loadu_si256(across::KEPT_FIRST_64[mask].as_ptr().cast()) };
         let packed_entries = _mm256_permutevar8x32_epi32(entries, order);
         debug_assert!(kept + 4 <= out.len());
         // SAFETY: `kept ≤ j0` and `j0 + 4 ≤ m`, so the four entries from
@@ -130,30 +130,6 @@ unsafe fn filter_jobs_avx2(
         }
     }
 }
-
-/// Per outcome of four tests (bit `t` set: item `t` is kept), the order in
-/// which four 64-bit items are kept, as 32-bit words: the kept ones first,
-/// in order. [`filter_jobs_avx2`] keeps the near jobs' `[o, j]` entries so,
-/// and the summing pass the share slots in contact
-/// ([`super::shares::ShareSlots::add_to`]).
-#[cfg(target_arch = "x86_64")]
-pub(super) static COMPRESS: [[u32; 8]; 16] = {
-    let mut table = [[0u32; 8]; 16];
-    let mut mask = 0;
-    while mask < 16 {
-        let (mut t, mut at) = (0, 0);
-        while t < 4 {
-            if mask & (1 << t) != 0 {
-                table[mask][2 * at] = 2 * t as u32;
-                table[mask][2 * at + 1] = 2 * t as u32 + 1;
-                at += 1;
-            }
-            t += 1;
-        }
-        mask += 1;
-    }
-    table
-};
 
 /// The filter's test of one job: whether the packed images `pk` (the
 /// block particle) and `pq` (the partner) may touch, with the margin that

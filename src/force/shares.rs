@@ -1,7 +1,6 @@
 //! The share slots as seen by the threads of one force stage.
 
 #[cfg(target_arch = "x86_64")]
-use super::filter::COMPRESS;
 use crate::neighbor::Contribution;
 use crate::simd::prefetch::prefetch_ptr;
 
@@ -155,7 +154,7 @@ fn pick_live_scalar(
 
 /// [`pick_live`] with AVX2, four slots at a time: each slot widened to
 /// `owner << 32 | entry` in a 64-bit lane, the lanes whose entry is not 0
-/// moved to the front by the permutation [`COMPRESS`] picks for them, and
+/// moved to the front by the permutation [`crate::simd::across::KEPT_FIRST_64`] picks for them, and
 /// the four stored at once; the last slots (fewer than four) one at a time.
 ///
 /// # Safety
@@ -177,7 +176,8 @@ unsafe fn pick_live_avx2(entries: &[u32], owner: &[u16], live: &mut [u64]) -> us
             let slot = _mm256_or_si256(at, _mm256_slli_epi64::<32>(o));
             let apart = _mm256_cmpeq_epi64(at, _mm256_setzero_si256());
             let mask = !_mm256_movemask_pd(_mm256_castsi256_pd(apart)) as usize & 0xF;
-            let order = _mm256_loadu_si256(COMPRESS[mask].as_ptr().cast());
+            let order =
+                _mm256_loadu_si256(crate::simd::across::KEPT_FIRST_64[mask].as_ptr().cast());
             let packed = _mm256_permutevar8x32_epi32(slot, order);
             _mm256_storeu_si256(live.as_mut_ptr().add(kept).cast(), packed);
             kept += mask.count_ones() as usize;

@@ -13,7 +13,6 @@ use crate::geometry::motion::MovingWall;
 use crate::rng::Stream;
 use crate::state::particles::ParticleRecord;
 #[cfg(target_arch = "x86_64")]
-use filter::COMPRESS;
 use pairs::body_of;
 
 /// A small deterministic generator for test inputs.
@@ -442,25 +441,6 @@ fn forces_are_the_id_ordered_sums_of_the_lower_and_upper_contacts() {
         );
     }
     assert!(contacts > 400, "{contacts} contacts");
-}
-
-/// The AVX2 filter's packing table keeps, for each outcome of four
-/// tests, the entries of the near jobs and only those, in job order.
-#[cfg(target_arch = "x86_64")]
-#[test]
-fn the_filter_packing_keeps_the_near_jobs_in_order() {
-    for (mask, order) in COMPRESS.iter().enumerate() {
-        let near: Vec<u32> = (0..4).filter(|t| mask & (1 << t) != 0).collect();
-        let kept: Vec<u32> = order
-            .chunks_exact(2)
-            .take(near.len())
-            .map(|w| {
-                assert_eq!(w[1], w[0] + 1, "mask {mask:04b}: [o, j] split");
-                w[0] / 2
-            })
-            .collect();
-        assert_eq!(kept, near, "mask {mask:04b}");
-    }
 }
 
 /// Contacts that open between two steps (the cluster spread apart

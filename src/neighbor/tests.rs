@@ -440,13 +440,8 @@ fn the_avx2_search_keeps_what_one_by_one_keeps() {
     if !crate::simd::isa::processor_has_avx2() {
         return;
     }
-    let mut state = 0x9e37_79b9_7f4a_7c15u64;
-    let mut uniform = || {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        (state >> 11) as f64 / (1u64 << 53) as f64
-    };
+    let mut rng = crate::insert::stream(7, 0, 0);
+    let mut uniform = || crate::insert::uniform(&mut rng);
     let (xi, ri, reach) = (DVec3::new(0.25, -0.5, 1.0), 0.5, 0.1);
     let mut near: Vec<DVec4> = (0..200)
         .map(|_| {

@@ -357,8 +357,8 @@ pub(super) unsafe fn pick_in_reach_avx2(
             let valid = (1usize << (range.end - s).min(4)) - 1;
             let mask = _mm256_movemask_pd(near4) as usize & valid;
             let slots = _mm_add_epi32(_mm_set1_epi32(s as i32), lanes);
-            // SAFETY: a row of `COMPRESS_32` is four `u32`, the 16 bytes read.
-            let order = unsafe { _mm_loadu_si128(COMPRESS_32[mask].as_ptr().cast()) };
+            // SAFETY: a row of `KEPT_FIRST` is four `u32`, the 16 bytes read.
+            let order = unsafe { _mm_loadu_si128(across::KEPT_FIRST[mask].as_ptr().cast()) };
             let packed = _mm_castps_si128(_mm_permutevar_ps(_mm_castsi128_ps(slots), order));
             assert!(kept + 4 <= out.len());
             // SAFETY: the four slots from `kept` are spare (asserted above).
@@ -371,26 +371,6 @@ pub(super) unsafe fn pick_in_reach_avx2(
     // wrote its kept slots first).
     unsafe { picked.set_len(kept) };
 }
-
-/// Per outcome of four tests (bit `t` set: item `t` is kept), the order in
-/// which four 32-bit items are kept: the kept ones first, in order.
-#[cfg(target_arch = "x86_64")]
-static COMPRESS_32: [[u32; 4]; 16] = {
-    let mut table = [[0u32; 4]; 16];
-    let mut mask = 0;
-    while mask < 16 {
-        let (mut t, mut at) = (0, 0);
-        while t < 4 {
-            if mask & (1 << t) != 0 {
-                table[mask][at] = t as u32;
-                at += 1;
-            }
-            t += 1;
-        }
-        mask += 1;
-    }
-    table
-};
 
 impl RowSearch<'_> {
     /// The rows of work block `b`, in the build for the run's instruction

@@ -40,6 +40,65 @@ pub fn fourth_values(v: [__m256d; 4]) -> __m256d {
     _mm256_permute2f128_pd::<0x31>(r01, r23)
 }
 
+/// Per outcome of four tests (bit `t` set: item `t` is kept), the places
+/// of the kept items, in order, then zeros: the permutation that packs
+/// four 32-bit items so that the kept ones come first
+/// (`_mm_permutevar_ps`). The neighbour search keeps its candidates' places
+/// so.
+pub static KEPT_FIRST: [[u32; 4]; 16] = {
+    let mut table = [[0u32; 4]; 16];
+    let mut mask = 0;
+    while mask < 16 {
+        let (mut t, mut at) = (0, 0);
+        while t < 4 {
+            if mask & (1 << t) != 0 {
+                table[mask][at] = t as u32;
+                at += 1;
+            }
+            t += 1;
+        }
+        mask += 1;
+    }
+    table
+};
+
+/// [`KEPT_FIRST`] for four 64-bit items, as pairs of 32-bit words
+/// (`_mm256_permutevar8x32_epi32`): the filter keeps its near jobs'
+/// `[o, j]` entries so, and the summing pass the share slots in contact
+/// ([`crate::force`]).
+pub static KEPT_FIRST_64: [[u32; 8]; 16] = {
+    let mut table = [[0u32; 8]; 16];
+    let mut mask = 0;
+    while mask < 16 {
+        let mut at = 0;
+        while at < (mask as u32).count_ones() as usize {
+            let t = KEPT_FIRST[mask][at];
+            (table[mask][2 * at], table[mask][2 * at + 1]) = (2 * t, 2 * t + 1);
+            at += 1;
+        }
+        mask += 1;
+    }
+    table
+};
+
+#[cfg(test)]
+mod tables {
+    use super::*;
+
+    /// Each table keeps, for each outcome of four tests, the items kept
+    /// and only those, in order (a 64-bit item's two words together).
+    #[test]
+    fn the_kept_items_come_first_in_order() {
+        for mask in 0..16 {
+            let kept: Vec<u32> = (0..4).filter(|t| mask & (1 << t) != 0).collect();
+            let n = kept.len();
+            assert_eq!(KEPT_FIRST[mask][..n], kept[..], "mask {mask:04b}");
+            let words: Vec<u32> = kept.iter().flat_map(|&t| [2 * t, 2 * t + 1]).collect();
+            assert_eq!(KEPT_FIRST_64[mask][..2 * n], words[..], "mask {mask:04b}");
+        }
+    }
+}
+
 #[cfg(all(test, target_arch = "x86_64"))]
 mod tests {
     use super::*;
