@@ -1,6 +1,5 @@
 //! The share slots as seen by the threads of one force stage.
 
-#[cfg(target_arch = "x86_64")]
 use crate::neighbor::Contribution;
 use crate::simd::prefetch::prefetch_ptr;
 
@@ -154,8 +153,9 @@ fn pick_live_scalar(
 
 /// [`pick_live`] with AVX2, four slots at a time: each slot widened to
 /// `owner << 32 | entry` in a 64-bit lane, the lanes whose entry is not 0
-/// moved to the front by the permutation [`crate::simd::across::KEPT_FIRST_64`] picks for them, and
-/// the four stored at once; the last slots (fewer than four) one at a time.
+/// moved to the front by the permutation
+/// [`crate::simd::across::KEPT_FIRST_64`] picks for them, and the four
+/// stored at once; the last slots (fewer than four) one at a time.
 ///
 /// # Safety
 /// The processor has AVX2.

@@ -12,7 +12,6 @@ use crate::contact::{NormalModel, TangentialModel};
 use crate::geometry::motion::MovingWall;
 use crate::rng::Stream;
 use crate::state::particles::ParticleRecord;
-#[cfg(target_arch = "x86_64")]
 use pairs::body_of;
 
 /// A small deterministic generator for test inputs.
