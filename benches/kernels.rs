@@ -240,6 +240,18 @@ fn all_lanes_avx2<const N: usize>(
     all_lanes(law, dt, groups, history)
 }
 
+/// [`all_lanes`] compiled with AVX-512 (as gravel's AVX-512 build).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,avx512f,avx512vl,avx512dq,avx512bw,avx512cd")]
+fn all_lanes_avx512<const N: usize>(
+    law: &ContactLaw,
+    dt: f64,
+    groups: &[PairBodies<Lanes<N>>],
+    history: &mut [Lanes<N>],
+) -> f64 {
+    all_lanes(law, dt, groups, history)
+}
+
 /// The bench contacts in groups of `N`.
 fn lane_groups<const N: usize>() -> Vec<PairBodies<Lanes<N>>> {
     let mut groups = Vec::new();
@@ -255,7 +267,8 @@ fn lane_groups<const N: usize>() -> Vec<PairBodies<Lanes<N>>> {
 
 /// Each law over the same contacts four at a time, in the baseline build
 /// and, where the processor has it, the AVX2 build; and eight at a time
-/// (two groups of four side by side) in the AVX2 build.
+/// (two groups of four side by side) in the AVX2 build and, where the
+/// processor has it, the AVX-512 build (one register per value).
 fn bench_contact_lanes(c: &mut Criterion) {
     let groups: Vec<PairBodies<F64x4>> = lane_groups();
     let eights: Vec<PairBodies<F64x8>> = lane_groups();
@@ -278,6 +291,13 @@ fn bench_contact_lanes(c: &mut Criterion) {
             group.bench_function(format!("{name}_8_lanes_avx2"), |b| {
                 // SAFETY: the processor has AVX2.
                 b.iter(|| black_box(unsafe { all_lanes_avx2(&law, dt, &eights, &mut history8) }));
+            });
+        }
+        #[cfg(target_arch = "x86_64")]
+        if gravel::simd::isa::processor_best() == gravel::simd::isa::Isa::Avx512 {
+            group.bench_function(format!("{name}_8_lanes_avx512"), |b| {
+                // SAFETY: the processor has AVX-512 (x86-64-v4).
+                b.iter(|| black_box(unsafe { all_lanes_avx512(&law, dt, &eights, &mut history8) }));
             });
         }
     }

@@ -279,7 +279,9 @@ impl UpperSink for ByCandidate<'_> {
 /// ([`crate::simd::isa`]).
 #[inline(never)]
 fn jobs_block(blk: &Block, out: BlockOut) -> usize {
-    in_best_build!(jobs_block_avx2, || jobs_block_body(blk, out))
+    in_best_build!(jobs_block_avx2, jobs_block_avx512, || jobs_block_body(
+        blk, out
+    ))
 }
 
 /// The pair jobs of a block of owned particles under one law, `W`
@@ -291,9 +293,13 @@ fn lanes_block<const N: u8, const TG: u8, const C: bool, const H: usize, const W
     law: &OneLaw<N, TG, C>,
     out: BlockOut,
 ) -> usize {
-    in_best_build!(lanes_block_avx2, || lanes_block_body::<N, TG, C, H, W>(
-        blk, law, out
-    ))
+    in_best_build!(lanes_block_avx2, lanes_block_avx512, || lanes_block_body::<
+        N,
+        TG,
+        C,
+        H,
+        W,
+    >(blk, law, out))
 }
 
 /// The pair jobs of a block of owned particles under a table of several
@@ -306,13 +312,9 @@ fn law_groups_block<const N: u8, const TG: u8, const C: bool, const H: usize, co
     blk: &Block,
     out: BlockOut,
 ) -> usize {
-    in_best_build!(law_groups_block_avx2, || law_groups_block_body::<
-        N,
-        TG,
-        C,
-        H,
-        W,
-    >(blk, out))
+    in_best_build!(law_groups_block_avx2, law_groups_block_avx512, || {
+        law_groups_block_body::<N, TG, C, H, W>(blk, out)
+    })
 }
 
 /// The candidates of a block (see [`filter_jobs`]), after each particle's

@@ -217,10 +217,10 @@ impl Stage<'_> {
         // Without walls, a loop of its own: the wall code's registers and
         // branches stay out of the common case.
         if !self.fp.walls.is_empty() {
-            return in_best_build!(sum_walls_block_avx2, || self
+            return in_best_build!(sum_walls_block_avx2, sum_walls_block_avx512, || self
                 .sum_block::<true>(b, fo, to, wrow, loads));
         }
-        in_best_build!(sum_block_avx2, || self
+        in_best_build!(sum_block_avx2, sum_block_avx512, || self
             .sum_block::<false>(b, fo, to, wrow, loads));
     }
 

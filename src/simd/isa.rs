@@ -2,68 +2,105 @@
 //!
 //! The binary is built for the baseline x86-64 (SSE2), so that it runs on
 //! any such processor. The hot loops (the force stage's pair jobs, filter
-//! and summing pass, the half steps) are compiled a second time with AVX2
-//! enabled (`#[target_feature(enable = "avx2")]`), and each call picks the
-//! AVX2 build where the processor has it (the three-operand VEX forms and
-//! 256-bit registers; the gain is measured in `docs/performance.md`). The
-//! macro `in_best_build!` makes the second build of a loop.
+//! and summing pass, the half steps, the neighbour search) are compiled a
+//! second time with AVX2 enabled (`#[target_feature(enable = "avx2")]`),
+//! and the contact kernels and the summing pass a third time with AVX-512
+//! (the x86-64-v4 set: `avx512f`, `avx512vl`, `avx512dq`, `avx512bw`,
+//! `avx512cd`); each call picks the widest build the processor has. AVX2
+//! brings the three-operand VEX forms and 256-bit registers; AVX-512 32
+//! registers of 512 bits, so that a group of eight contacts
+//! (`force::pairs`) is one register per value instead of two, and the
+//! kernel's values spill less (the gains are measured in
+//! `docs/performance.md`). The half steps stay at AVX2 (their drift ran
+//! 10 % slower with AVX-512), as do the loops written with AVX2
+//! intrinsics (the filter, the search's row test). The macro
+//! `in_best_build!` makes the builds of a loop.
 //!
-//! Both builds give the same bits: AVX2 adds no operation that rounds
-//! differently, FMA stays off (Rust never contracts a multiply and an add
-//! into one rounding on its own, and the fused instructions are not
-//! enabled), and the order of every sum is the source's.
+//! Every build gives the same bits: neither adds an operation that rounds
+//! differently, fused multiply–adds are never formed (Rust never contracts
+//! a multiply and an add into one rounding on its own, and gravel calls no
+//! `mul_add`), and the order of every sum is the source's.
 //!
-//! `GRAVEL_ISA=baseline` in the environment keeps the baseline build
-//! everywhere (to compare the two, or on a processor whose AVX2 support is
-//! suspect); `GRAVEL_ISA=avx2` (or nothing) picks AVX2 where it is present.
+//! `GRAVEL_ISA` in the environment caps the build: `baseline` keeps the
+//! baseline everywhere (to compare, or on a processor whose vector support
+//! is suspect), `avx2` goes no further than AVX2, `avx512` (or nothing)
+//! takes the widest the processor has.
 
 use std::sync::OnceLock;
 
 /// The environment variable that chooses the instruction set ([`Isa`]).
 pub const ISA_VAR: &str = "GRAVEL_ISA";
 
-/// An instruction set the hot loops are compiled for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// An instruction set the hot loops are compiled for, narrowest first (a
+/// later one includes the earlier).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Isa {
     /// Baseline x86-64 (or whatever the target is elsewhere).
     Baseline,
     /// x86-64 with AVX2.
     Avx2,
+    /// x86-64-v4: AVX2 and AVX-512 (F, VL, DQ, BW, CD).
+    Avx512,
 }
 
 impl Isa {
+    /// Every build, narrowest first.
+    pub const ALL: [Isa; 3] = [Isa::Baseline, Isa::Avx2, Isa::Avx512];
+
     /// Its name, as [`ISA_VAR`] takes it.
     pub fn name(self) -> &'static str {
         match self {
             Isa::Baseline => "baseline",
             Isa::Avx2 => "avx2",
+            Isa::Avx512 => "avx512",
         }
+    }
+}
+
+/// The widest build this processor runs.
+pub fn processor_best() -> Isa {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::is_x86_feature_detected as has;
+        if has!("avx2")
+            && has!("avx512f")
+            && has!("avx512vl")
+            && has!("avx512dq")
+            && has!("avx512bw")
+            && has!("avx512cd")
+        {
+            Isa::Avx512
+        } else if has!("avx2") {
+            Isa::Avx2
+        } else {
+            Isa::Baseline
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        Isa::Baseline
     }
 }
 
 /// Whether this processor has AVX2.
 pub fn processor_has_avx2() -> bool {
-    #[cfg(target_arch = "x86_64")]
-    {
-        std::arch::is_x86_feature_detected!("avx2")
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        false
-    }
+    processor_best() >= Isa::Avx2
 }
 
 /// The instruction set for a request (the value of [`ISA_VAR`], if set) on
-/// a processor with or without AVX2. An unknown request is an error naming
-/// the variable and the values allowed.
-pub fn choose(request: Option<&str>, has_avx2: bool) -> Result<Isa, String> {
-    match request.map(str::trim) {
-        None | Some("") | Some("avx2") => Ok(if has_avx2 { Isa::Avx2 } else { Isa::Baseline }),
-        Some("baseline") => Ok(Isa::Baseline),
-        Some(other) => Err(format!(
-            "{ISA_VAR}={other:?} is not an instruction set gravel knows: use \"baseline\" or \"avx2\""
-        )),
-    }
+/// a processor whose widest build is `best`: the request caps the build,
+/// and a build the processor lacks falls to the widest it has. An unknown
+/// request is an error naming the variable and the values allowed.
+pub fn choose(request: Option<&str>, best: Isa) -> Result<Isa, String> {
+    let cap = match request.map(str::trim) {
+        None | Some("") => Isa::Avx512,
+        Some(name) => *Isa::ALL.iter().find(|i| i.name() == name).ok_or_else(|| {
+            format!(
+                "{ISA_VAR}={name:?} is not an instruction set gravel knows: use \"baseline\", \"avx2\" or \"avx512\""
+            )
+        })?,
+    };
+    Ok(cap.min(best))
 }
 
 /// The instruction set of this run, chosen once from [`ISA_VAR`] and the
@@ -73,24 +110,49 @@ pub fn active() -> Isa {
     static ACTIVE: OnceLock<Isa> = OnceLock::new();
     *ACTIVE.get_or_init(|| {
         let request = std::env::var(ISA_VAR).ok();
-        choose(request.as_deref(), processor_has_avx2())
-            .unwrap_or_else(|_| choose(None, processor_has_avx2()).expect("no request"))
+        choose(request.as_deref(), processor_best())
+            .unwrap_or_else(|_| choose(None, processor_best()).expect("no request"))
     })
 }
 
-/// Whether the hot loops take their AVX2 build.
+/// Whether the hot loops may use AVX2 (the AVX2 or the AVX-512 build).
 #[inline(always)]
 pub fn avx2() -> bool {
-    cfg!(target_arch = "x86_64") && active() == Isa::Avx2
+    cfg!(target_arch = "x86_64") && active() >= Isa::Avx2
 }
 
-/// `in_best_build!(NAME, || BODY)`: run the closure (made
-/// `#[inline(always)]` here; `BODY` calls a function marked so too) in the
-/// build of the hot loops that this run takes: compiled a second time, with AVX2 on,
-/// inside a function `NAME` defined at the call site (so profiles name
-/// it), and called where [`avx2`]; else in the baseline build. The one way
-/// a hot loop gets its two builds.
+/// Whether the hot loops that have an AVX-512 build take it.
+#[inline(always)]
+pub fn avx512() -> bool {
+    cfg!(target_arch = "x86_64") && active() == Isa::Avx512
+}
+
+/// `in_best_build!(NAME_AVX2, [NAME_AVX512,] || BODY)`: run the closure
+/// (made `#[inline(always)]` here; `BODY` calls a function marked so too)
+/// in the build of the hot loops that this run takes: compiled again with
+/// AVX2 on, inside a function `NAME_AVX2` defined at the call site (so
+/// that profiles name it), and, where a second name is given, once more
+/// with AVX-512 on, inside `NAME_AVX512`; each called where [`avx2`] or
+/// [`avx512`] says; else the baseline build. The one way a hot loop gets
+/// its builds.
 macro_rules! in_best_build {
+    ($avx2:ident, $avx512:ident, $($body:tt)+) => {{
+        #[cfg(target_arch = "x86_64")]
+        #[target_feature(enable = "avx2,avx512f,avx512vl,avx512dq,avx512bw,avx512cd")]
+        unsafe fn $avx512<R>(body: impl FnOnce() -> R) -> R {
+            body()
+        }
+        #[cfg(target_arch = "x86_64")]
+        let result = if $crate::simd::isa::avx512() {
+            // SAFETY: the processor has AVX-512 (`isa::avx512` checks it).
+            unsafe { $avx512(#[inline(always)] $($body)+) }
+        } else {
+            $crate::simd::isa::in_best_build!($avx2, $($body)+)
+        };
+        #[cfg(not(target_arch = "x86_64"))]
+        let result = $crate::simd::isa::in_baseline_build(#[inline(always)] $($body)+);
+        result
+    }};
     ($avx2:ident, $($body:tt)+) => {{
         #[cfg(target_arch = "x86_64")]
         #[target_feature(enable = "avx2")]
@@ -121,7 +183,7 @@ pub fn in_baseline_build<R>(body: impl FnOnce() -> R) -> R {
 /// values allowed.
 pub fn check_request() -> Result<(), String> {
     let request = std::env::var(ISA_VAR).ok();
-    choose(request.as_deref(), processor_has_avx2()).map(|_| ())
+    choose(request.as_deref(), processor_best()).map(|_| ())
 }
 
 #[cfg(test)]
@@ -130,18 +192,29 @@ mod tests {
 
     #[test]
     fn the_request_and_the_processor_choose_the_build() {
-        assert_eq!(choose(None, true), Ok(Isa::Avx2));
-        assert_eq!(choose(None, false), Ok(Isa::Baseline));
-        assert_eq!(choose(Some("avx2"), true), Ok(Isa::Avx2));
-        // AVX2 asked for on a processor without it: the baseline, never a fault.
-        assert_eq!(choose(Some("avx2"), false), Ok(Isa::Baseline));
-        assert_eq!(choose(Some("baseline"), true), Ok(Isa::Baseline));
-        assert_eq!(choose(Some(" baseline "), true), Ok(Isa::Baseline));
-        let err = choose(Some("avx512"), true).unwrap_err();
-        assert!(
-            err.contains("GRAVEL_ISA") && err.contains("\"avx512\""),
-            "{err}"
-        );
-        assert!(err.contains("baseline") && err.contains("avx2"), "{err}");
+        use Isa::*;
+        assert_eq!(choose(None, Avx512), Ok(Avx512));
+        assert_eq!(choose(None, Avx2), Ok(Avx2));
+        assert_eq!(choose(None, Baseline), Ok(Baseline));
+        assert_eq!(choose(Some(""), Avx512), Ok(Avx512));
+        assert_eq!(choose(Some("avx2"), Avx512), Ok(Avx2));
+        assert_eq!(choose(Some("avx2"), Avx2), Ok(Avx2));
+        assert_eq!(choose(Some("avx512"), Avx512), Ok(Avx512));
+        // A build the processor lacks: the widest it has, never a fault.
+        assert_eq!(choose(Some("avx512"), Avx2), Ok(Avx2));
+        assert_eq!(choose(Some("avx2"), Baseline), Ok(Baseline));
+        assert_eq!(choose(Some("baseline"), Avx512), Ok(Baseline));
+        assert_eq!(choose(Some(" baseline "), Avx2), Ok(Baseline));
+        for bad in ["avx", "AVX2", "sse4"] {
+            let err = choose(Some(bad), Avx512).unwrap_err();
+            assert!(
+                err.contains("GRAVEL_ISA") && err.contains(&format!("{bad:?}")),
+                "{err}"
+            );
+            assert!(
+                err.contains("\"baseline\", \"avx2\" or \"avx512\""),
+                "{err}"
+            );
+        }
     }
 }
