@@ -11,15 +11,16 @@
 //! registers of 512 bits, so that a group of eight contacts
 //! (`force::pairs`) is one register per value instead of two, and the
 //! kernel's values spill less (the gains are measured in
-//! `docs/performance.md`). The half steps stay at AVX2 (their drift ran
+//! `docs/performance.md`). The half steps stay at AVX2 (they ran
 //! 10 % slower with AVX-512), as do the loops written with AVX2
 //! intrinsics (the filter, the search's row test). The macro
 //! `in_best_build!` makes the builds of a loop.
 //!
-//! Every build gives the same bits: neither adds an operation that rounds
-//! differently, fused multiply–adds are never formed (Rust never contracts
-//! a multiply and an add into one rounding on its own, and gravel calls no
-//! `mul_add`), and the order of every sum is the source's.
+//! Every build gives the same bits: none adds an operation that rounds
+//! differently, no fused multiply–add is formed where the source has none
+//! (Rust never contracts a multiply and an add into one rounding on its
+//! own; the one `mul_add`, in `math::erfcx`, rounds once in every build),
+//! and the order of every sum is the source's.
 //!
 //! `GRAVEL_ISA` in the environment caps the build: `baseline` keeps the
 //! baseline everywhere (to compare, or on a processor whose vector support
