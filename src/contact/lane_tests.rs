@@ -1,5 +1,7 @@
 //! The kernel over four and eight lanes against the same kernel one
-//! contact at a time: every law, every case in every lane, the same bits.
+//! contact at a time: every law, every case in every lane, the same bits,
+//! in every build of the hot loops the processor runs (baseline, AVX2,
+//! AVX-512; see [`crate::simd::isa`]).
 
 use super::kinematics::PairBodies;
 use super::normal::{Hertz, Hooke, HookeDamping, Wca};
@@ -8,6 +10,7 @@ use super::spinning::Edem;
 use super::tangential::{DashpotSlider, SpringSlider, TangentialStiffness};
 use super::*;
 use crate::rng::{particle_uniforms, Stream};
+use crate::simd::isa::{processor_best, Isa};
 use crate::simd::lane::Lanes;
 use glam::DVec3;
 
@@ -239,6 +242,7 @@ fn a_law_that_leaves_out_r_eff_does_not_read_it() {
 }
 
 /// `N` cases through the lanes: each lane's results, as [`one`] gives them.
+#[inline(always)]
 fn lanes<const N: usize>(law: &ContactLaw, dt: f64, group: &[&Case]) -> Vec<Vec<u64>> {
     let h = law.history_len();
     let mut bodies = PairBodies::<Lanes<N>>::default();
@@ -267,11 +271,42 @@ fn lanes<const N: usize>(law: &ContactLaw, dt: f64, group: &[&Case]) -> Vec<Vec<
         .collect()
 }
 
+/// [`lanes`] compiled with AVX2, as the pair loop's AVX2 build.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn lanes_avx2<const N: usize>(law: &ContactLaw, dt: f64, group: &[&Case]) -> Vec<Vec<u64>> {
+    lanes::<N>(law, dt, group)
+}
+
+/// [`lanes`] compiled with AVX-512, as the pair loop's AVX-512 build.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,avx512f,avx512vl,avx512dq,avx512bw,avx512cd")]
+fn lanes_avx512<const N: usize>(law: &ContactLaw, dt: f64, group: &[&Case]) -> Vec<Vec<u64>> {
+    lanes::<N>(law, dt, group)
+}
+
+/// [`lanes`] in build `isa`, which the processor must run.
+fn lanes_in<const N: usize>(isa: Isa, law: &ContactLaw, dt: f64, group: &[&Case]) -> Vec<Vec<u64>> {
+    assert!(isa <= processor_best());
+    match isa {
+        Isa::Baseline => lanes::<N>(law, dt, group),
+        // SAFETY: the processor has AVX2 (asserted above).
+        #[cfg(target_arch = "x86_64")]
+        Isa::Avx2 => unsafe { lanes_avx2::<N>(law, dt, group) },
+        // SAFETY: the processor has AVX-512 (asserted above).
+        #[cfg(target_arch = "x86_64")]
+        Isa::Avx512 => unsafe { lanes_avx512::<N>(law, dt, group) },
+        #[cfg(not(target_arch = "x86_64"))]
+        _ => unreachable!("only the baseline build off x86-64"),
+    }
+}
+
 /// Every lane gives the bits of the one-contact path, for every case in
 /// every lane, under every law, in groups of four and of eight (the widths
 /// the pair loop uses), mixed and of one case repeated (so that groups where no lane slides, or none has its
-/// rolling spring mobilised, which skip the capping, are among them); and
-/// the cases reach both sides of the slide selection.
+/// rolling spring mobilised, which skip the capping, are among them), in
+/// every build the processor runs; and the cases reach both sides of the
+/// slide selection.
 #[test]
 fn each_lane_gives_the_bits_of_the_one_contact_path() {
     // Random spins turn a spring by less than 1e-3 per step (the series),
@@ -283,21 +318,23 @@ fn each_lane_gives_the_bits_of_the_one_contact_path() {
         let mixed = (0..cases.len()).map(|start| (start, 1));
         let alike = (0..cases.len()).map(|start| (start, 0));
         for (start, stride) in mixed.chain(alike) {
-            for width in [4, 8] {
+            let builds = Isa::ALL.into_iter().filter(|&i| i <= processor_best());
+            for (width, isa) in builds.flat_map(|i| [(4, i), (8, i)]) {
                 let group: Vec<&Case> = (0..width)
                     .map(|l| &cases[(start + stride * l) % cases.len()])
                     .collect();
                 let results = match width {
-                    4 => lanes::<4>(law, dt, &group),
-                    _ => lanes::<8>(law, dt, &group),
+                    4 => lanes_in::<4>(isa, law, dt, &group),
+                    _ => lanes_in::<8>(isa, law, dt, &group),
                 };
                 for (l, (lanes, case)) in results.iter().zip(&group).enumerate() {
                     let expected = one(law, dt, case);
                     assert_eq!(
                         *lanes,
                         expected,
-                        "law {k}, case {}, lane {l} of {width}",
-                        (start + stride * l) % cases.len()
+                        "law {k}, case {}, lane {l} of {width}, {} build",
+                        (start + stride * l) % cases.len(),
+                        isa.name()
                     );
                 }
             }
