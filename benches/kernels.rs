@@ -228,27 +228,24 @@ fn all_lanes_as<const N: usize, const NK: u8, const TK: u8, const C: bool>(
     sum
 }
 
-/// `$name`: [`all_lanes`] compiled with the target features `$features`,
-/// as gravel's builds of its hot loops (`gravel::simd::isa`).
+/// `$name`: [`all_lanes`] compiled by gravel's build macro `$build`, as
+/// its hot loops' build of that name (`gravel::simd::isa`).
 macro_rules! all_lanes_with {
-    ($name:ident, $features:literal) => {
-        #[cfg(target_arch = "x86_64")]
-        #[target_feature(enable = $features)]
-        fn $name<const N: usize>(
-            law: &ContactLaw,
-            dt: f64,
-            groups: &[PairBodies<Lanes<N>>],
-            history: &mut [Lanes<N>],
-        ) -> f64 {
-            all_lanes(law, dt, groups, history)
+    ($name:ident, $build:ident) => {
+        gravel::$build! {
+            fn $name<const N: usize>(
+                law: &ContactLaw,
+                dt: f64,
+                groups: &[PairBodies<Lanes<N>>],
+                history: &mut [Lanes<N>],
+            ) -> f64 {
+                all_lanes(law, dt, groups, history)
+            }
         }
     };
 }
-all_lanes_with!(all_lanes_avx2, "avx2");
-all_lanes_with!(
-    all_lanes_avx512,
-    "avx2,avx512f,avx512vl,avx512dq,avx512bw,avx512cd"
-);
+all_lanes_with!(all_lanes_avx2, avx2_build);
+all_lanes_with!(all_lanes_avx512, avx512_build);
 
 /// The bench contacts in groups of `N`.
 fn lane_groups<const N: usize>() -> Vec<PairBodies<Lanes<N>>> {

@@ -271,19 +271,23 @@ fn lanes<const N: usize>(law: &ContactLaw, dt: f64, group: &[&Case]) -> Vec<Vec<
         .collect()
 }
 
-/// [`lanes`] compiled with AVX2, as the pair loop's AVX2 build.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-fn lanes_avx2<const N: usize>(law: &ContactLaw, dt: f64, group: &[&Case]) -> Vec<Vec<u64>> {
-    lanes::<N>(law, dt, group)
+/// `$name`: [`lanes`] compiled by the build macro `$build`, as the pair
+/// loop's build of that name.
+macro_rules! lanes_with {
+    ($name:ident, $build:ident) => {
+        crate::$build! {
+            fn $name<const N: usize>(
+                law: &ContactLaw,
+                dt: f64,
+                group: &[&Case],
+            ) -> Vec<Vec<u64>> {
+                lanes::<N>(law, dt, group)
+            }
+        }
+    };
 }
-
-/// [`lanes`] compiled with AVX-512, as the pair loop's AVX-512 build.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,avx512f,avx512vl,avx512dq,avx512bw,avx512cd")]
-fn lanes_avx512<const N: usize>(law: &ContactLaw, dt: f64, group: &[&Case]) -> Vec<Vec<u64>> {
-    lanes::<N>(law, dt, group)
-}
+lanes_with!(lanes_avx2, avx2_build);
+lanes_with!(lanes_avx512, avx512_build);
 
 /// [`lanes`] in build `isa`, which the processor must run.
 fn lanes_in<const N: usize>(isa: Isa, law: &ContactLaw, dt: f64, group: &[&Case]) -> Vec<Vec<u64>> {

@@ -128,6 +128,34 @@ pub fn avx512() -> bool {
     cfg!(target_arch = "x86_64") && active() == Isa::Avx512
 }
 
+/// `avx2_build! { fn ... }`: the function compiled with AVX2 on (on
+/// x86-64 only), as the hot loops' AVX2 build; the caller checks the
+/// processor ([`avx2`], [`processor_best`]) before calling it.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! avx2_build {
+    ($($item:tt)+) => {
+        #[cfg(target_arch = "x86_64")]
+        #[target_feature(enable = "avx2")]
+        $($item)+
+    };
+}
+
+/// `avx512_build! { fn ... }`: the function compiled with AVX-512 on (on
+/// x86-64 only): the features [`processor_best`] checks for
+/// [`Isa::Avx512`], named here once for every use (the hot loops, the lane
+/// test, the kernel bench). The caller checks the processor ([`avx512`],
+/// [`processor_best`]) before calling it.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! avx512_build {
+    ($($item:tt)+) => {
+        #[cfg(target_arch = "x86_64")]
+        #[target_feature(enable = "avx2,avx512f,avx512vl,avx512dq,avx512bw,avx512cd")]
+        $($item)+
+    };
+}
+
 /// `in_best_build!(NAME_AVX2, [NAME_AVX512,] || BODY)`: run the closure
 /// (made `#[inline(always)]` here; `BODY` calls a function marked so too)
 /// in the build of the hot loops that this run takes: compiled again with
@@ -138,10 +166,10 @@ pub fn avx512() -> bool {
 /// its builds.
 macro_rules! in_best_build {
     ($avx2:ident, $avx512:ident, $($body:tt)+) => {{
-        #[cfg(target_arch = "x86_64")]
-        #[target_feature(enable = "avx2,avx512f,avx512vl,avx512dq,avx512bw,avx512cd")]
-        unsafe fn $avx512<R>(body: impl FnOnce() -> R) -> R {
-            body()
+        $crate::avx512_build! {
+            unsafe fn $avx512<R>(body: impl FnOnce() -> R) -> R {
+                body()
+            }
         }
         #[cfg(target_arch = "x86_64")]
         let result = if $crate::simd::isa::avx512() {
@@ -155,10 +183,10 @@ macro_rules! in_best_build {
         result
     }};
     ($avx2:ident, $($body:tt)+) => {{
-        #[cfg(target_arch = "x86_64")]
-        #[target_feature(enable = "avx2")]
-        unsafe fn $avx2<R>(body: impl FnOnce() -> R) -> R {
-            body()
+        $crate::avx2_build! {
+            unsafe fn $avx2<R>(body: impl FnOnce() -> R) -> R {
+                body()
+            }
         }
         #[cfg(target_arch = "x86_64")]
         let result = if $crate::simd::isa::avx2() {
