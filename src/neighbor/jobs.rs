@@ -207,20 +207,26 @@ impl PairJobs {
                     let below = block.below[k - first] as usize;
                     slots += below;
                     let row = rows.row(k);
-                    for e in row.clone() {
+                    let upper = row.start + below;
+                    // The lower id evaluates; the higher looks for the
+                    // pair in the partner's row (present there unless the
+                    // rows disagree at the cut-off, then it evaluates too).
+                    // A ghost partner's pair is its own row's. Each pair
+                    // of owned particles is in the higher id's first
+                    // entries, so the reach is measured there alone.
+                    for e in row.start..upper {
                         let q = rows.partner(e);
-                        if q < n {
+                        let mirror = if q < n {
                             reach = reach.max((q / BLOCK).abs_diff(b));
-                        }
-                        // The lower id evaluates; the higher looks for the
-                        // pair in the partner's row (present there unless the
-                        // rows disagree at the cut-off, then it evaluates too).
-                        let mirror = (q < n && e - row.start < below)
-                            .then(|| rows.entry_of(q, p.id[k], &p.id))
-                            .flatten();
+                            entry_with_partner(rows, q, k as u32)
+                        } else {
+                            None
+                        };
                         role.push(mirror.map_or(EVALUATES, |m| m as u32));
                         jobs += usize::from(mirror.is_none());
                     }
+                    role.extend(std::iter::repeat_n(EVALUATES, row.end - upper));
+                    jobs += row.end - upper;
                 }
                 (jobs, slots, reach)
             })
@@ -282,24 +288,30 @@ impl PairJobs {
                         let row = rows.row(k);
                         let below = belows[t] as usize;
                         debug_assert_eq!(below, rows.below(k, p.id[k], &p.id));
-                        for e in row.clone() {
-                            if roles[e - row0] != EVALUATES {
-                                continue;
-                            }
+                        let upper = row.start + below;
+                        let mut evaluate = |e: usize, share: u32, job: usize| {
                             let j = job - job0;
                             job_of_entry[e - row0] = job as u32;
                             partner[j] = rows.partner(e) as u32;
-                            // A lower-id partner (the row's first `below`
-                            // entries): the share is this particle's own;
-                            // else the partner's, placed by its mirror entry.
-                            let own = e < row.start + below;
-                            share_slot[j] = if own {
-                                (slot + e - row.start) as u32
-                            } else {
-                                UNSET
-                            };
-                            lower[j] = !own;
+                            share_slot[j] = share;
+                            lower[j] = share == UNSET;
                             owner[j] = (k % BLOCK) as u16;
+                        };
+                        // A lower-id partner (the row's first `below`
+                        // entries) whose row lacks the pair, or a ghost:
+                        // the share is this particle's own. Rare, so the
+                        // branch is predicted.
+                        for e in row.start..upper {
+                            if roles[e - row0] == EVALUATES {
+                                evaluate(e, (slot + e - row.start) as u32, job);
+                                job += 1;
+                            }
+                        }
+                        // A higher-id partner: every entry evaluates, and
+                        // the share is the partner's, placed by its
+                        // mirror entry (or a boundary slot).
+                        for e in upper..row.end {
+                            evaluate(e, UNSET, job);
                             job += 1;
                         }
                         slot += below;
@@ -318,9 +330,11 @@ impl PairJobs {
             blocks.par_iter_mut().enumerate().for_each(|(b, block)| {
                 let row0 = entry_bounds[b];
                 let rows_of_block = row_bounds[b]..row_bounds[b + 1];
-                for (k, &slot0) in rows_of_block.clone().zip(&slot_offsets[rows_of_block]) {
+                let slot_rows = slot_offsets[rows_of_block.clone()].iter();
+                for ((k, &slot0), &below) in rows_of_block.zip(slot_rows).zip(&block.below) {
+                    // Only the first `below` entries have mirrors.
                     let row = rows.row(k);
-                    for e in row.clone() {
+                    for e in row.start..row.start + below as usize {
                         let m = block.role[e - row0];
                         if m != EVALUATES {
                             let job = job_of_entry[m as usize];
@@ -381,6 +395,43 @@ impl PairJobs {
                 }
             });
     }
+}
+
+/// The entry of owned particle `q`'s row whose partner is local index
+/// `k`, if any: the mirror of an entry of `k`'s row, found by `k` itself
+/// (a row holds each partner once) rather than by its id, eight entries
+/// at a time with no branch per entry. A chute row holds about eight
+/// entries, so the loop runs once at most searches; a binary search
+/// through the partners' ids ends in a mispredicted branch at most of its
+/// steps, and a scan entry by entry at its random exit.
+#[inline(always)]
+pub(super) fn entry_with_partner(rows: &VerletRows, q: usize, k: u32) -> Option<usize> {
+    const GROUP: usize = 8;
+    let (row, partners) = (rows.row(q), rows.partners());
+    let mut s = row.start;
+    while s < row.end {
+        // The group's entries past the row's end (the next rows', or
+        // none at the end of the list) are masked off below.
+        let group: [u32; GROUP] = match partners.get(s..s + GROUP) {
+            Some(g) => g.try_into().expect("a group of eight"),
+            None => {
+                let mut g = [u32::MAX; GROUP];
+                g[..partners.len() - s].copy_from_slice(&partners[s..]);
+                g
+            }
+        };
+        let valid = (1u32 << (row.end - s).min(GROUP)) - 1;
+        let hits = group
+            .iter()
+            .enumerate()
+            .fold(0u32, |m, (t, &v)| m | (u32::from(v == k) << t))
+            & valid;
+        if hits != 0 {
+            return Some(s + hits.trailing_zeros() as usize);
+        }
+        s += GROUP;
+    }
+    None
 }
 
 /// The role of an entry that evaluates its pair (otherwise its role is

@@ -375,30 +375,7 @@ fn every_pair_has_one_job_held_by_its_evaluator() {
 /// cloud (radii 1:3) spread over many cells with images along x.
 #[test]
 fn the_rows_hold_exactly_the_pairs_within_reach() {
-    let mut p = Particles::default();
-    // Positions and radii from the project's counter-based generator.
-    let records: Vec<ParticleRecord> = (0..1500u64)
-        .map(|k| {
-            let u = crate::rng::particle_uniforms(7, 0, crate::rng::Stream::RandomInsertion, k);
-            ParticleRecord {
-                id: (k * 389) % 1500,
-                x: DVec3::new(12.0 * u[0], 4.0 * u[1], 4.0 * u[2]),
-                v: DVec3::ZERO,
-                omega: DVec3::ZERO,
-                radius: 0.1 + 0.2 * u[3],
-                mass: 1.0,
-                material: 0,
-                frozen: k % 11 == 3,
-            }
-        })
-        .collect();
-    for r in &records {
-        p.push_owned(r);
-    }
-    // Images of the particles near x = 0, shifted past x = 12.
-    for r in records.iter().filter(|r| r.x.x < 1.0) {
-        p.push_ghost(r, DVec3::new(12.0, 0.0, 0.0));
-    }
+    let p = cloud();
     let reach = 0.15;
     let nl = NeighborList::build(&p, reach, 0);
     let image = |k: usize| p.x[k] + p.shift_of(k);
@@ -426,6 +403,82 @@ fn the_rows_hold_exactly_the_pairs_within_reach() {
         pairs > 2 * n,
         "{pairs} entries: a cloud dense enough to test"
     );
+}
+
+/// The mirror found by the partner's local index, eight entries at a
+/// time, is the entry the binary search by id finds: rows of every
+/// length from none to past three groups of eight, the last rows of the
+/// list (whose last group runs past its end) included; and none for a
+/// particle that is not in the row, or is the row's own.
+#[test]
+fn the_mirror_by_index_is_the_mirror_by_id() {
+    let p = cloud();
+    let n = p.n_owned;
+    let mut lengths = std::collections::BTreeSet::new();
+    // A short reach and a long one: rows of 0 to about 40 entries.
+    let lists = [0.0, 0.5].map(|reach| NeighborList::build(&p, reach, 0));
+    for q in 0..n {
+        for rows in lists.iter().map(NeighborList::rows) {
+            lengths.insert(rows.row(q).len());
+            let listed: Vec<usize> = rows.row(q).map(|e| rows.partner(e)).collect();
+            for k in (0..n).filter(|k| listed.contains(k)) {
+                let by_index = super::jobs::entry_with_partner(rows, q, k as u32);
+                assert_eq!(
+                    by_index,
+                    rows.entry_of(q, p.id[k], &p.id),
+                    "{k} in {q}'s row"
+                );
+                assert!(by_index.is_some());
+            }
+            let absent = (0..n)
+                .find(|k| !listed.contains(k) && *k != q)
+                .expect("some");
+            for k in [q, absent] {
+                assert_eq!(super::jobs::entry_with_partner(rows, q, k as u32), None);
+            }
+        }
+    }
+    assert!(
+        (0..=25).all(|l| lengths.contains(&l)),
+        "row lengths {lengths:?}"
+    );
+    // The last row's last group runs past the end of the list.
+    let last = lists[1].rows().row(n - 1).len();
+    assert!(
+        last > 1 && last % 8 != 0,
+        "the last row holds {last} entries"
+    );
+}
+
+/// 1500 polydisperse spheres (radii 1:3) with scrambled ids, some frozen,
+/// in a 12 × 4 × 4 box, with images of those near x = 0 shifted past x =
+/// 12.
+fn cloud() -> Particles {
+    let mut p = Particles::default();
+    // Positions and radii from the project's counter-based generator.
+    let records: Vec<ParticleRecord> = (0..1500u64)
+        .map(|k| {
+            let u = crate::rng::particle_uniforms(7, 0, crate::rng::Stream::RandomInsertion, k);
+            ParticleRecord {
+                id: (k * 389) % 1500,
+                x: DVec3::new(12.0 * u[0], 4.0 * u[1], 4.0 * u[2]),
+                v: DVec3::ZERO,
+                omega: DVec3::ZERO,
+                radius: 0.1 + 0.2 * u[3],
+                mass: 1.0,
+                material: 0,
+                frozen: k % 11 == 3,
+            }
+        })
+        .collect();
+    for r in &records {
+        p.push_owned(r);
+    }
+    // Images of the particles near x = 0, shifted past x = 12.
+    for r in records.iter().filter(|r| r.x.x < 1.0) {
+        p.push_ghost(r, DVec3::new(12.0, 0.0, 0.0));
+    }
+    p
 }
 
 /// A row sorted by rank is the row sorted, short or long.

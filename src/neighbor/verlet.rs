@@ -86,6 +86,12 @@ impl VerletRows {
         ids[self.partner[e] as usize]
     }
 
+    /// The partner (local index) of every entry, row after row.
+    #[inline(always)]
+    pub fn partners(&self) -> &[u32] {
+        &self.partner
+    }
+
     /// The partners (local indices) of owned particle `p`, in row order.
     pub fn row_partners(&self, p: usize) -> &[u32] {
         &self.partner[self.row(p)]
