@@ -218,7 +218,7 @@ impl PairJobs {
                         let q = rows.partner(e);
                         let mirror = if q < n {
                             reach = reach.max((q / BLOCK).abs_diff(b));
-                            entry_with_partner(rows, q, k as u32)
+                            rows.entry_with_partner(q, k as u32)
                         } else {
                             None
                         };
@@ -395,43 +395,6 @@ impl PairJobs {
                 }
             });
     }
-}
-
-/// The entry of owned particle `q`'s row whose partner is local index
-/// `k`, if any: the mirror of an entry of `k`'s row, found by `k` itself
-/// (a row holds each partner once) rather than by its id, eight entries
-/// at a time with no branch per entry. A chute row holds about eight
-/// entries, so the loop runs once at most searches; a binary search
-/// through the partners' ids ends in a mispredicted branch at most of its
-/// steps, and a scan entry by entry at its random exit.
-#[inline(always)]
-pub(super) fn entry_with_partner(rows: &VerletRows, q: usize, k: u32) -> Option<usize> {
-    const GROUP: usize = 8;
-    let (row, partners) = (rows.row(q), rows.partners());
-    let mut s = row.start;
-    while s < row.end {
-        // The group's entries past the row's end (the next rows', or
-        // none at the end of the list) are masked off below.
-        let group: [u32; GROUP] = match partners.get(s..s + GROUP) {
-            Some(g) => g.try_into().expect("a group of eight"),
-            None => {
-                let mut g = [u32::MAX; GROUP];
-                g[..partners.len() - s].copy_from_slice(&partners[s..]);
-                g
-            }
-        };
-        let valid = (1u32 << (row.end - s).min(GROUP)) - 1;
-        let hits = group
-            .iter()
-            .enumerate()
-            .fold(0u32, |m, (t, &v)| m | (u32::from(v == k) << t))
-            & valid;
-        if hits != 0 {
-            return Some(s + hits.trailing_zeros() as usize);
-        }
-        s += GROUP;
-    }
-    None
 }
 
 /// The role of an entry that evaluates its pair (otherwise its role is

@@ -422,7 +422,7 @@ fn the_mirror_by_index_is_the_mirror_by_id() {
             lengths.insert(rows.row(q).len());
             let listed: Vec<usize> = rows.row(q).map(|e| rows.partner(e)).collect();
             for &k in listed.iter().filter(|&&k| k < n) {
-                let by_index = super::jobs::entry_with_partner(rows, q, k as u32);
+                let by_index = rows.entry_with_partner(q, k as u32);
                 assert_eq!(
                     by_index,
                     rows.entry_of(q, p.id[k], &p.id),
@@ -434,7 +434,7 @@ fn the_mirror_by_index_is_the_mirror_by_id() {
                 .find(|k| !listed.contains(k) && *k != q)
                 .expect("some");
             for k in [q, absent] {
-                assert_eq!(super::jobs::entry_with_partner(rows, q, k as u32), None);
+                assert_eq!(rows.entry_with_partner(q, k as u32), None);
             }
         }
     }

@@ -86,12 +86,6 @@ impl VerletRows {
         ids[self.partner[e] as usize]
     }
 
-    /// The partner (local index) of every entry, row after row.
-    #[inline(always)]
-    pub fn partners(&self) -> &[u32] {
-        &self.partner
-    }
-
     /// The partners (local indices) of owned particle `p`, in row order.
     pub fn row_partners(&self, p: usize) -> &[u32] {
         &self.partner[self.row(p)]
@@ -113,6 +107,44 @@ impl VerletRows {
             .binary_search_by_key(&id, |&k| ids[k as usize])
             .ok()
             .map(|i| start + i)
+    }
+
+    /// The entry of owned particle `q`'s row whose partner is local index
+    /// `k`, if any: [`Self::entry_of`] by the partner's local index (a row
+    /// lists each partner once) rather than its id, eight entries at a
+    /// time with no branch per entry; the job layout finds the mirror of an
+    /// entry of `k`'s row so. A chute row holds about eight entries, so the
+    /// loop runs once at most searches; the binary search through the
+    /// partners' ids ends in a mispredicted branch at most of its steps,
+    /// and a scan entry by entry at its random exit.
+    #[inline(always)]
+    pub fn entry_with_partner(&self, q: usize, k: u32) -> Option<usize> {
+        const GROUP: usize = 8;
+        let (row, partners) = (self.row(q), &self.partner);
+        let mut s = row.start;
+        while s < row.end {
+            // The group's entries past the row's end (the next rows', or
+            // none at the end of the list) are masked off below.
+            let group: [u32; GROUP] = match partners.get(s..s + GROUP) {
+                Some(g) => g.try_into().expect("a group of eight"),
+                None => {
+                    let mut g = [u32::MAX; GROUP];
+                    g[..partners.len() - s].copy_from_slice(&partners[s..]);
+                    g
+                }
+            };
+            let valid = (1u32 << (row.end - s).min(GROUP)) - 1;
+            let hits = group
+                .iter()
+                .enumerate()
+                .fold(0u32, |m, (t, &v)| m | (u32::from(v == k) << t))
+                & valid;
+            if hits != 0 {
+                return Some(s + hits.trailing_zeros() as usize);
+            }
+            s += GROUP;
+        }
+        None
     }
 
     /// Fill the rows of the owned particles of `p` from the work blocks of
