@@ -198,9 +198,9 @@ fn simulate_deferring(
         let mut act = Activity::default();
         while sim.step < steps {
             let next = sim.step + 1;
-            sim.defer_kick = defer && next % every != 0 && next != steps;
+            sim.defer_kick = defer && !next.is_multiple_of(every) && next != steps;
             sim.step().unwrap_or_else(|e| panic!("{e}"));
-            if sim.step % every == 0 || sim.step == steps {
+            if sim.step.is_multiple_of(every) || sim.step == steps {
                 snaps.push(snapshot(&sim));
                 record_activity(&sim, &mut act);
             }

@@ -275,14 +275,14 @@ fn the_discharge_through_an_stl_silo_follows_beverloo() {
     let mut rows: Vec<(f64, f64)> = Vec::new();
     while sim.step < end && sim.deleted.mass < FIT.1 * m0 + 0.02 * m0 {
         sim.step().unwrap();
-        if sampled.contains(&sim.step) && sim.step % 100 == 0 {
+        if sampled.contains(&sim.step) && sim.step.is_multiple_of(100) {
             core.sample(&sim.view(), &SerialComm);
             height.sample(&sim.view(), &SerialComm);
         }
         if sim.step == open {
             settled_ke = sim.thermo().kinetic_energy;
         }
-        if sim.step > open && sim.step % 100 == 0 {
+        if sim.step > open && sim.step.is_multiple_of(100) {
             rows.push((sim.time(), sim.deleted.mass));
         }
     }

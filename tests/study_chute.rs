@@ -166,7 +166,7 @@ fn steady_chute_flow_has_the_stress_ratio_tan_theta_and_a_flat_packing() {
     let mut bins = Bins::new(&sim.setup.diagnostics[0]);
     while sim.step < STEPS {
         sim.step().unwrap();
-        if sim.step > STEPS - WINDOW && sim.step % EVERY == 0 {
+        if sim.step > STEPS - WINDOW && sim.step.is_multiple_of(EVERY) {
             bins.sample(&sim.view(), &SerialComm);
         }
     }

@@ -109,7 +109,7 @@ fn dynamic_angle(mu_r: f64) -> (f64, f64) {
     let mut angles = Vec::new();
     while sim.step < steps {
         sim.step().unwrap();
-        if sim.step >= start && sim.step % 2500 == 0 {
+        if sim.step >= start && sim.step.is_multiple_of(2500) {
             angles.push(surface_angle(&sim));
         }
     }

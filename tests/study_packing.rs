@@ -76,7 +76,7 @@ fn settle(mu: f64) -> (f64, f64, f64) {
     let mut bins = Bins::new(&sim.setup.diagnostics[0]);
     while sim.step < STEPS {
         sim.step().unwrap();
-        if sim.step > STEPS - WINDOW && sim.step % EVERY == 0 {
+        if sim.step > STEPS - WINDOW && sim.step.is_multiple_of(EVERY) {
             bins.sample(&sim.view(), &SerialComm);
         }
     }

@@ -167,7 +167,7 @@ fn janssen_silo(n: u64, steps: u64, settle_steps: u64) -> Silo {
     let mut bins = Bins::new(&sim.setup.diagnostics[0]);
     while sim.step < sim.setup.steps {
         sim.step().unwrap();
-        if sim.step + 2000 > sim.setup.steps && sim.step % 100 == 0 {
+        if sim.step + 2000 > sim.setup.steps && sim.step.is_multiple_of(100) {
             bins.sample(&sim.view(), &SerialComm);
         }
     }

@@ -57,7 +57,8 @@ mod tests {
     #[test]
     fn block_sums_do_not_depend_on_the_threads() {
         let n = 5 * BLOCK + 17;
-        let value = |k: usize| 1.0 / (k as f64 + 0.3) * if k % 3 == 0 { -1e3 } else { 1.0 };
+        let value =
+            |k: usize| 1.0 / (k as f64 + 0.3) * if k.is_multiple_of(3) { -1e3 } else { 1.0 };
         let sum = || {
             in_blocks(n, |ks, part: &mut Vec<f64>| {
                 part.resize(2, 0.0);

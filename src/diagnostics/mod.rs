@@ -74,11 +74,11 @@ pub trait Sampled: Send {
     }
     /// Whether it samples at `step`.
     fn samples_at(&self, step: u64) -> bool {
-        step % self.spec().every == 0
+        step.is_multiple_of(self.spec().every)
     }
     /// Whether it writes a row at `step` (after that step's sample).
     fn writes_at(&self, step: u64) -> bool {
-        step % (self.spec().every * self.spec().average) == 0
+        step.is_multiple_of(self.spec().every * self.spec().average)
     }
 }
 

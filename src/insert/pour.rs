@@ -232,7 +232,7 @@ impl PourSource {
         walls: &[Wall],
         domain: &Domain,
     ) -> Option<PourBatch> {
-        if step % self.interval != 0 {
+        if !step.is_multiple_of(self.interval) {
             return None;
         }
         let owed = self.owed(time);

@@ -11,6 +11,8 @@
 //! two passes (so the same bits), in one pass over the particles instead
 //! of two; nothing may read the velocities in between.
 
+#[cfg(target_arch = "x86_64")]
+mod eights;
 pub mod timestep;
 
 use crate::geometry::domain::Domain;
@@ -194,63 +196,72 @@ type DriftOut<'a> = (
     &'a mut [DVec4],
 );
 
-/// [`kick_drift`] over one block starting at local index `base`, in the
-/// build for the run's instruction set ([`crate::simd::isa`]), with the
-/// deferred half kick first if `DEFERRED`.
+/// [`kick_drift`] over one block starting at local index `base`, with the
+/// deferred half kick first if `DEFERRED`: eight particles at a time on
+/// the arrays as they lie in memory where the processor has AVX-512
+/// ([`eights`]), else four at a time in lanes in the build for the run's
+/// instruction set ([`crate::simd::isa`]). The same bits either way.
 fn drift_block<const DEFERRED: bool>(
     base: usize,
     out: DriftOut,
     a: &DriftInputs,
-    bounds: (f64, DVec3, DVec3),
+    (dt, lo, hi): (f64, DVec3, DVec3),
 ) -> DriftScan {
+    let mut b = DriftArrays::of(out, a);
+    let c = DriftConstants { base, dt, lo, hi };
+    #[cfg(target_arch = "x86_64")]
+    if crate::simd::isa::avx512() {
+        // SAFETY: the processor has AVX-512 (`isa::avx512` checks it).
+        return unsafe { eights::drift_block_avx512::<DEFERRED>(&mut b, &c, a.take_lines) };
+    }
     in_best_build!(drift_block_avx2, || drift_block_body::<DEFERRED>(
-        base, out, a, bounds
+        &mut b,
+        &c,
+        a.take_lines
     ))
 }
 
-/// The body of [`drift_block`]: four particles at a time through
-/// [`drift_lanes`] (the same operations on each lane as on one particle, so
-/// the same bits), the block's last few one at a time.
+/// The body of [`drift_block`] in lanes: four particles at a time through
+/// [`drift_lanes`] (the same operations on each lane as on one particle,
+/// so the same bits), the block's last few one at a time
+/// ([`drift_rest`]). `take_lines`: [`take_for_writing`] ahead.
 #[inline(always)]
 fn drift_block_body<const DEFERRED: bool>(
-    base: usize,
-    (x, v, w, packed): DriftOut,
-    a: &DriftInputs,
-    (dt, lo, hi): (f64, DVec3, DVec3),
+    b: &mut DriftArrays,
+    c: &DriftConstants,
+    take_lines: bool,
 ) -> DriftScan {
-    let m = x.len();
-    let (f, t, im, ii, frozen) = a.kick.cut(m);
-    let mut b = DriftArrays {
-        x,
-        v: &mut v[..m],
-        w: &mut w[..m],
-        packed: &mut packed[..m],
-        f,
-        t,
-        im,
-        ii,
-        frozen,
-        id: &a.id[..m],
-        x_ref: &a.x_ref[..m],
-    };
-    let c = DriftConstants { base, dt, lo, hi };
+    let m = b.x.len();
     let mut scan = DriftScan::NONE;
     let mut widest = Widest::<F64x4>::new();
     let full = m - m % 4;
     for k in (0..full).step_by(4) {
-        if a.take_lines {
-            take_for_writing(&b, (k + WRITE_AHEAD).min(m - 4));
+        if take_lines {
+            take_for_writing(b, (k + WRITE_AHEAD).min(m - 4));
         }
-        drift_lanes::<F64x4, DEFERRED>(k, &mut b, &c, &mut scan, &mut widest);
+        drift_lanes::<F64x4, DEFERRED>(k, b, c, &mut scan, &mut widest);
     }
+    let lanes = (0..4).map(|l| widest.lane(l));
+    drift_rest::<DEFERRED>(full, b, c, scan, lanes)
+}
+
+/// The particles of a block from `from` on, one at a time, then the
+/// scan with the largest displacements and boxes of the `widest` (those
+/// of the particles before `from`) folded in: a NaN never enters them
+/// (the particle is flagged instead).
+#[inline(always)]
+fn drift_rest<const DEFERRED: bool>(
+    from: usize,
+    b: &mut DriftArrays,
+    c: &DriftConstants,
+    mut scan: DriftScan,
+    widest: impl Iterator<Item = (f64, (DVec3, DVec3))>,
+) -> DriftScan {
     let mut widest_one = Widest::<f64>::new();
-    for k in full..m {
-        drift_lanes::<f64, DEFERRED>(k, &mut b, &c, &mut scan, &mut widest_one);
+    for k in from..b.x.len() {
+        drift_lanes::<f64, DEFERRED>(k, b, c, &mut scan, &mut widest_one);
     }
-    // The largest displacement and the box of the lanes' running values
-    // (a NaN never enters them: the particle is flagged instead).
-    let lanes = (0..4).map(|l| widest.lane(l)).chain([widest_one.lane(0)]);
-    for (d, (lo, hi)) in lanes {
+    for (d, (lo, hi)) in widest.chain([widest_one.lane(0)]) {
         if d > scan.max_disp2 {
             scan.max_disp2 = d;
         }
@@ -318,7 +329,7 @@ fn take_for_writing(b: &DriftArrays, k: usize) {
     take(b.packed[k..k + 4].as_ptr().cast(), 4 * size_of::<DVec4>());
 }
 
-/// The block's arrays in [`drift_block_body`], each cut to the block.
+/// The block's arrays in [`drift_block`], each cut to the block.
 struct DriftArrays<'a> {
     x: &'a mut [DVec3],
     v: &'a mut [DVec3],
@@ -331,6 +342,28 @@ struct DriftArrays<'a> {
     frozen: &'a [bool],
     id: &'a [u64],
     x_ref: &'a [DVec3],
+}
+
+impl<'a> DriftArrays<'a> {
+    /// The arrays of a block: those it writes, `out`, and those it reads,
+    /// `a`, each cut to the block's length.
+    fn of((x, v, w, packed): DriftOut<'a>, a: &DriftInputs<'a>) -> Self {
+        let m = x.len();
+        let (f, t, im, ii, frozen) = a.kick.cut(m);
+        DriftArrays {
+            x,
+            v: &mut v[..m],
+            w: &mut w[..m],
+            packed: &mut packed[..m],
+            f,
+            t,
+            im,
+            ii,
+            frozen,
+            id: &a.id[..m],
+            x_ref: &a.x_ref[..m],
+        }
+    }
 }
 
 /// What every particle of a block's first half step shares: the block's
@@ -763,6 +796,158 @@ mod tests {
                     "particle {k}, deferred {deferred}"
                 );
                 assert_eq!(p.packed[k], p.x[k].extend(p.radius[k]));
+            }
+        }
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    /// `m` particles whose values round in every operation, some frozen,
+    /// with scrambled ids; particle `big` has moved furthest since
+    /// `x_ref` (+x, −y, +z) and particle `m − 1 − big` next furthest the
+    /// other way, so each place of a group holds the largest displacement
+    /// and the box's bounds in some case. `spoilt`: some particles gone bad
+    /// in each way the scan flags (non-finite velocity or angular
+    /// velocity, out of the box along the closed axis, too fast for the
+    /// step); `fast`: particle `big` moves just too far for its radius in
+    /// this step, along z alone.
+    fn jumbled(m: usize, big: usize, spoilt: bool, fast: bool) -> (Particles, Vec<DVec3>) {
+        let mut p = Particles::default();
+        for k in 0..m {
+            let s = (k as f64 * 0.618_033_988_75).fract();
+            let radius = 0.25 + s / 10.0;
+            // 0.51 R per step of 0.1 along z: the bound is 0.5 R.
+            let vz = if fast && k == big {
+                5.1 * radius
+            } else {
+                -s / 7.0
+            };
+            p.push_owned(&ParticleRecord {
+                id: ((k * 7 + 3) % (m + 5)) as u64 + 1,
+                x: DVec3::new(1.0 + 8.0 * s, 9.0 - 7.0 * s, 5.0 + s / 3.0),
+                v: DVec3::new(s - 0.5, 1.0 / 3.0, vz),
+                omega: DVec3::new(s / 11.0, -0.3, s),
+                radius,
+                mass: 1.0 + s,
+                material: 0,
+                frozen: k % 5 == 3,
+            });
+            p.force[k] = DVec3::new(-s, 1.0 / 3.0, s * s);
+            p.torque[k] = DVec3::new(0.2, s / 13.0, -0.7);
+        }
+        let moved = |k: usize| match k {
+            _ if k == big => DVec3::new(0.5, -0.6, 0.7),
+            _ if k + 1 + big == m => DVec3::new(-0.4, 0.5, -0.6),
+            _ => DVec3::new(0.01, -0.02, 0.003) * (k as f64 * 0.37).fract(),
+        };
+        let x_ref = (p.x.iter().enumerate())
+            .map(|(k, x)| *x - moved(k))
+            .collect();
+        if spoilt {
+            for k in (0..m).step_by(3) {
+                match (k / 3) % 5 {
+                    0 => p.v[k].y = f64::NAN,
+                    1 => p.omega[k].x = f64::NEG_INFINITY,
+                    2 => p.x[k].z = 10.5,
+                    3 => p.v[k].x = 1e3,
+                    _ => {}
+                }
+            }
+        }
+        (p, x_ref)
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    /// The first half step of particles `p` as one block, by the
+    /// eight-particle AVX-512 path (`eights`) or the lane path.
+    fn one_block(p: &mut Particles, x_ref: &[DVec3], deferred: bool, eights: bool) -> DriftScan {
+        p.refresh_packed();
+        let n = p.n_owned;
+        let inputs = DriftInputs {
+            kick: KickInputs::of(
+                (&p.force, &p.torque, &p.inv_mass, &p.inv_inertia, &p.frozen),
+                0..n,
+            ),
+            id: &p.id,
+            x_ref,
+            take_lines: eights,
+        };
+        let out = (
+            &mut p.x[..n],
+            &mut p.v[..n],
+            &mut p.omega[..n],
+            &mut p.packed[..n],
+        );
+        let mut b = DriftArrays::of(out, &inputs);
+        let c = DriftConstants {
+            base: 7,
+            dt: 0.1,
+            lo: DVec3::new(f64::MIN, f64::MIN, 0.0),
+            hi: DVec3::new(f64::MAX, f64::MAX, 10.0),
+        };
+        let avx512 = |deferred: bool, b: &mut DriftArrays| {
+            // SAFETY: the caller checked for AVX-512.
+            unsafe {
+                if deferred {
+                    eights::drift_block_avx512::<true>(b, &c, true)
+                } else {
+                    eights::drift_block_avx512::<false>(b, &c, true)
+                }
+            }
+        };
+        match (eights, deferred) {
+            (true, _) => avx512(deferred, &mut b),
+            (false, false) => drift_block_body::<false>(&mut b, &c, false),
+            (false, true) => drift_block_body::<true>(&mut b, &c, false),
+        }
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    /// The eight-particle AVX-512 path gives the bits and the scan of the
+    /// lane path, on blocks of every length up to past three groups, with
+    /// and without the deferred kick, particles frozen and gone bad, and
+    /// the largest displacement, the box's bounds and a step just too long
+    /// at each place of a group.
+    #[test]
+    fn eight_at_a_time_gives_the_bits_of_the_lanes() {
+        if !crate::simd::isa::avx512() {
+            eprintln!("no AVX-512 on this processor: the eight-particle path is not tested");
+            return;
+        }
+        let bits = |p: &Particles| {
+            let v = [&p.x[..], &p.v[..], &p.omega[..]].map(|a| {
+                (a.iter())
+                    .map(|q| q.to_array().map(f64::to_bits))
+                    .collect::<Vec<_>>()
+            });
+            let packed: Vec<_> = (p.packed.iter())
+                .map(|q| q.to_array().map(f64::to_bits))
+                .collect();
+            (v, packed)
+        };
+        for m in 0..=27 {
+            for big in 0..m.max(1) {
+                for (spoilt, fast, deferred) in (0..8).map(|c| (c & 1 > 0, c & 2 > 0, c & 4 > 0)) {
+                    let (start, x_ref) = jumbled(m, big, spoilt, fast);
+                    let (mut lanes, mut eights) = (start.clone(), start);
+                    let want = one_block(&mut lanes, &x_ref, deferred, false);
+                    let got = one_block(&mut eights, &x_ref, deferred, true);
+                    let case = format!("{m} particles, {big} furthest, spoilt {spoilt}, fast {fast}, deferred {deferred}");
+                    assert_eq!(got.bad, want.bad, "{case}");
+                    assert_eq!(got.max_disp2.to_bits(), want.max_disp2.to_bits(), "{case}");
+                    assert_eq!(got.displacements, want.displacements, "{case}");
+                    assert!(bits(&eights) == bits(&lanes), "{case}");
+                    // The cases test what they are meant to.
+                    let frozen = lanes.frozen.get(big) == Some(&true);
+                    let bad = (spoilt || fast && !frozen) && m > 0;
+                    assert_eq!(want.bad.is_some(), bad, "{case}");
+                    if m > 0 && !spoilt && !frozen {
+                        let d = lanes.x[big] - x_ref[big];
+                        assert_eq!(want.max_disp2, d.length_squared(), "{case}");
+                        if fast {
+                            assert_eq!(want.bad, Some((7 + big, lanes.id[big])), "{case}");
+                        }
+                    }
+                }
             }
         }
     }

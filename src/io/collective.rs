@@ -303,7 +303,7 @@ impl<T: H5Type + Copy> Pieces<T> {
     /// # Errors
     /// If a write failed, or the rows pushed were not this rank's count.
     pub fn finish(mut self) -> hdf5::Result<Dataset> {
-        let partial = self.buf.len() % self.width != 0;
+        let partial = !self.buf.len().is_multiple_of(self.width);
         if !self.buf.is_empty() {
             self.write_piece();
         }

@@ -65,7 +65,7 @@ pub fn sphere_box_volume(c: DVec3, r: f64, lo: DVec3, hi: DVec3) -> f64 {
                 {
                     continue;
                 }
-                let sign = if (corner as u32).count_ones() % 2 == 0 {
+                let sign = if (corner as u32).count_ones().is_multiple_of(2) {
                     1.0
                 } else {
                     -1.0

@@ -411,11 +411,11 @@ fn auto_dims(
     };
     let mut best: Option<(f64, [usize; 3])> = None;
     for px in 1..=ranks {
-        if ranks % px != 0 {
+        if !ranks.is_multiple_of(px) {
             continue;
         }
         for py in 1..=ranks / px {
-            if (ranks / px) % py != 0 {
+            if !(ranks / px).is_multiple_of(py) {
                 continue;
             }
             let dims = [px, py, ranks / px / py];

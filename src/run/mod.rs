@@ -209,8 +209,9 @@ fn drive(
     let comm_before = sim.timers.comm;
     // The periodic checkpoints and state dumps between the steps (the
     // last step's are written after the loop).
-    let checkpoint_due = |step: u64| ckpt_every > 0 && step % ckpt_every == 0 && step < total;
-    let dump_due = |step: u64| opts.dump_every > 0 && step % opts.dump_every == 0;
+    let checkpoint_due =
+        |step: u64| ckpt_every > 0 && step.is_multiple_of(ckpt_every) && step < total;
+    let dump_due = |step: u64| opts.dump_every > 0 && step.is_multiple_of(opts.dump_every);
     let start = Instant::now();
     while sim.step < total {
         let next = sim.step + 1;
@@ -582,7 +583,10 @@ impl Output {
     fn reads_loads(&self, step: u64, total: u64) -> bool {
         self.thermo_due(step, total)
             || self.tables.iter().any(|b| b.samples_at(step))
-            || self.lists.iter().any(|(_, every)| step % every == 0)
+            || self
+                .lists
+                .iter()
+                .any(|(_, every)| step.is_multiple_of(*every))
     }
 
     /// Whether [`Self::record`] reads the state at `step`: a thermo row, a
@@ -596,12 +600,12 @@ impl Output {
 
     /// Whether a frame is due at `step` (the last step always has one).
     fn frame_due(&self, step: u64, total: u64) -> bool {
-        (self.every > 0 && step % self.every == 0) || step == total
+        (self.every > 0 && step.is_multiple_of(self.every)) || step == total
     }
 
     /// Whether a thermo row is due at `step` (the last step always has one).
     fn thermo_due(&self, step: u64, total: u64) -> bool {
-        step % self.thermo_every == 0 || step == total
+        step.is_multiple_of(self.thermo_every) || step == total
     }
 
     /// Write what is due at the current step (the last step always gets a frame and a thermo row).
@@ -633,7 +637,7 @@ impl Output {
             }
         }
         for (name, every) in &self.lists {
-            if step % every == 0 {
+            if step.is_multiple_of(*every) {
                 let mine = sorted_contacts(&sim.view());
                 if sim.comm().size() == 1 {
                     if let Some(f) = &mut self.file {
@@ -771,11 +775,11 @@ impl Progress {
             None => format!("t = {}  {particles:.0} particles", sig(time, 4)),
         };
         if let Some(b) = &self.bar {
-            if step % 64 == 0 || step == self.total {
+            if step.is_multiple_of(64) || step == self.total {
                 b.set_position(step);
                 b.set_message(state);
             }
-        } else if step % self.log_every == 0 {
+        } else if step.is_multiple_of(self.log_every) {
             // The rate of the recent window, in particle-steps: the
             // remaining steps cost what the particles of the end will.
             let (since, at) = self.last;

@@ -445,7 +445,7 @@ mod tests {
             radius: 0.001 * (1.0 + f),
             mass: 2.0 + f,
             material: (id % 3) as u32,
-            frozen: id % 2 == 0,
+            frozen: id.is_multiple_of(2),
         }
     }
 

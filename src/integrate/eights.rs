@@ -1,0 +1,385 @@
+//! The first half step eight particles at a time with AVX-512, on the
+//! arrays as they lie in memory.
+//!
+//! Eight particles' vectors (`x`, `v`, `ω`, `F`, `τ`, `x_ref`) are 24
+//! consecutive `f64`, three 512-bit registers, component after component
+//! (`x₀ y₀ z₀ x₁ …`). The kick and the drift act on each component alone,
+//! so they run on the registers as loaded, with each particle's `½Δt/m`
+//! and `½Δt/I` spread over its three components by one permutation per
+//! register; only the sums over components (the squared step and
+//! displacement) and the packed images need the components apart, which
+//! a few two-register permutations give. Every component goes through the
+//! operations of [`super::drift_lanes`], in its order, so the bits are
+//! the same; the lane path gathered and scattered each value one at a
+//! time, which cost more than the arithmetic (the chute's first half step
+//! took 0.30 s of a 2.07 s run that way).
+
+use super::{
+    drift_rest, take_for_writing, DriftArrays, DriftConstants, DriftScan, MAX_STEP_FRACTION,
+    WRITE_AHEAD,
+};
+use glam::DVec3;
+use std::arch::x86_64::*;
+
+/// [`super::drift_block`] with AVX-512: the block's particles eight at a
+/// time ([`eight`]), its last few (fewer than eight) one at a time.
+///
+/// # Safety
+/// The processor must have AVX-512 ([`crate::simd::isa::avx512`]).
+#[target_feature(enable = "avx2,avx512f,avx512vl,avx512dq,avx512bw,avx512cd")]
+pub(super) unsafe fn drift_block_avx512<const DEFERRED: bool>(
+    b: &mut DriftArrays,
+    c: &DriftConstants,
+    take_lines: bool,
+) -> DriftScan {
+    let m = b.x.len();
+    let k = Constants::new(c);
+    let mut scan = DriftScan::NONE;
+    let mut widest = Widest::new();
+    let full = m - m % 8;
+    for g in (0..full).step_by(8) {
+        if take_lines {
+            take_for_writing(b, (g + WRITE_AHEAD).min(m - 4));
+            take_for_writing(b, (g + 4 + WRITE_AHEAD).min(m - 4));
+        }
+        eight::<DEFERRED>(g, b, c, &k, &mut scan, &mut widest);
+    }
+    drift_rest::<DEFERRED>(full, b, c, scan, std::iter::once(widest.folded()))
+}
+
+/// Element `e` of a register of eight particles' vectors belongs to
+/// particle `e / 3`: per register, the particle (of the eight) of each
+/// element, for spreading a value per particle over its components.
+const SPREAD: [[i64; 8]; 3] = [
+    [0, 0, 0, 1, 1, 1, 2, 2],
+    [2, 3, 3, 3, 4, 4, 4, 5],
+    [5, 5, 6, 6, 6, 7, 7, 7],
+];
+
+/// Per register, the component (0, 1, 2 for x, y, z) of each element.
+const COMPONENT: [[usize; 8]; 3] = [
+    [0, 1, 2, 0, 1, 2, 0, 1],
+    [2, 0, 1, 2, 0, 1, 2, 0],
+    [1, 2, 0, 1, 2, 0, 1, 2],
+];
+
+/// Per component, the permutations that gather it from the three
+/// registers, one value per particle: the first picks from registers 0
+/// and 1 (indices 8–15 are register 1's), the second keeps the first's
+/// five or six and adds register 2's.
+const APART: [([i64; 8], [i64; 8]); 3] = [
+    ([0, 3, 6, 9, 12, 15, 0, 0], [0, 1, 2, 3, 4, 5, 10, 13]),
+    ([1, 4, 7, 10, 13, 0, 0, 0], [0, 1, 2, 3, 4, 8, 11, 14]),
+    ([2, 5, 8, 11, 14, 0, 0, 0], [0, 1, 2, 3, 4, 9, 12, 15]),
+];
+
+/// The permutations that make the four registers of eight packed images
+/// `(x, y, z, R)` from the three of the positions and the register of the
+/// radii: first the positions of two particles from two position
+/// registers (indices 8–15 are the second's), then the radii in (indices
+/// 8–15 are the radii's). Images 0–1 and 6–7 lie in one position register
+/// (the first step keeps it as it is).
+const PACKED: [([i64; 8], [i64; 8]); 4] = [
+    ([0, 1, 2, 3, 4, 5, 6, 7], [0, 1, 2, 8, 3, 4, 5, 9]),
+    ([6, 7, 8, 0, 9, 10, 11, 0], [0, 1, 2, 10, 4, 5, 6, 11]),
+    ([4, 5, 6, 0, 7, 8, 9, 0], [0, 1, 2, 12, 4, 5, 6, 13]),
+    ([0, 1, 2, 3, 4, 5, 6, 7], [2, 3, 4, 14, 5, 6, 7, 15]),
+];
+
+/// Per frozen flags of eight particles (bit `l` for particle `l`), the
+/// same flags per element of their three registers (bits `3l` to `3l + 2`).
+const FLAGS_PER_ELEMENT: [u32; 256] = {
+    let mut table = [0; 256];
+    let mut flags = 0;
+    while flags < 256 {
+        let mut l = 0;
+        while l < 8 {
+            if flags >> l & 1 == 1 {
+                table[flags] |= 0b111 << (3 * l);
+            }
+            l += 1;
+        }
+        flags += 1;
+    }
+    table
+};
+
+/// What every group of a block shares, in registers: the step, the bounds
+/// of the box per element, and the step bound's factor.
+struct Constants {
+    dt: __m512d,
+    half: __m512d,
+    lo: [__m512d; 3],
+    hi: [__m512d; 3],
+    step_factor: __m512d,
+    spread: [__m512i; 3],
+}
+
+impl Constants {
+    #[target_feature(enable = "avx2,avx512f,avx512vl,avx512dq,avx512bw,avx512cd")]
+    fn new(c: &DriftConstants) -> Self {
+        // Once per block: out of the hot loop, closures are fine here.
+        let per_element = |bound: DVec3| {
+            COMPONENT.map(|r| {
+                let v = r.map(|a| bound[a]);
+                // SAFETY: eight `f64` are read from the array.
+                unsafe { _mm512_loadu_pd(v.as_ptr()) }
+            })
+        };
+        Constants {
+            dt: _mm512_set1_pd(c.dt),
+            half: _mm512_set1_pd(0.5 * c.dt),
+            lo: per_element(c.lo),
+            hi: per_element(c.hi),
+            step_factor: _mm512_set1_pd(MAX_STEP_FRACTION * MAX_STEP_FRACTION),
+            spread: SPREAD.map(|s| indices(&s)),
+        }
+    }
+}
+
+/// `[e(0), e(1), e(2)]` for an expression `e` of the register number `r`,
+/// written out: the hot loop calls no closure (a closure passed to a
+/// library function such as `array::map` is not compiled with AVX-512,
+/// and every intrinsic in it became a call).
+macro_rules! each {
+    ($r:ident => $e:expr) => {
+        [
+            {
+                let $r = 0usize;
+                $e
+            },
+            {
+                let $r = 1usize;
+                $e
+            },
+            {
+                let $r = 2usize;
+                $e
+            },
+        ]
+    };
+}
+
+/// Eight indices in a register.
+#[target_feature(enable = "avx2,avx512f,avx512vl,avx512dq,avx512bw,avx512cd")]
+#[inline]
+fn indices(i: &[i64; 8]) -> __m512i {
+    // SAFETY: eight `i64` (64 bytes) are read from the array.
+    unsafe { _mm512_loadu_si512(i.as_ptr().cast()) }
+}
+
+/// The eight `f64` of `s[g..g + 8]` in a register (panics past the end).
+#[target_feature(enable = "avx2,avx512f,avx512vl,avx512dq,avx512bw,avx512cd")]
+#[inline]
+fn load_values(s: &[f64], g: usize) -> __m512d {
+    let s = &s[g..g + 8];
+    // SAFETY: the eight `f64` of `s`.
+    unsafe { _mm512_loadu_pd(s.as_ptr()) }
+}
+
+/// The running extremes of [`eight`]: per particle of the eight, the
+/// largest squared displacement; per element of the three registers, the
+/// smallest and largest displacement component.
+struct Widest {
+    disp2: __m512d,
+    lo: [__m512d; 3],
+    hi: [__m512d; 3],
+}
+
+impl Widest {
+    /// Nothing seen: a zero displacement and an empty box.
+    #[target_feature(enable = "avx2,avx512f,avx512vl,avx512dq,avx512bw,avx512cd")]
+    fn new() -> Self {
+        Widest {
+            disp2: _mm512_setzero_pd(),
+            lo: [_mm512_set1_pd(f64::INFINITY); 3],
+            hi: [_mm512_set1_pd(f64::NEG_INFINITY); 3],
+        }
+    }
+
+    /// The largest squared displacement and the box, over the eight
+    /// particles' places (as the lane path folds its lanes).
+    #[target_feature(enable = "avx2,avx512f,avx512vl,avx512dq,avx512bw,avx512cd")]
+    fn folded(&self) -> (f64, (DVec3, DVec3)) {
+        let values = |v: __m512d| {
+            let mut a = [0.0; 8];
+            // SAFETY: eight `f64` are written to the array.
+            unsafe { _mm512_storeu_pd(a.as_mut_ptr(), v) };
+            a
+        };
+        let mut disp2 = 0.0;
+        for d in values(self.disp2) {
+            if d > disp2 {
+                disp2 = d;
+            }
+        }
+        let (mut lo, mut hi) = (DVec3::INFINITY, DVec3::NEG_INFINITY);
+        for (r, component) in COMPONENT.iter().enumerate() {
+            let (l, h) = (values(self.lo[r]), values(self.hi[r]));
+            for (e, &a) in component.iter().enumerate() {
+                lo[a] = lo[a].min(l[e]);
+                hi[a] = hi[a].max(h[e]);
+            }
+        }
+        (disp2, (lo, hi))
+    }
+}
+
+/// The three registers of the eight particles' vectors `s[g..g + 8]`
+/// (panics past the end).
+#[target_feature(enable = "avx2,avx512f,avx512vl,avx512dq,avx512bw,avx512cd")]
+#[inline]
+fn load(s: &[DVec3], g: usize) -> [__m512d; 3] {
+    let at = s[g..g + 8].as_ptr().cast::<f64>();
+    // SAFETY: the 24 `f64` of `s[g..g + 8]` (a `DVec3` is three `f64`).
+    each!(r => unsafe { _mm512_loadu_pd(at.add(8 * r)) })
+}
+
+/// Store the three registers `v` as the eight particles' vectors
+/// `s[g..g + 8]` (panics past the end).
+#[target_feature(enable = "avx2,avx512f,avx512vl,avx512dq,avx512bw,avx512cd")]
+#[inline]
+fn store(s: &mut [DVec3], g: usize, v: [__m512d; 3]) {
+    let at = s[g..g + 8].as_mut_ptr().cast::<f64>();
+    for (r, v) in v.into_iter().enumerate() {
+        // SAFETY: the 24 `f64` of `s[g..g + 8]`.
+        unsafe { _mm512_storeu_pd(at.add(8 * r), v) };
+    }
+}
+
+/// `a·a` per particle of three registers of eight vectors, as
+/// [`crate::simd::lane::V3::dot`] sums it: `(x·x + y·y) + z·z`.
+#[target_feature(enable = "avx2,avx512f,avx512vl,avx512dq,avx512bw,avx512cd")]
+#[inline]
+fn squared_lengths(a: [__m512d; 3]) -> __m512d {
+    let sq = each!(r => _mm512_mul_pd(a[r], a[r]));
+    let part = each!(c => {
+        let (first, second) = &APART[c];
+        let t = _mm512_permutex2var_pd(sq[0], indices(first), sq[1]);
+        _mm512_permutex2var_pd(t, indices(second), sq[2])
+    });
+    _mm512_add_pd(_mm512_add_pd(part[0], part[1]), part[2])
+}
+
+/// The three registers' element masks in one word, element `e` of
+/// register `r` at bit `8r + e`.
+#[inline(always)]
+fn word(m: [__mmask8; 3]) -> u32 {
+    u32::from(m[0]) | u32::from(m[1]) << 8 | u32::from(m[2]) << 16
+}
+
+/// One half kick of three registers: `v + per·f` per element (as
+/// `drift_lanes`: `v + f.scale(per)`, each product `per·f`).
+#[target_feature(enable = "avx2,avx512f,avx512vl,avx512dq,avx512bw,avx512cd")]
+#[inline]
+fn half_kick(v: [__m512d; 3], f: [__m512d; 3], per: [__m512d; 3]) -> [__m512d; 3] {
+    each!(r => _mm512_add_pd(v[r], _mm512_mul_pd(per[r], f[r])))
+}
+
+/// Whether each element of three registers is finite, as a [`word`].
+#[target_feature(enable = "avx2,avx512f,avx512vl,avx512dq,avx512bw,avx512cd")]
+#[inline]
+fn finite(v: [__m512d; 3]) -> u32 {
+    let inf = _mm512_set1_pd(f64::INFINITY);
+    word(each!(r => _mm512_cmp_pd_mask::<_CMP_LT_OQ>(_mm512_abs_pd(v[r]), inf)))
+}
+
+/// The first half step of the eight particles `g..g + 8` of a block (as
+/// [`super::drift_lanes`] for each): the deferred half kick if
+/// `DEFERRED`, the half kick, the drift, the packed images; flags the
+/// lowest-id particle gone bad into `scan` and keeps the largest
+/// displacements and their box in `widest`. Panics past the end of the
+/// block.
+#[target_feature(enable = "avx2,avx512f,avx512vl,avx512dq,avx512bw,avx512cd")]
+#[inline]
+fn eight<const DEFERRED: bool>(
+    g: usize,
+    b: &mut DriftArrays,
+    c: &DriftConstants,
+    k: &Constants,
+    scan: &mut DriftScan,
+    widest: &mut Widest,
+) {
+    let (x0, v0, w0) = (load(b.x, g), load(b.v, g), load(b.w, g));
+    let (f, t) = (load(b.f, g), load(b.t, g));
+    // `½Δt/m` and `½Δt/I` per particle (as `drift_lanes` makes them),
+    // then per element.
+    let per_mass = _mm512_mul_pd(k.half, load_values(b.im, g));
+    let per_inertia = _mm512_mul_pd(k.half, load_values(b.ii, g));
+    let per_mass = each!(r => _mm512_permutexvar_pd(k.spread[r], per_mass));
+    let per_inertia = each!(r => _mm512_permutexvar_pd(k.spread[r], per_inertia));
+    // `v += (½Δt/m) F`, `ω += (½Δt/I) τ`, once more first if deferred.
+    let (mut v1, mut w1) = (v0, w0);
+    if DEFERRED {
+        (v1, w1) = (half_kick(v1, f, per_mass), half_kick(w1, t, per_inertia));
+    }
+    (v1, w1) = (half_kick(v1, f, per_mass), half_kick(w1, t, per_inertia));
+    let dx = each!(r => _mm512_mul_pd(k.dt, v1[r]));
+    // A frozen particle keeps its state; its step is zero.
+    let frozen = b.frozen[g..g + 8].as_ptr();
+    // SAFETY: the eight `bool` (eight bytes) of `frozen`.
+    let frozen = unsafe { _mm_loadl_epi64(frozen.cast()) };
+    let frozen = _mm_test_epi8_mask(frozen, frozen) as u8;
+    let mobile = !FLAGS_PER_ELEMENT[usize::from(frozen)];
+    let m = each!(r => (mobile >> (8 * r)) as __mmask8);
+    let x1 = each!(r => _mm512_mask_add_pd(x0[r], m[r], x0[r], dx[r]));
+    let v1 = each!(r => _mm512_mask_mov_pd(v0[r], m[r], v1[r]));
+    let w1 = each!(r => _mm512_mask_mov_pd(w0[r], m[r], w1[r]));
+    let step2 = _mm512_maskz_mov_pd(!frozen, squared_lengths(dx));
+    store(b.x, g, x1);
+    store(b.v, g, v1);
+    store(b.w, g, w1);
+    // The packed images: the new positions with the radii they hold (the
+    // rebuild wrote them).
+    let at = b.packed[g..g + 8].as_mut_ptr().cast::<f64>();
+    // SAFETY: the 32 `f64` of `packed[g..g + 8]` (a `DVec4` is four).
+    let old = unsafe {
+        [
+            _mm512_loadu_pd(at),
+            _mm512_loadu_pd(at.add(8)),
+            _mm512_loadu_pd(at.add(16)),
+            _mm512_loadu_pd(at.add(24)),
+        ]
+    };
+    let low = _mm512_permutex2var_pd(old[0], indices(&[3, 7, 11, 15, 0, 0, 0, 0]), old[1]);
+    let high = _mm512_permutex2var_pd(old[2], indices(&[0, 0, 0, 0, 3, 7, 11, 15]), old[3]);
+    let radius = _mm512_mask_blend_pd(0xF0, low, high);
+    let sources = [
+        (x1[0], x1[0]),
+        (x1[0], x1[1]),
+        (x1[1], x1[2]),
+        (x1[2], x1[2]),
+    ];
+    for (i, ((first, second), (a, b))) in PACKED.iter().zip(sources).enumerate() {
+        let positions = _mm512_permutex2var_pd(a, indices(first), b);
+        let image = _mm512_permutex2var_pd(positions, indices(second), radius);
+        // SAFETY: as the loads above.
+        unsafe { _mm512_storeu_pd(at.add(8 * i), image) };
+    }
+    // Not too far in one step, every component finite, inside the box
+    // along the closed axes (a NaN compares false: flagged either way).
+    let inside = word(each!(r => _mm512_cmp_pd_mask::<_CMP_LE_OQ>(k.lo[r], x1[r])
+        & _mm512_cmp_pd_mask::<_CMP_LE_OQ>(x1[r], k.hi[r])));
+    let elements_ok = finite(v1) & finite(w1) & inside;
+    let limit = _mm512_mul_pd(k.step_factor, _mm512_mul_pd(radius, radius));
+    let slow = _mm512_cmp_pd_mask::<_CMP_LE_OQ>(step2, limit);
+    if elements_ok != 0xFF_FFFF || slow != 0xFF {
+        for l in 0..8 {
+            let ok = elements_ok >> (3 * l) & 0b111 == 0b111 && slow >> l & 1 == 1;
+            let id = b.id[g + l];
+            if !ok && scan.bad.is_none_or(|(_, i)| id < i) {
+                scan.bad = Some((c.base + g + l, id));
+            }
+        }
+    }
+    // A NaN displacement leaves the maximum and the box as they were (the
+    // particle is flagged above): `max(a, b)` is `a > b ? a : b`, and
+    // `min(a, b)` is `a < b ? a : b`, as the lane path selects them.
+    let x_ref = load(b.x_ref, g);
+    let d = each!(r => _mm512_sub_pd(x1[r], x_ref[r]));
+    widest.disp2 = _mm512_max_pd(squared_lengths(d), widest.disp2);
+    for (r, &d) in d.iter().enumerate() {
+        widest.lo[r] = _mm512_min_pd(d, widest.lo[r]);
+        widest.hi[r] = _mm512_max_pd(d, widest.hi[r]);
+    }
+}
