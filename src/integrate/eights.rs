@@ -1,22 +1,23 @@
 //! The first half step eight particles at a time with AVX-512, on the
-//! arrays as they lie in memory.
+//! arrays as they lie in memory ([`crate::simd::eights`]).
 //!
-//! Eight particles' vectors (`x`, `v`, `ω`, `F`, `τ`, `x_ref`) are 24
-//! consecutive `f64`, three 512-bit registers, component after component
-//! (`x₀ y₀ z₀ x₁ …`). The kick and the drift act on each component alone,
-//! so they run on the registers as loaded, with each particle's `½Δt/m`
-//! and `½Δt/I` spread over its three components by one permutation per
-//! register; only the sums over components (the squared step and
-//! displacement) and the packed images need the components apart, which
-//! a few two-register permutations give. Every component goes through the
-//! operations of [`super::drift_lanes`], in its order, so the bits are
-//! the same; the lane path gathered and scattered each value one at a
-//! time, which cost more than the arithmetic (the chute's first half step
-//! took 0.30 s of a 2.07 s run that way).
+//! The kick and the drift act on each component alone, so they run on the
+//! registers as loaded, with each particle's `½Δt/m` and `½Δt/I` spread
+//! over its three components; only the sums over components (the squared
+//! step and displacement) and the packed images need the components apart.
+//! Every component goes through the operations of [`super::drift_lanes`],
+//! in its order, so the bits are the same; the lane path gathered and
+//! scattered each value one at a time, which cost more than the arithmetic
+//! (the chute's first half step took 0.32 s of a 2.06 s run that way,
+//! 0.17 s this way).
 
 use super::{
     drift_rest, take_for_writing, DriftArrays, DriftConstants, DriftScan, MAX_STEP_FRACTION,
     WRITE_AHEAD,
+};
+use crate::simd::eights::{
+    clear_elements, each, finite, flags, indices, load, load_values, per_element, spread_indices,
+    squared_lengths, store, word, COMPONENT,
 };
 use glam::DVec3;
 use std::arch::x86_64::*;
@@ -47,32 +48,6 @@ pub(super) unsafe fn drift_block_avx512<const DEFERRED: bool>(
     drift_rest::<DEFERRED>(full, b, c, scan, std::iter::once(widest.folded()))
 }
 
-/// Element `e` of a register of eight particles' vectors belongs to
-/// particle `e / 3`: per register, the particle (of the eight) of each
-/// element, for spreading a value per particle over its components.
-const SPREAD: [[i64; 8]; 3] = [
-    [0, 0, 0, 1, 1, 1, 2, 2],
-    [2, 3, 3, 3, 4, 4, 4, 5],
-    [5, 5, 6, 6, 6, 7, 7, 7],
-];
-
-/// Per register, the component (0, 1, 2 for x, y, z) of each element.
-const COMPONENT: [[usize; 8]; 3] = [
-    [0, 1, 2, 0, 1, 2, 0, 1],
-    [2, 0, 1, 2, 0, 1, 2, 0],
-    [1, 2, 0, 1, 2, 0, 1, 2],
-];
-
-/// Per component, the permutations that gather it from the three
-/// registers, one value per particle: the first picks from registers 0
-/// and 1 (indices 8–15 are register 1's), the second keeps the first's
-/// five or six and adds register 2's.
-const APART: [([i64; 8], [i64; 8]); 3] = [
-    ([0, 3, 6, 9, 12, 15, 0, 0], [0, 1, 2, 3, 4, 5, 10, 13]),
-    ([1, 4, 7, 10, 13, 0, 0, 0], [0, 1, 2, 3, 4, 8, 11, 14]),
-    ([2, 5, 8, 11, 14, 0, 0, 0], [0, 1, 2, 3, 4, 9, 12, 15]),
-];
-
 /// The permutations that make the four registers of eight packed images
 /// `(x, y, z, R)` from the three of the positions and the register of the
 /// radii: first the positions of two particles from two position
@@ -85,24 +60,6 @@ const PACKED: [([i64; 8], [i64; 8]); 4] = [
     ([4, 5, 6, 0, 7, 8, 9, 0], [0, 1, 2, 12, 4, 5, 6, 13]),
     ([0, 1, 2, 3, 4, 5, 6, 7], [2, 3, 4, 14, 5, 6, 7, 15]),
 ];
-
-/// Per frozen flags of eight particles (bit `l` for particle `l`), the
-/// same flags per element of their three registers (bits `3l` to `3l + 2`).
-const FLAGS_PER_ELEMENT: [u32; 256] = {
-    let mut table = [0; 256];
-    let mut flags = 0;
-    while flags < 256 {
-        let mut l = 0;
-        while l < 8 {
-            if flags >> l & 1 == 1 {
-                table[flags] |= 0b111 << (3 * l);
-            }
-            l += 1;
-        }
-        flags += 1;
-    }
-    table
-};
 
 /// What every group of a block shares, in registers: the step, the bounds
 /// of the box per element, and the step bound's factor.
@@ -118,63 +75,15 @@ struct Constants {
 impl Constants {
     #[target_feature(enable = "avx2,avx512f,avx512vl,avx512dq,avx512bw,avx512cd")]
     fn new(c: &DriftConstants) -> Self {
-        // Once per block: out of the hot loop, closures are fine here.
-        let per_element = |bound: DVec3| {
-            COMPONENT.map(|r| {
-                let v = r.map(|a| bound[a]);
-                // SAFETY: eight `f64` are read from the array.
-                unsafe { _mm512_loadu_pd(v.as_ptr()) }
-            })
-        };
         Constants {
             dt: _mm512_set1_pd(c.dt),
             half: _mm512_set1_pd(0.5 * c.dt),
             lo: per_element(c.lo),
             hi: per_element(c.hi),
             step_factor: _mm512_set1_pd(MAX_STEP_FRACTION * MAX_STEP_FRACTION),
-            spread: SPREAD.map(|s| indices(&s)),
+            spread: spread_indices(),
         }
     }
-}
-
-/// `[e(0), e(1), e(2)]` for an expression `e` of the register number `r`,
-/// written out: the hot loop calls no closure (a closure passed to a
-/// library function such as `array::map` is not compiled with AVX-512,
-/// and every intrinsic in it became a call).
-macro_rules! each {
-    ($r:ident => $e:expr) => {
-        [
-            {
-                let $r = 0usize;
-                $e
-            },
-            {
-                let $r = 1usize;
-                $e
-            },
-            {
-                let $r = 2usize;
-                $e
-            },
-        ]
-    };
-}
-
-/// Eight indices in a register.
-#[target_feature(enable = "avx2,avx512f,avx512vl,avx512dq,avx512bw,avx512cd")]
-#[inline]
-fn indices(i: &[i64; 8]) -> __m512i {
-    // SAFETY: eight `i64` (64 bytes) are read from the array.
-    unsafe { _mm512_loadu_si512(i.as_ptr().cast()) }
-}
-
-/// The eight `f64` of `s[g..g + 8]` in a register (panics past the end).
-#[target_feature(enable = "avx2,avx512f,avx512vl,avx512dq,avx512bw,avx512cd")]
-#[inline]
-fn load_values(s: &[f64], g: usize) -> __m512d {
-    let s = &s[g..g + 8];
-    // SAFETY: the eight `f64` of `s`.
-    unsafe { _mm512_loadu_pd(s.as_ptr()) }
 }
 
 /// The running extremes of [`eight`]: per particle of the eight, the
@@ -225,63 +134,12 @@ impl Widest {
     }
 }
 
-/// The three registers of the eight particles' vectors `s[g..g + 8]`
-/// (panics past the end).
-#[target_feature(enable = "avx2,avx512f,avx512vl,avx512dq,avx512bw,avx512cd")]
-#[inline]
-fn load(s: &[DVec3], g: usize) -> [__m512d; 3] {
-    let at = s[g..g + 8].as_ptr().cast::<f64>();
-    // SAFETY: the 24 `f64` of `s[g..g + 8]` (a `DVec3` is three `f64`).
-    each!(r => unsafe { _mm512_loadu_pd(at.add(8 * r)) })
-}
-
-/// Store the three registers `v` as the eight particles' vectors
-/// `s[g..g + 8]` (panics past the end).
-#[target_feature(enable = "avx2,avx512f,avx512vl,avx512dq,avx512bw,avx512cd")]
-#[inline]
-fn store(s: &mut [DVec3], g: usize, v: [__m512d; 3]) {
-    let at = s[g..g + 8].as_mut_ptr().cast::<f64>();
-    for (r, v) in v.into_iter().enumerate() {
-        // SAFETY: the 24 `f64` of `s[g..g + 8]`.
-        unsafe { _mm512_storeu_pd(at.add(8 * r), v) };
-    }
-}
-
-/// `a·a` per particle of three registers of eight vectors, as
-/// [`crate::simd::lane::V3::dot`] sums it: `(x·x + y·y) + z·z`.
-#[target_feature(enable = "avx2,avx512f,avx512vl,avx512dq,avx512bw,avx512cd")]
-#[inline]
-fn squared_lengths(a: [__m512d; 3]) -> __m512d {
-    let sq = each!(r => _mm512_mul_pd(a[r], a[r]));
-    let part = each!(c => {
-        let (first, second) = &APART[c];
-        let t = _mm512_permutex2var_pd(sq[0], indices(first), sq[1]);
-        _mm512_permutex2var_pd(t, indices(second), sq[2])
-    });
-    _mm512_add_pd(_mm512_add_pd(part[0], part[1]), part[2])
-}
-
-/// The three registers' element masks in one word, element `e` of
-/// register `r` at bit `8r + e`.
-#[inline(always)]
-fn word(m: [__mmask8; 3]) -> u32 {
-    u32::from(m[0]) | u32::from(m[1]) << 8 | u32::from(m[2]) << 16
-}
-
 /// One half kick of three registers: `v + per·f` per element (as
 /// `drift_lanes`: `v + f.scale(per)`, each product `per·f`).
 #[target_feature(enable = "avx2,avx512f,avx512vl,avx512dq,avx512bw,avx512cd")]
 #[inline]
 fn half_kick(v: [__m512d; 3], f: [__m512d; 3], per: [__m512d; 3]) -> [__m512d; 3] {
     each!(r => _mm512_add_pd(v[r], _mm512_mul_pd(per[r], f[r])))
-}
-
-/// Whether each element of three registers is finite, as a [`word`].
-#[target_feature(enable = "avx2,avx512f,avx512vl,avx512dq,avx512bw,avx512cd")]
-#[inline]
-fn finite(v: [__m512d; 3]) -> u32 {
-    let inf = _mm512_set1_pd(f64::INFINITY);
-    word(each!(r => _mm512_cmp_pd_mask::<_CMP_LT_OQ>(_mm512_abs_pd(v[r]), inf)))
 }
 
 /// The first half step of the eight particles `g..g + 8` of a block (as
@@ -316,12 +174,8 @@ fn eight<const DEFERRED: bool>(
     (v1, w1) = (half_kick(v1, f, per_mass), half_kick(w1, t, per_inertia));
     let dx = each!(r => _mm512_mul_pd(k.dt, v1[r]));
     // A frozen particle keeps its state; its step is zero.
-    let frozen = b.frozen[g..g + 8].as_ptr();
-    // SAFETY: the eight `bool` (eight bytes) of `frozen`.
-    let frozen = unsafe { _mm_loadl_epi64(frozen.cast()) };
-    let frozen = _mm_test_epi8_mask(frozen, frozen) as u8;
-    let mobile = !FLAGS_PER_ELEMENT[usize::from(frozen)];
-    let m = each!(r => (mobile >> (8 * r)) as __mmask8);
+    let frozen = flags(b.frozen, g);
+    let m = clear_elements(frozen);
     let x1 = each!(r => _mm512_mask_add_pd(x0[r], m[r], x0[r], dx[r]));
     let v1 = each!(r => _mm512_mask_mov_pd(v0[r], m[r], v1[r]));
     let w1 = each!(r => _mm512_mask_mov_pd(w0[r], m[r], w1[r]));

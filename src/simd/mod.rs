@@ -2,6 +2,7 @@
 //! loops ([`isa`]).
 
 pub mod across;
+pub(crate) mod eights;
 pub mod isa;
 pub mod lane;
 pub mod prefetch;
