@@ -6,10 +6,9 @@
 //! over its three components; only the sums over components (the squared
 //! step and displacement) and the packed images need the components apart.
 //! Every component goes through the operations of [`super::drift_lanes`],
-//! in its order, so the bits are the same; the lane path gathered and
-//! scattered each value one at a time, which cost more than the arithmetic
-//! (the chute's first half step took 0.32 s of a 2.06 s run that way,
-//! 0.17 s this way).
+//! in its order, so the bits are the same; the lane path gathers and
+//! scatters each value one at a time, which costs more than the
+//! arithmetic (docs/performance.md, 2026-12-03).
 
 use super::{
     drift_rest, take_for_writing, DriftArrays, DriftConstants, DriftScan, MAX_STEP_FRACTION,
@@ -73,6 +72,7 @@ struct Constants {
 }
 
 impl Constants {
+    /// The registers of a block's constants `c`.
     #[target_feature(enable = "avx2,avx512f,avx512vl,avx512dq,avx512bw,avx512cd")]
     fn new(c: &DriftConstants) -> Self {
         Constants {
