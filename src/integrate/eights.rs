@@ -220,9 +220,8 @@ fn eight<const DEFERRED: bool>(
     if elements_ok != 0xFF_FFFF || slow != 0xFF {
         for l in 0..8 {
             let ok = elements_ok >> (3 * l) & 0b111 == 0b111 && slow >> l & 1 == 1;
-            let id = b.id[g + l];
-            if !ok && scan.bad.is_none_or(|(_, i)| id < i) {
-                scan.bad = Some((c.base + g + l, id));
+            if !ok {
+                scan.flag(c.base + g + l, b.id[g + l]);
             }
         }
     }

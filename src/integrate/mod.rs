@@ -84,6 +84,15 @@ impl DriftScan {
             },
         }
     }
+
+    /// Flag owned particle `k`, of id `id`, as gone bad, unless a particle
+    /// of lower id is flagged already.
+    #[inline(always)]
+    fn flag(&mut self, k: usize, id: u64) {
+        if self.bad.is_none_or(|(_, i)| id < i) {
+            self.bad = Some((k, id));
+        }
+    }
 }
 
 /// First half kick and drift of the owned, mobile particles; measures the
@@ -473,9 +482,8 @@ fn drift_lanes<T: Lane, const DEFERRED: bool>(
     if T::any(bad) {
         let flags = T::select(bad, T::splat(1.0), T::splat(0.0));
         for l in 0..T::LANES {
-            let id = b.id[k + l];
-            if flags.lane(l) != 0.0 && scan.bad.is_none_or(|(_, i)| id < i) {
-                scan.bad = Some((c.base + k + l, id));
+            if flags.lane(l) != 0.0 {
+                scan.flag(c.base + k + l, b.id[k + l]);
             }
         }
     }
