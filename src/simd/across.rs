@@ -1,6 +1,7 @@
 //! Four `(x, y, z, w)` quadruples, one per 256-bit register, read across
 //! the registers: the AVX2 distance tests of the force stage's filter and
-//! the neighbour search, four pairs at a time.
+//! the neighbour search, four pairs at a time; and eight, two per 512-bit
+//! register, for the AVX-512 filter.
 
 #[cfg(target_arch = "x86_64")]
 use std::arch::x86_64::*;
@@ -38,6 +39,74 @@ pub fn fourth_values(v: [__m256d; 4]) -> __m256d {
     let r01 = _mm256_unpackhi_pd(v[0], v[1]); // y0 y1 w0 w1
     let r23 = _mm256_unpackhi_pd(v[2], v[3]);
     _mm256_permute2f128_pd::<0x31>(r01, r23)
+}
+
+/// Eight `(x, y, z, w)` quadruples in four 512-bit registers, two per
+/// register: register `t` holds items `EIGHT_ORDER[t]` (its low and high
+/// halves), so that the values read across them come out in item order.
+pub const EIGHT_ORDER: [[usize; 2]; 4] = [[0, 2], [1, 3], [4, 6], [5, 7]];
+
+/// Two quadruples in one 512-bit register, `a` in its low half.
+///
+/// # Safety
+/// As [`squared_lengths_of_eight`].
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,avx512f,avx512vl,avx512dq,avx512bw,avx512cd")]
+#[inline]
+pub fn two(a: &glam::DVec4, b: &glam::DVec4) -> __m512d {
+    // SAFETY: a `DVec4` is four `f64` in order (x, y, z, w).
+    let (low, high) = unsafe {
+        (
+            _mm256_loadu_pd(a.as_ref().as_ptr()),
+            _mm256_loadu_pd(b.as_ref().as_ptr()),
+        )
+    };
+    _mm512_insertf64x4::<1>(_mm512_castpd256_pd512(low), high)
+}
+
+/// [`squared_lengths`] for eight vectors `(x, y, z, ·)` held as
+/// [`EIGHT_ORDER`] says, one per element in item order: the same
+/// operations in the same order, so the same bits.
+///
+/// # Safety
+/// The processor must have AVX-512 (a caller built with it, or one that
+/// checked [`crate::simd::isa::avx512`]).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,avx512f,avx512vl,avx512dq,avx512bw,avx512cd")]
+#[inline]
+pub fn squared_lengths_of_eight(v: [__m512d; 4]) -> __m512d {
+    let sq = [
+        _mm512_mul_pd(v[0], v[0]),
+        _mm512_mul_pd(v[1], v[1]),
+        _mm512_mul_pd(v[2], v[2]),
+        _mm512_mul_pd(v[3], v[3]),
+    ];
+    // Per 128-bit lane, as in `squared_lengths`: x0 x1 | z0 z1 | x2 x3 | z2 z3
+    // for the items of registers 0 and 1 (low halves 0, 1; high halves
+    // 2, 3), and the same for registers 2 and 3 (items 4 to 7).
+    let lo01 = _mm512_unpacklo_pd(sq[0], sq[1]);
+    let hi01 = _mm512_unpackhi_pd(sq[0], sq[1]);
+    let lo23 = _mm512_unpacklo_pd(sq[2], sq[3]);
+    let hi23 = _mm512_unpackhi_pd(sq[2], sq[3]);
+    // Lanes 0 and 2 of each (the x or y pairs), or 1 and 3 (z or w).
+    let x2 = _mm512_shuffle_f64x2::<0x88>(lo01, lo23);
+    let z2 = _mm512_shuffle_f64x2::<0xDD>(lo01, lo23);
+    let y2 = _mm512_shuffle_f64x2::<0x88>(hi01, hi23);
+    _mm512_add_pd(_mm512_add_pd(x2, y2), z2)
+}
+
+/// [`fourth_values`] of eight quadruples held as [`EIGHT_ORDER`] says,
+/// one per element in item order.
+///
+/// # Safety
+/// As [`squared_lengths_of_eight`].
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,avx512f,avx512vl,avx512dq,avx512bw,avx512cd")]
+#[inline]
+pub fn fourth_values_of_eight(v: [__m512d; 4]) -> __m512d {
+    let r01 = _mm512_unpackhi_pd(v[0], v[1]); // y0 y1 | w0 w1 | y2 y3 | w2 w3
+    let r23 = _mm512_unpackhi_pd(v[2], v[3]);
+    _mm512_shuffle_f64x2::<0xDD>(r01, r23)
 }
 
 /// Per outcome of four tests (bit `t` set: item `t` is kept), the places
@@ -131,6 +200,38 @@ mod tests {
         for t in 0..4 {
             assert_eq!(l[t].to_bits(), v[t].truncate().length_squared().to_bits());
             assert_eq!(w[t].to_bits(), v[t].w.to_bits());
+        }
+    }
+
+    /// Eight at a time, item by item the bits of one vector at a time.
+    #[test]
+    fn eight_at_a_time_give_the_bits_of_one_at_a_time() {
+        if !crate::simd::isa::avx512() {
+            return;
+        }
+        let v: [DVec4; 8] = std::array::from_fn(|t| {
+            let t = t as f64;
+            DVec4::new(0.1 * t - 0.3, 1.0 / (t + 3.0), -(t * t) / 7.0, 0.5 + t)
+        });
+        // SAFETY: the processor has AVX-512 (tested above); a `DVec4` is
+        // four `f64` in order.
+        let (lengths, fourth) = unsafe {
+            let r = EIGHT_ORDER.map(|[a, b]| two(&v[a], &v[b]));
+            (squared_lengths_of_eight(r), fourth_values_of_eight(r))
+        };
+        let (mut l, mut w) = ([0.0; 8], [0.0; 8]);
+        // SAFETY: eight `f64` each.
+        unsafe {
+            _mm512_storeu_pd(l.as_mut_ptr(), lengths);
+            _mm512_storeu_pd(w.as_mut_ptr(), fourth);
+        }
+        for t in 0..8 {
+            assert_eq!(
+                l[t].to_bits(),
+                v[t].truncate().length_squared().to_bits(),
+                "item {t}"
+            );
+            assert_eq!(w[t].to_bits(), v[t].w.to_bits(), "item {t}");
         }
     }
 }
