@@ -128,7 +128,7 @@ impl CellGrid {
     /// The ranges of [`Self::items`] slots that make up the cells around
     /// `x`, one edge `size` (see [`Self::rebin`]) each way: up to 9 runs of
     /// `2 split + 1` consecutive cells (empty ranges at the edges).
-    #[inline]
+    #[inline(always)]
     pub fn near_slots(&self, x: DVec3) -> [std::ops::Range<usize>; 9] {
         let c = self.coords(x);
         let mut out: [std::ops::Range<usize>; 9] = Default::default();

@@ -414,7 +414,7 @@ impl RowSearch<'_> {
     /// The rows of work block `b`, in the build for the run's instruction
     /// set ([`crate::simd::isa`]).
     fn block(&self, b: usize, rows: &mut BlockRows) {
-        in_best_build!(block_avx2, || self.block_body(b, rows))
+        in_best_build!(block_avx2, block_avx512, || self.block_body(b, rows))
     }
 
     /// The body of [`Self::block`]: each owned particle's partners within
@@ -598,17 +598,28 @@ impl NeighborList {
 /// so that is the full order). A short row, the common case, is placed by
 /// rank (each entry goes where the number of smaller ids says) without a
 /// data-dependent branch; a long one is sorted.
-#[inline]
+#[inline(always)]
 pub(super) fn sort_row(row: &mut [(u64, u32)]) {
-    const SHORT: usize = 16;
-    if row.len() > SHORT {
-        return row.sort_unstable_by_key(|e| e.0);
+    match row.len() {
+        0..=8 => place_by_rank::<8>(row),
+        9..=16 => place_by_rank::<16>(row),
+        _ => row.sort_unstable_by_key(|e| e.0),
     }
-    let mut copy = [(0u64, 0u32); SHORT];
-    copy[..row.len()].copy_from_slice(row);
-    let copy = &copy[..row.len()];
-    for &(id, q) in copy {
-        let rank: usize = copy.iter().map(|e| (e.0 < id) as usize).sum();
+}
+
+/// [`sort_row`] for a row of at most `N` entries: each entry's rank counted
+/// over `N` ids, the row's and `u64::MAX` after them (never below an id),
+/// so that the count runs over a fixed length, which the compiler turns
+/// into a few vector compares.
+#[inline(always)]
+fn place_by_rank<const N: usize>(row: &mut [(u64, u32)]) {
+    let mut ids = [u64::MAX; N];
+    let mut copy = [(0u64, 0u32); N];
+    for (k, &e) in row.iter().enumerate() {
+        (ids[k], copy[k]) = (e.0, e);
+    }
+    for &(id, q) in &copy[..row.len()] {
+        let rank = ids.iter().filter(|&&x| x < id).count();
         row[rank] = (id, q);
     }
 }
