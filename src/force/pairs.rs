@@ -327,7 +327,7 @@ fn block_candidates(blk: &Block, out: &mut BlockOut) -> Vec<[u32; 2]> {
     // superset of the contacts), resetting the records of pairs that are
     // apart; the candidates then go in job order, in a loop of their own
     // (no hard-to-predict filter branch between two contact evaluations).
-    let mut candidates: Vec<[u32; 2]> = Vec::with_capacity(blk.jobs.len() + 4);
+    let mut candidates: Vec<[u32; 2]> = Vec::with_capacity(blk.jobs.len() + 8);
     let n_block = out.upper.len();
     filter_jobs(blk, n_block, out.entry, out.fresh, &mut candidates);
     candidates
