@@ -321,16 +321,41 @@ fn law_groups_block<const N: u8, const TG: u8, const C: bool, const H: usize, co
 /// upper sum is set to zero: it builds up in place, in candidate order (by
 /// partner), with no branch on where one particle's candidates end.
 #[inline(always)]
-fn block_candidates(blk: &Block, out: &mut BlockOut) -> Vec<[u32; 2]> {
+fn block_candidates(blk: &Block, out: &mut BlockOut) -> Candidates {
     out.upper.clear();
     // The cheap filter on the packed image positions over every job (a
     // superset of the contacts), resetting the records of pairs that are
     // apart; the candidates then go in job order, in a loop of their own
     // (no hard-to-predict filter branch between two contact evaluations).
-    let mut candidates: Vec<[u32; 2]> = Vec::with_capacity(blk.jobs.len() + 8);
+    let mut candidates = Candidates(CANDIDATES.take());
     let n_block = out.upper.len();
-    filter_jobs(blk, n_block, out.entry, out.fresh, &mut candidates);
+    filter_jobs(blk, n_block, out.entry, out.fresh, &mut candidates.0);
     candidates
+}
+
+thread_local! {
+    /// The storage of this thread's last block's candidates, kept for its
+    /// next block ([`Candidates`]).
+    static CANDIDATES: std::cell::Cell<Vec<[u32; 2]>> = const { std::cell::Cell::new(Vec::new()) };
+}
+
+/// A block's candidates `[owner, job]`, in storage that goes back to the
+/// thread when they are dropped, so that the next block's fill it again
+/// (an allocation per block and step fewer: the chute's blocks hold
+/// about 2,000 jobs, 16 KB).
+struct Candidates(Vec<[u32; 2]>);
+
+impl std::ops::Deref for Candidates {
+    type Target = Vec<[u32; 2]>;
+    fn deref(&self) -> &Self::Target {
+        &self.0
+    }
+}
+
+impl Drop for Candidates {
+    fn drop(&mut self) {
+        CANDIDATES.set(std::mem::take(&mut self.0));
+    }
 }
 
 /// The body of [`lanes_block`], inlined into each build.
