@@ -106,11 +106,7 @@ pub(super) unsafe fn filter_jobs_avx512(
     } = *input;
     let m = jobs.len();
     let entry = &mut entry[..m];
-    candidates.clear();
-    // Each store writes eight entries, of which the first `kept` count.
-    candidates.reserve(m + 8);
-    let out = candidates.spare_capacity_mut();
-    assert!(out.len() >= m + 8);
+    let out = room_for_stores(candidates, m, 8);
     let (pad8, margin) = (_mm512_set1_pd(pad), _mm512_set1_pd(1.0 + 1e-9));
     let mut kept = 0;
     let groups = m / 8;
@@ -193,12 +189,7 @@ pub(super) unsafe fn filter_jobs_avx512(
     // its near entries first).
     unsafe { candidates.set_len(kept) };
     for j in 8 * groups..m {
-        let (q, o) = (jobs[j] as usize, owners[j] as usize);
-        if job_in_reach(packed_block[o], packed[q], pad) {
-            candidates.push([o as u32, j as u32]);
-        } else {
-            apart(entry, j);
-        }
+        test_job(input, entry, candidates, &mut apart, j);
     }
 }
 
@@ -227,11 +218,7 @@ pub(super) unsafe fn filter_jobs_avx2(
     } = *input;
     let m = jobs.len();
     let entry = &mut entry[..m];
-    candidates.clear();
-    // Each store writes four entries, of which the first `kept` count.
-    candidates.reserve(m + 4);
-    let out = candidates.spare_capacity_mut();
-    assert!(out.len() >= m + 4);
+    let out = room_for_stores(candidates, m, 4);
     let load = |x: &DVec4| -> __m256d {
         // SAFETY: a `DVec4` is four `f64` in order (x, y, z, w).
         unsafe { _mm256_loadu_pd((x as *const DVec4).cast()) }
@@ -293,12 +280,7 @@ pub(super) unsafe fn filter_jobs_avx2(
     // its near entries first).
     unsafe { candidates.set_len(kept) };
     for j in 4 * groups..m {
-        let (q, o) = (jobs[j] as usize, owners[j] as usize);
-        if job_in_reach(packed_block[o], packed[q], pad) {
-            candidates.push([o as u32, j as u32]);
-        } else {
-            apart(entry, j);
-        }
+        test_job(input, entry, candidates, &mut apart, j);
     }
 }
 
@@ -320,35 +302,52 @@ pub(super) fn filter_jobs_body(
     candidates: &mut Vec<[u32; 2]>,
     mut apart: impl FnMut(&mut [u32], usize),
 ) {
-    let FilterInput {
-        packed_block,
-        packed,
-        jobs,
-        owners,
-        pad,
-    } = *input;
-    // The test of job `j`, of the block's particle `o`, with partner `q`.
-    macro_rules! test {
-        ($j:expr, $q:expr, $o:expr) => {{
-            let (j, o) = ($j, $o as usize);
-            if job_in_reach(packed_block[o], packed[$q as usize], pad) {
-                candidates.push([o as u32, j as u32]);
-            } else {
-                apart(entry, j);
-            }
-        }};
-    }
+    let (packed, jobs) = (input.packed, input.jobs);
+    candidates.clear();
     // Asking for the position of the partner FILTER_AHEAD jobs on while
     // this one is tested, then the last jobs without.
     let body = jobs.len().saturating_sub(FILTER_AHEAD);
-    let ahead = jobs.get(FILTER_AHEAD..).unwrap_or_default();
-    for (j, ((&q, &o), &qn)) in jobs.iter().zip(owners).zip(ahead).enumerate() {
+    for (j, &qn) in jobs.iter().skip(FILTER_AHEAD).enumerate() {
         prefetch_at(packed, qn as usize);
-        test!(j, q, o);
+        test_job(input, entry, candidates, &mut apart, j);
     }
-    for (j, (&q, &o)) in jobs.iter().zip(owners).enumerate().skip(body) {
-        test!(j, q, o);
+    for j in body..jobs.len() {
+        test_job(input, entry, candidates, &mut apart, j);
     }
+}
+
+/// The scalar test of job `j`: a candidate `[owner, j]` if its pair may
+/// touch, else `apart(entry, j)`.
+#[inline(always)]
+fn test_job(
+    input: &FilterInput,
+    entry: &mut [u32],
+    candidates: &mut Vec<[u32; 2]>,
+    apart: &mut impl FnMut(&mut [u32], usize),
+    j: usize,
+) {
+    let (q, o) = (input.jobs[j] as usize, input.owners[j] as usize);
+    if job_in_reach(input.packed_block[o], input.packed[q], input.pad) {
+        candidates.push([o as u32, j as u32]);
+    } else {
+        apart(entry, j);
+    }
+}
+
+/// `candidates` cleared, with room for the block's `m` jobs and `width`
+/// more: each store of a group of `width` jobs writes `width` entries,
+/// of which only the kept count. Returns the spare room.
+#[inline(always)]
+fn room_for_stores(
+    candidates: &mut Vec<[u32; 2]>,
+    m: usize,
+    width: usize,
+) -> &mut [std::mem::MaybeUninit<[u32; 2]>] {
+    candidates.clear();
+    candidates.reserve(m + width);
+    let out = candidates.spare_capacity_mut();
+    assert!(out.len() >= m + width);
+    out
 }
 
 /// Job `j` of the block (`entry` holds the block's jobs' entry numbers)
