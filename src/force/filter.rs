@@ -54,7 +54,8 @@ pub(super) struct FilterInput<'a> {
 
 /// The filter in the widest build the run may take
 /// ([`crate::simd::isa`]): the candidates `[owner, job]` into
-/// `candidates`, in job order, and `apart(entry, j)` for each job `j`
+/// `candidates` (cleared first: it is the thread's storage, reused from
+/// block to block), in job order, and `apart(entry, j)` for each job `j`
 /// whose pair may not touch, or at least for each such job whose entry
 /// number (in `entry`) is not 0: `apart` must leave the others as they
 /// are (as [`opened`] does).
@@ -418,7 +419,10 @@ mod tests {
         input: &FilterInput,
         entry: &[u32],
     ) -> Outcome {
-        let (mut entry, mut candidates, mut gone) = (entry.to_vec(), Vec::new(), Vec::new());
+        // The list holds a last block's candidates, as the thread's reused
+        // storage does: each build must clear it.
+        let mut candidates = vec![[7, 7]; 40];
+        let (mut entry, mut gone) = (entry.to_vec(), Vec::new());
         let mut apart = |entry: &mut [u32], j: usize| {
             if std::mem::take(&mut entry[j]) != 0 {
                 gone.push(j);
