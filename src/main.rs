@@ -172,9 +172,11 @@ fn abort(code: i32) -> ! {
     std::process::exit(code)
 }
 
-/// Refuse an unknown `GRAVEL_ISA` ([`gravel::simd::isa`]) before anything runs.
-fn check_isa() -> Result<(), GravelError> {
+/// Refuse an unknown `GRAVEL_ISA` ([`gravel::simd::isa`]) or `GRAVEL_HALO`
+/// ([`gravel::parallel::node_pages`]) before anything runs.
+fn check_variables() -> Result<(), GravelError> {
     gravel::simd::isa::check_request()
+        .and_then(|()| gravel::parallel::node_pages::check_request())
         .map_err(|m| GravelError::config(std::path::Path::new("environment"), m))
 }
 
@@ -220,7 +222,7 @@ fn dispatch(cmd: Command, comm: Box<dyn Comm>) -> Result<(), GravelError> {
             dump_every,
             overwrite,
         } => {
-            check_isa()?;
+            check_variables()?;
             let steps = steps
                 .map(|n| whole(&config, "--steps", n, "a whole number, 1 to 2^53"))
                 .transpose()?;
@@ -336,7 +338,7 @@ fn dispatch(cmd: Command, comm: Box<dyn Comm>) -> Result<(), GravelError> {
             Ok(())
         }
         Command::Check { config, ranks } => {
-            check_isa()?;
+            check_variables()?;
             let ranks = whole(&config, "--ranks", ranks, "a whole number, 1 or more")? as usize;
             if ranks == 0 {
                 return Err(GravelError::config(&config, "--ranks 0: must be 1 or more"));

@@ -15,8 +15,21 @@ use std::path::{Path, PathBuf};
 
 /// Run `config` on `np` ranks with `threads` threads each; return the final dump's text.
 fn run_dump(dir: &Path, config: &Path, np: usize, threads: usize, extra: &[&str]) -> String {
-    let dump = dir.join(format!("dump-{np}x{threads}.txt"));
-    let out = dir.join(format!("out-{np}x{threads}"));
+    run_dump_with_env(dir, config, np, threads, extra, &[])
+}
+
+/// As [`run_dump`], with the variables `env` set on every rank.
+fn run_dump_with_env(
+    dir: &Path,
+    config: &Path,
+    np: usize,
+    threads: usize,
+    extra: &[&str],
+    env: &[(&str, &str)],
+) -> String {
+    let tag = env.iter().map(|(_, v)| format!("-{v}")).collect::<String>();
+    let dump = dir.join(format!("dump-{np}x{threads}{tag}.txt"));
+    let out = dir.join(format!("out-{np}x{threads}{tag}"));
     let mut args = vec![
         "run".to_string(),
         config.display().to_string(),
@@ -30,7 +43,7 @@ fn run_dump(dir: &Path, config: &Path, np: usize, threads: usize, extra: &[&str]
     ];
     args.extend(extra.iter().map(|s| s.to_string()));
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let o = mpirun(np, &args, dir);
+    let o = mpirun_with_env(np, env, &args, dir);
     assert!(o.status.success(), "{}", describe(&o));
     std::fs::read_to_string(&dump).expect("dump written")
 }
@@ -210,6 +223,47 @@ fn chute_is_bit_identical_on_1_2_3_4_ranks() {
             &format!("chute, {np} ranks x {threads} threads"),
         );
     }
+    // The ranks of one node read each other's ghost states in place; by
+    // message, as ranks on different nodes do, the bits are the same.
+    let halo = gravel::parallel::node_pages::HALO_VAR;
+    for np in [2, 3] {
+        let other = run_dump_with_env(dir.path(), &config, np, 1, &steps, &[(halo, "messages")]);
+        assert_same_dump(
+            &reference,
+            &other,
+            &format!("chute, {np} ranks, halo by messages"),
+        );
+    }
+}
+
+/// An unknown `GRAVEL_HALO` is refused on every rank before step 0 (exit
+/// 2), naming the variable, its value and the values allowed.
+#[test]
+fn an_unknown_halo_transport_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = write_file(dir.path(), "bed.toml", &bed().text());
+    let out = dir.path().join("out");
+    let halo = gravel::parallel::node_pages::HALO_VAR;
+    let o = mpirun_with_env(
+        2,
+        &[(halo, "pigeons")],
+        &[
+            "run",
+            config.to_str().unwrap(),
+            "--quiet",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        dir.path(),
+    );
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{}", describe(&o));
+    assert!(stderr.contains("GRAVEL_HALO=\"pigeons\""), "{stderr}");
+    assert!(
+        stderr.contains("\"shared\"") && stderr.contains("\"messages\""),
+        "{stderr}"
+    );
+    assert!(!out.exists(), "a refused run wrote output");
 }
 
 /// Two spheres slide along the floor across the boundary between two ranks

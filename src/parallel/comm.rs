@@ -12,6 +12,8 @@
 //! [`Unpack`](crate::state::pack::Unpack), so the transport
 //! needs no knowledge of particle layouts.
 
+use super::node_pages::NodePages;
+
 /// Collective operations over all ranks.
 pub trait Comm: Send + Sync {
     /// This rank's index.
@@ -45,6 +47,20 @@ pub trait Comm: Send + Sync {
     fn all_gather(&self, local: &[u8]) -> Vec<Vec<u8>>;
     /// Wait until every rank has arrived.
     fn barrier(&self);
+    /// Pages this rank shares with the other ranks of its node, `bytes` of
+    /// them its own (collective: every rank calls it, each with its own
+    /// size). `None` where there is nothing to share: one process, or a
+    /// run that asked for messages ([`HALO_VAR`](super::node_pages::HALO_VAR)).
+    fn node_pages(&self, bytes: usize) -> Option<Box<dyn NodePages>> {
+        let _ = bytes;
+        None
+    }
+    /// Whether `rank` is on this rank's node and [`Self::node_pages`]
+    /// shares pages with it.
+    fn shares_node_with(&self, rank: usize) -> bool {
+        let _ = rank;
+        false
+    }
     /// The MPI communicator, for MPI-IO (parallel HDF5); `None` for one
     /// process, whose files are written by the serial HDF5 driver.
     #[cfg(feature = "mpi")]

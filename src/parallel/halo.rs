@@ -7,11 +7,14 @@
 //! is rebuilt ([`Halo::build`]) and their positions, velocities and angular
 //! velocities refreshed every step ([`Halo::update`]), which refreshes the
 //! ghosts' packed images ([`Particles::packed`]) that the copy changes.
+//! A peer on this rank's node reads that state where this rank stages it,
+//! in pages they share ([`NodePages`]); a peer elsewhere gets it by message.
 
 use crate::geometry::domain::Domain;
 use crate::neighbor::{runs_cover, BLOCK};
 use crate::parallel::comm::Comm;
 use crate::parallel::grid::Decomposition;
+use crate::parallel::node_pages::NodePages;
 use crate::state::pack::{read_f64s, write_f64s, Pack, Unpack};
 use crate::state::particles::{pack_record, unpack_record, Particles, RECORD_BYTES};
 use crate::state::room::split_chunks;
@@ -23,6 +26,29 @@ const GHOST_BYTES: usize = RECORD_BYTES + 24;
 /// Bytes of a ghost's state in a halo update: position, velocity and
 /// angular velocity, nine `f64`.
 const STATE_BYTES: usize = 72;
+/// Write the states of owned particles `list`, [`STATE_BYTES`] each, into `out`.
+fn write_states(p: &Particles, list: &[u32], out: &mut [u8]) {
+    for (out, &k) in out.chunks_exact_mut(STATE_BYTES).zip(list) {
+        let k = k as usize;
+        let values = [p.x[k], p.v[k], p.omega[k]].map(|d| d.to_array());
+        write_f64s(out, values.as_flattened());
+    }
+}
+
+/// Read the states of ghosts `first..` from `states`, as [`write_states`]
+/// wrote them, and write their packed images.
+fn read_states(p: &mut Particles, first: usize, states: &[u8]) {
+    let n = p.n_owned;
+    for (g, state) in (first..).zip(states.chunks_exact(STATE_BYTES)) {
+        let [x0, x1, x2, v0, v1, v2, w0, w1, w2] = read_f64s::<9>(state);
+        let x = DVec3::new(x0, x1, x2);
+        p.x[g] = x;
+        p.v[g] = DVec3::new(v0, v1, v2);
+        p.omega[g] = DVec3::new(w0, w1, w2);
+        p.packed[g] = (x + p.shift[g - n]).extend(p.radius[g]);
+    }
+}
+
 /// Periodic images per piece of the halo update's parallel copy.
 const IMAGE_CHUNK: usize = 2048;
 /// Owned particles per block of the halo build's parallel scan (the
@@ -75,8 +101,44 @@ type GhostState<'a> = (
     &'a mut DVec4,
 );
 
+/// Where the halo update stages the ghost states this rank owes the peers
+/// on its node, and where they stage the ones they owe it: each rank's
+/// pages hold two halves, written by turns (an update writes one, the next
+/// the other), each half a segment per peer on the node, in peer order.
+#[derive(Default)]
+struct Staging {
+    /// The pages, once a build made them (every rank together); `None`
+    /// where the transport has none.
+    pages: Option<Box<dyn NodePages>>,
+    /// Whether a build asked the transport for pages (and, if it gave none,
+    /// no later one asks again).
+    asked: bool,
+    /// Per peer: where its segment starts in a half of this rank's pages,
+    /// if it is on this node.
+    mine: Vec<Option<usize>>,
+    /// Per peer on this node: where this rank's segment starts in a half of
+    /// the peer's pages, and the bytes of that half.
+    theirs: Vec<Option<(usize, usize)>>,
+    /// The bytes of a half of this rank's pages.
+    half: usize,
+    /// The half the next update writes and reads (0 after a build).
+    parity: usize,
+}
+
+impl std::fmt::Debug for Staging {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Staging")
+            .field("pages", &self.pages.as_ref().map(|p| p.len()))
+            .field("mine", &self.mine)
+            .field("theirs", &self.theirs)
+            .field("half", &self.half)
+            .field("parity", &self.parity)
+            .finish()
+    }
+}
+
 /// Ghost copies of particles, with where each one comes from.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Default)]
 pub struct Halo {
     /// Owned index copied by each ghost made on this rank (periodic images
     /// of its own particles); these ghosts come first.
@@ -87,10 +149,18 @@ pub struct Halo {
     send: Vec<Vec<u32>>,
     /// Per peer: the number of ghosts received from it (they follow the local ones, peer by peer).
     received: Vec<usize>,
-    /// Per peer: the halo update's message to it and from it, kept from
-    /// step to step (as long as the ghosts sent and received: this rank's
-    /// share, not the whole), so that an update allocates nothing.
+    /// The peers the halo update reaches by message (indices into
+    /// `peers`): those not on this node.
+    by_message: Vec<usize>,
+    /// Their ranks.
+    message_ranks: Vec<usize>,
+    /// Per peer reached by message: the halo update's message to it and
+    /// from it, kept from step to step (as long as the ghosts sent and
+    /// received: this rank's share, not the whole), so that an update
+    /// allocates nothing.
     update_bufs: (Vec<Vec<u8>>, Vec<Vec<u8>>),
+    /// The peers on this node, reached through shared pages.
+    staging: Staging,
 }
 
 impl Halo {
@@ -207,6 +277,62 @@ impl Halo {
                 n
             })
             .collect();
+        self.stage_for_peers(comm);
+    }
+
+    /// Lay out the staging of the halo update for the peers on this node
+    /// (collective): this rank's segments, the pages grown where a rank's
+    /// no longer hold two halves (every rank makes new ones together, a
+    /// quarter larger than asked, so that a bed that grows a little keeps
+    /// them), and where each peer stages this rank's ghosts, told by the
+    /// peer in a message. The peers elsewhere stay on messages. The parity
+    /// starts again at 0: a peer's first write after this build follows
+    /// this exchange, which this rank enters after its last read.
+    fn stage_for_peers(&mut self, comm: &dyn Comm) {
+        let peers = self.peers.len();
+        let s = &mut self.staging;
+        s.mine = vec![None; peers];
+        s.theirs = vec![None; peers];
+        s.half = 0;
+        s.parity = 0;
+        if comm.size() > 1 && !(s.asked && s.pages.is_none()) {
+            for (q, &rank) in self.peers.iter().enumerate() {
+                if comm.shares_node_with(rank) {
+                    s.mine[q] = Some(s.half);
+                    s.half += self.send[q].len() * STATE_BYTES;
+                }
+            }
+            let need = 2 * s.half;
+            let mut grow = [u64::from(s.pages.as_ref().is_none_or(|p| p.len() < need))];
+            comm.max_u64s(&mut grow);
+            if grow[0] != 0 {
+                s.pages = None;
+                s.pages = comm.node_pages(need + need / 4);
+                s.asked = true;
+            }
+            if s.pages.is_none() {
+                s.mine.fill(None);
+                s.half = 0;
+            } else {
+                let told: Vec<Vec<u8>> = s
+                    .mine
+                    .iter()
+                    .map(|at| {
+                        let mut b = Vec::new();
+                        b.put_u64(at.map_or(u64::MAX, |a| a as u64));
+                        b.put_u64(s.half as u64);
+                        b
+                    })
+                    .collect();
+                for (q, b) in comm.exchange(&self.peers, &told).iter().enumerate() {
+                    let mut u = Unpack::new(b);
+                    let (at, half) = (u.u64(), u.u64());
+                    s.theirs[q] = (at != u64::MAX).then_some((at as usize, half as usize));
+                }
+            }
+        }
+        self.by_message = (0..peers).filter(|&q| s.mine[q].is_none()).collect();
+        self.message_ranks = self.by_message.iter().map(|&q| self.peers[q]).collect();
     }
 
     /// Copy positions, velocities and angular velocities from the owners,
@@ -214,7 +340,9 @@ impl Halo {
     /// the copy invalidates (a collective call when there are peers).
     pub fn update(&mut self, p: &mut Particles, comm: &dyn Comm, runs: &[(usize, usize)]) {
         self.copy_images(p, runs);
-        if !self.peers.is_empty() {
+        // A rank with pages publishes at every update, peers on its node or
+        // not: the node's ranks meet there.
+        if !self.peers.is_empty() || self.staging.pages.is_some() {
             self.copy_from_peers(p, comm);
         }
     }
@@ -289,33 +417,57 @@ impl Halo {
     /// ghost's state travels as nine `f64` (position, velocity, angular
     /// velocity), little-endian, written and read in place at fixed offsets
     /// of its [`STATE_BYTES`] ([`write_f64s`], [`read_f64s`]: no length
-    /// bookkeeping per value), in buffers kept from the last update.
+    /// bookkeeping per value): for a peer on this node, staged in this
+    /// rank's pages and read in place from the peer's after they are
+    /// published; for a peer elsewhere, in messages whose buffers are kept
+    /// from the last update.
     fn copy_from_peers(&mut self, p: &mut Particles, comm: &dyn Comm) {
-        let n = p.n_owned;
+        let s = &mut self.staging;
+        let parity = s.parity;
+        s.parity ^= 1;
         let (sends, recvs) = &mut self.update_bufs;
-        sends.resize_with(self.peers.len(), Vec::new);
-        recvs.resize_with(self.peers.len(), Vec::new);
-        for (b, list) in sends.iter_mut().zip(&self.send) {
-            b.resize(list.len() * STATE_BYTES, 0);
-            for (out, &k) in b.chunks_exact_mut(STATE_BYTES).zip(list) {
-                let k = k as usize;
-                let values = [p.x[k], p.v[k], p.omega[k]].map(|d| d.to_array());
-                write_f64s(out, values.as_flattened());
+        sends.resize_with(self.by_message.len(), Vec::new);
+        recvs.resize_with(self.by_message.len(), Vec::new);
+        for (b, &q) in sends.iter_mut().zip(&self.by_message) {
+            b.resize(self.send[q].len() * STATE_BYTES, 0);
+            write_states(p, &self.send[q], b);
+        }
+        if let Some(pages) = s.pages.as_mut() {
+            let own = pages.own();
+            for (list, at) in self.send.iter().zip(&s.mine) {
+                if let Some(at) = at {
+                    let start = parity * s.half + at;
+                    write_states(p, list, &mut own[start..start + list.len() * STATE_BYTES]);
+                }
             }
         }
-        for (b, &count) in recvs.iter_mut().zip(&self.received) {
-            b.resize(count * STATE_BYTES, 0);
+        for (b, &q) in recvs.iter_mut().zip(&self.by_message) {
+            b.resize(self.received[q] * STATE_BYTES, 0);
         }
-        comm.exchange_into(&self.peers, sends, recvs);
-        let first = n + self.local_source.len();
-        let states = recvs.iter().flat_map(|b| b.chunks_exact(STATE_BYTES));
-        for (g, state) in (first..).zip(states) {
-            let [x0, x1, x2, v0, v1, v2, w0, w1, w2] = read_f64s::<9>(state);
-            let x = DVec3::new(x0, x1, x2);
-            p.x[g] = x;
-            p.v[g] = DVec3::new(v0, v1, v2);
-            p.omega[g] = DVec3::new(w0, w1, w2);
-            p.packed[g] = (x + p.shift[g - n]).extend(p.radius[g]);
+        if !self.by_message.is_empty() {
+            comm.exchange_into(&self.message_ranks, sends, recvs);
+        }
+        if let Some(pages) = &s.pages {
+            pages.publish();
+        }
+        let mut first = p.n_owned + self.local_source.len();
+        let mut messages = recvs.iter();
+        for (q, &count) in self.received.iter().enumerate() {
+            let states = match (&s.pages, s.theirs[q]) {
+                (Some(pages), Some((at, half))) => {
+                    let start = parity * half + at;
+                    // SAFETY: the peer wrote this range before the publish
+                    // just passed, and writes it next two updates on (the
+                    // halves alternate), after the publish of the update
+                    // between, which this rank reaches once done reading;
+                    // after a rebuild, only past the build's exchange with
+                    // this rank ([`Self::stage_for_peers`]).
+                    unsafe { pages.part_of(self.peers[q], start..start + count * STATE_BYTES) }
+                }
+                _ => messages.next().expect("a message per peer elsewhere"),
+            };
+            read_states(p, first, states);
+            first += count;
         }
     }
 

@@ -7,18 +7,27 @@
 //! (rayon workers never touch the transport).
 
 use super::comm::Comm;
+use super::node_pages::{sharing_requested, NodePages, HALO_VAR};
 use mpi::collective::SystemOperation;
 use mpi::datatype::PartitionMut;
 use mpi::environment::Universe;
 use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
 use mpi::Count;
+use std::ffi::{c_int, c_void};
 
-/// The MPI world communicator.
+/// The MPI world communicator, and the ranks on this rank's node.
 pub struct MpiComm {
     world: SimpleCommunicator,
     rank: usize,
     size: usize,
+    /// The ranks of this node (`MPI_Comm_split_type`, shared memory).
+    node: SimpleCommunicator,
+    /// The world rank of each rank of `node`, in its order.
+    node_ranks: Vec<usize>,
+    /// Whether the halo shares pages with the node's ranks: every rank
+    /// asked for it ([`HALO_VAR`]), and there are several.
+    share_node: bool,
 }
 
 /// MPI itself, initialised for as long as this lives (finalised when it is
@@ -53,9 +62,26 @@ impl MpiComm {
             return None;
         }
         let world = universe.world();
+        let rank = world.rank();
+        let node = world.split_shared(rank);
+        let mut node_ranks = vec![0 as c_int; node.size() as usize];
+        node.all_gather_into(&rank, &mut node_ranks[..]);
+        // An unknown value counts as declined here (`main` refuses it before
+        // the run starts); every rank must agree, or a peer would wait for a
+        // message never sent.
+        let asked = sharing_requested(std::env::var(HALO_VAR).ok().as_deref()).unwrap_or(false);
+        let mut any_declined = 0u64;
+        world.all_reduce_into(
+            &u64::from(!asked),
+            &mut any_declined,
+            SystemOperation::max(),
+        );
         let comm = Self {
-            rank: world.rank() as usize,
+            rank: rank as usize,
             size: world.size() as usize,
+            share_node: any_declined == 0 && world.size() > 1,
+            node_ranks: node_ranks.iter().map(|&r| r as usize).collect(),
+            node,
             world,
         };
         Some((comm, MpiSession { universe }))
@@ -191,6 +217,149 @@ impl Comm for MpiComm {
     }
     fn mpi_raw(&self) -> Option<mpi::ffi::MPI_Comm> {
         (self.size > 1).then(|| self.world.as_raw())
+    }
+    fn shares_node_with(&self, rank: usize) -> bool {
+        self.share_node && rank != self.rank && self.node_ranks.contains(&rank)
+    }
+    fn node_pages(&self, bytes: usize) -> Option<Box<dyn NodePages>> {
+        self.share_node
+            .then(|| Box::new(SharedWindow::new(&self.node, &self.node_ranks, bytes)) as _)
+    }
+}
+
+/// [`NodePages`] over an MPI-3 shared-memory window
+/// (`MPI_Win_allocate_shared`) of the node's communicator, held in one
+/// passive-target epoch (`MPI_Win_lock_all`) from creation to drop:
+/// [`NodePages::publish`] is `MPI_Win_sync`, a barrier of the node,
+/// `MPI_Win_sync`, the memory model's pattern for the unified window.
+struct SharedWindow {
+    win: mpi::ffi::MPI_Win,
+    node: mpi::ffi::MPI_Comm,
+    /// Each node rank's world rank, the start of its part in this
+    /// process's address space, and its bytes, in node-rank order.
+    parts: Vec<(usize, *mut u8, usize)>,
+    /// This rank's entry of `parts`.
+    own: usize,
+}
+
+// SAFETY: the window is used by the thread that calls the transport, one
+// call at a time (MPI_THREAD_SERIALIZED, as `MpiComm`); the pointers are
+// into the window's mapping, which lives as long as the window.
+unsafe impl Send for SharedWindow {}
+// SAFETY: as above.
+unsafe impl Sync for SharedWindow {}
+
+/// Panic on an MPI error code (the communicator's handler is
+/// `MPI_ERRORS_ARE_FATAL`, so this is a second guard).
+fn checked(what: &str, code: c_int) {
+    assert_eq!(code, mpi::ffi::MPI_SUCCESS as c_int, "{what} failed");
+}
+
+impl SharedWindow {
+    /// `bytes` of this rank's own (at least 64, so that no part is empty)
+    /// in a window shared by the ranks of `node`, whose world ranks are
+    /// `node_ranks`. Collective over `node`.
+    fn new(node: &SimpleCommunicator, node_ranks: &[usize], bytes: usize) -> Self {
+        use mpi::ffi;
+        let node = node.as_raw();
+        let mut base: *mut u8 = std::ptr::null_mut();
+        let mut win = std::mem::MaybeUninit::<ffi::MPI_Win>::uninit();
+        // SAFETY: plain MPI calls with valid out-pointers; `node` is a live
+        // communicator; the window's parts are queried after it exists.
+        let (win, parts) = unsafe {
+            checked(
+                "MPI_Win_allocate_shared",
+                ffi::MPI_Win_allocate_shared(
+                    bytes.max(64) as ffi::MPI_Aint,
+                    1,
+                    ffi::RSMPI_INFO_NULL,
+                    node,
+                    (&mut base as *mut *mut u8).cast::<c_void>(),
+                    win.as_mut_ptr(),
+                ),
+            );
+            let win = win.assume_init();
+            checked("MPI_Win_lock_all", ffi::MPI_Win_lock_all(0, win));
+            let parts: Vec<_> = (0..node_ranks.len())
+                .map(|i| {
+                    let (mut size, mut unit, mut at) = (0, 0, std::ptr::null_mut::<u8>());
+                    checked(
+                        "MPI_Win_shared_query",
+                        ffi::MPI_Win_shared_query(
+                            win,
+                            i as c_int,
+                            &mut size,
+                            &mut unit,
+                            (&mut at as *mut *mut u8).cast::<c_void>(),
+                        ),
+                    );
+                    (node_ranks[i], at, size as usize)
+                })
+                .collect();
+            (win, parts)
+        };
+        let mut node_rank = 0;
+        // SAFETY: `node` is a live communicator.
+        checked("MPI_Comm_rank", unsafe {
+            ffi::MPI_Comm_rank(node, &mut node_rank)
+        });
+        Self {
+            win,
+            node,
+            parts,
+            own: node_rank as usize,
+        }
+    }
+}
+
+impl NodePages for SharedWindow {
+    fn len(&self) -> usize {
+        self.parts[self.own].2
+    }
+    fn own(&mut self) -> &mut [u8] {
+        let (_, at, len) = self.parts[self.own];
+        // SAFETY: this rank's part, `len` bytes of the live window (at
+        // least 64, so `at` is not null); only this rank writes it, and
+        // `&mut self` makes this the one slice of it in this process.
+        unsafe { std::slice::from_raw_parts_mut(at, len) }
+    }
+    fn shares_with(&self, rank: usize) -> bool {
+        self.parts.iter().any(|p| p.0 == rank)
+    }
+    unsafe fn part_of(&self, rank: usize, range: std::ops::Range<usize>) -> &[u8] {
+        let &(_, at, len) = self
+            .parts
+            .iter()
+            .find(|p| p.0 == rank)
+            .expect("a rank on this node");
+        assert!(
+            range.start <= range.end && range.end <= len,
+            "{range:?} past a part of {len} bytes"
+        );
+        // SAFETY: within the part, which the window maps for as long as it
+        // lives; the caller promises that no rank writes `range` meanwhile.
+        unsafe { std::slice::from_raw_parts(at.add(range.start), range.len()) }
+    }
+    fn publish(&self) {
+        use mpi::ffi;
+        // SAFETY: plain MPI calls on the live window and communicator.
+        unsafe {
+            checked("MPI_Win_sync", ffi::MPI_Win_sync(self.win));
+            checked("MPI_Barrier", ffi::MPI_Barrier(self.node));
+            checked("MPI_Win_sync", ffi::MPI_Win_sync(self.win));
+        }
+    }
+}
+
+impl Drop for SharedWindow {
+    /// Collective over the node, as the window's creation was.
+    fn drop(&mut self) {
+        use mpi::ffi;
+        // SAFETY: the window is live and locked by this rank since `new`.
+        unsafe {
+            checked("MPI_Win_unlock_all", ffi::MPI_Win_unlock_all(self.win));
+            checked("MPI_Win_free", ffi::MPI_Win_free(&mut self.win));
+        }
     }
 }
 
