@@ -124,6 +124,39 @@ impl HistoryRows {
         out
     }
 
+    /// Keep only rows `keep` (ascending), in place: each run of
+    /// consecutive kept rows moves down in one copy, and the arrays keep
+    /// their storage. The same rows as [`Self::select`] of `keep`.
+    pub fn retain_rows(&mut self, keep: &[usize]) {
+        debug_assert!(keep.windows(2).all(|w| w[0] < w[1]));
+        let len = self.len;
+        let mut written = 0;
+        let mut i = 0;
+        while i < keep.len() {
+            // A run of consecutive rows, keep[i..j]. Kept row `k` moves to
+            // row `k ≤ keep[k]`, so the offsets this run writes (`i + 1 ..=
+            // j`) are at or below those it and later runs read, and differ
+            // from them only where the read came first.
+            let mut j = i + 1;
+            while j < keep.len() && keep[j] == keep[j - 1] + 1 {
+                j += 1;
+            }
+            let start = self.offsets[keep[i]];
+            let records = self.offsets[keep[j - 1] + 1] - start;
+            for (k, &old) in (i..j).zip(&keep[i..j]) {
+                self.offsets[k + 1] = written + self.offsets[old + 1] - start;
+            }
+            self.partner.copy_within(start..start + records, written);
+            self.values
+                .copy_within(start * len..(start + records) * len, written * len);
+            written += records;
+            i = j;
+        }
+        self.offsets.truncate(keep.len() + 1);
+        self.partner.truncate(written);
+        self.values.truncate(written * len);
+    }
+
     /// Serialise row `p`.
     pub fn pack_row(&self, p: usize, buf: &mut Vec<u8>) {
         buf.put_u64((self.offsets[p + 1] - self.offsets[p]) as u64);

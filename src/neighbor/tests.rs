@@ -676,3 +676,24 @@ fn records_of_deleted_particles_go_by_pairs_as_by_rows() {
     }
     assert!(held > 20, "{held}");
 }
+
+/// Rows kept in place are the rows a selection copies: every subset of six
+/// rows (empty rows among them, runs of kept rows of every length, the
+/// first and last dropped or kept), records of two values.
+#[test]
+fn rows_retained_in_place_are_the_rows_selected() {
+    use crate::neighbor::carry::HistoryRows;
+    let mut rows = HistoryRows::empty(0, 2);
+    for (p, count) in [2usize, 0, 3, 1, 0, 4].into_iter().enumerate() {
+        let records: Vec<(u64, [f64; 2])> = (0..count)
+            .map(|r| (10 * p as u64 + r as u64, [p as f64, r as f64 + 0.5]))
+            .collect();
+        rows.push_row(records.iter().map(|(id, v)| (*id, &v[..])));
+    }
+    for mask in 0u32..64 {
+        let keep: Vec<usize> = (0..6).filter(|&p| mask & (1 << p) != 0).collect();
+        let mut kept = rows.clone();
+        kept.retain_rows(&keep);
+        assert_eq!(kept, rows.select(&keep), "rows {keep:?} kept");
+    }
+}

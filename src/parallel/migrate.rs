@@ -68,7 +68,8 @@ pub fn migrate(
         });
     }
     let recv = comm.exchange(peers, &bufs);
-    let mut out = rows.select(&keep);
+    let mut out = rows;
+    out.retain_rows(&keep);
     // The particles that stay, in place (no array copied whole), then the
     // arrivals; every force is recomputed before its next use.
     p.retain_owned(&keep);

@@ -107,7 +107,10 @@ impl Simulation {
         self.wall_history.reorder(&keep);
         self.x_ref = keep.iter().map(|&k| self.x_ref[k]).collect();
         match carried {
-            Carried::Rows(rows) => Carried::Rows(rows.select(&keep)),
+            Carried::Rows(mut rows) => {
+                rows.retain_rows(&keep);
+                Carried::Rows(rows)
+            }
             Carried::Pairs(mut pairs) => {
                 pairs.retain_particles(&keep, n);
                 Carried::Pairs(pairs)
