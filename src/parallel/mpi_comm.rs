@@ -8,6 +8,7 @@
 
 use super::comm::Comm;
 use super::node_pages::{sharing_requested, NodePages, HALO_VAR};
+use crate::config::limits::describe_bytes;
 use mpi::collective::SystemOperation;
 use mpi::datatype::PartitionMut;
 use mpi::environment::Universe;
@@ -222,9 +223,54 @@ impl Comm for MpiComm {
         self.share_node && rank != self.rank && self.node_ranks.contains(&rank)
     }
     fn node_pages(&self, bytes: usize) -> Option<Box<dyn NodePages>> {
-        self.share_node
-            .then(|| Box::new(SharedWindow::new(&self.node, &self.node_ranks, bytes)) as _)
+        if !self.share_node {
+            return None;
+        }
+        // The node's pages together, against the room in the file system
+        // that holds them: a full tmpfs kills a process that touches a
+        // page of it (SIGBUS), so a node short of room takes messages.
+        let bytes = bytes.max(MIN_PART);
+        let mut node_total = 0u64;
+        self.node
+            .all_reduce_into(&(bytes as u64), &mut node_total, SystemOperation::sum());
+        let free = rustix::fs::statvfs(SHARED_PAGES_DIR)
+            .ok()
+            .map(|s| s.f_bavail.saturating_mul(s.f_frsize));
+        let short = !pages_fit(node_total, free);
+        let mut any_short = 0u64;
+        self.world
+            .all_reduce_into(&u64::from(short), &mut any_short, SystemOperation::max());
+        if any_short != 0 {
+            if short && self.node.rank() == 0 {
+                eprintln!(
+                    "note: the halo update goes by message: {SHARED_PAGES_DIR} on rank {}'s node has {} free, less than twice the {} its ranks would share (give it more room, or set {HALO_VAR}=messages to ask for messages from the start)",
+                    self.rank,
+                    describe_bytes(free.unwrap_or(0) as f64),
+                    describe_bytes(node_total as f64),
+                );
+            }
+            return None;
+        }
+        Some(Box::new(SharedWindow::new(
+            &self.node,
+            &self.node_ranks,
+            bytes,
+        )))
     }
+}
+
+/// The smallest part a rank holds in a [`SharedWindow`], so that no part
+/// is empty (an empty part may have no address).
+const MIN_PART: usize = 64;
+
+/// Where Open MPI and MPICH keep the files behind a shared-memory window.
+const SHARED_PAGES_DIR: &str = "/dev/shm";
+
+/// Whether pages of `total` bytes fit in a file system with `free` bytes
+/// free: with room for as much again (the MPI library's own segments live
+/// there too). Unknown room (`None`) is no reason to refuse.
+fn pages_fit(total: u64, free: Option<u64>) -> bool {
+    free.is_none_or(|free| total.saturating_mul(2) <= free)
 }
 
 /// [`NodePages`] over an MPI-3 shared-memory window
@@ -256,9 +302,9 @@ fn checked(what: &str, code: c_int) {
 }
 
 impl SharedWindow {
-    /// `bytes` of this rank's own (at least 64, so that no part is empty)
-    /// in a window shared by the ranks of `node`, whose world ranks are
-    /// `node_ranks`. Collective over `node`.
+    /// `bytes` of this rank's own (at least [`MIN_PART`]) in a window
+    /// shared by the ranks of `node`, whose world ranks are `node_ranks`.
+    /// Collective over `node`.
     fn new(node: &SimpleCommunicator, node_ranks: &[usize], bytes: usize) -> Self {
         use mpi::ffi;
         let node = node.as_raw();
@@ -270,7 +316,7 @@ impl SharedWindow {
             checked(
                 "MPI_Win_allocate_shared",
                 ffi::MPI_Win_allocate_shared(
-                    bytes.max(64) as ffi::MPI_Aint,
+                    bytes.max(MIN_PART) as ffi::MPI_Aint,
                     1,
                     ffi::RSMPI_INFO_NULL,
                     node,
@@ -319,7 +365,7 @@ impl NodePages for SharedWindow {
     fn own(&mut self) -> &mut [u8] {
         let (_, at, len) = self.parts[self.own];
         // SAFETY: this rank's part, `len` bytes of the live window (at
-        // least 64, so `at` is not null); only this rank writes it, and
+        // least `MIN_PART`, so `at` is not null); only this rank writes it, and
         // `&mut self` makes this the one slice of it in this process.
         unsafe { std::slice::from_raw_parts_mut(at, len) }
     }
@@ -383,4 +429,18 @@ fn split(buf: &[u8], counts: &[Count]) -> Vec<Vec<u8>> {
         at += c as usize;
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pages_fit_where_the_room_is_twice_theirs() {
+        assert!(pages_fit(1 << 20, Some(2 << 20)));
+        assert!(!pages_fit(1 << 20, Some((2 << 20) - 1)));
+        // Twice a part past half the range saturates, and still does not fit.
+        assert!(!pages_fit(u64::MAX / 2 + 1, Some(u64::MAX - 1)));
+        assert!(pages_fit(u64::MAX, None));
+    }
 }
