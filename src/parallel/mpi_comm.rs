@@ -307,6 +307,8 @@ impl SharedWindow {
     /// Collective over `node`.
     fn new(node: &SimpleCommunicator, node_ranks: &[usize], bytes: usize) -> Self {
         use mpi::ffi;
+        debug_assert!(bytes >= MIN_PART);
+        let own = node.rank() as usize;
         let node = node.as_raw();
         let mut base: *mut u8 = std::ptr::null_mut();
         let mut win = std::mem::MaybeUninit::<ffi::MPI_Win>::uninit();
@@ -316,7 +318,7 @@ impl SharedWindow {
             checked(
                 "MPI_Win_allocate_shared",
                 ffi::MPI_Win_allocate_shared(
-                    bytes.max(MIN_PART) as ffi::MPI_Aint,
+                    bytes as ffi::MPI_Aint,
                     1,
                     ffi::RSMPI_INFO_NULL,
                     node,
@@ -344,16 +346,11 @@ impl SharedWindow {
                 .collect();
             (win, parts)
         };
-        let mut node_rank = 0;
-        // SAFETY: `node` is a live communicator.
-        checked("MPI_Comm_rank", unsafe {
-            ffi::MPI_Comm_rank(node, &mut node_rank)
-        });
         Self {
             win,
             node,
             parts,
-            own: node_rank as usize,
+            own,
         }
     }
 }
@@ -368,9 +365,6 @@ impl NodePages for SharedWindow {
         // least `MIN_PART`, so `at` is not null); only this rank writes it, and
         // `&mut self` makes this the one slice of it in this process.
         unsafe { std::slice::from_raw_parts_mut(at, len) }
-    }
-    fn shares_with(&self, rank: usize) -> bool {
-        self.parts.iter().any(|p| p.0 == rank)
     }
     unsafe fn part_of(&self, rank: usize, range: std::ops::Range<usize>) -> &[u8] {
         let &(_, at, len) = self

@@ -48,9 +48,6 @@ pub trait NodePages: Send + Sync {
     /// This rank's part, to write. The other ranks see what it holds once
     /// every rank of the node has passed [`Self::publish`].
     fn own(&mut self) -> &mut [u8];
-    /// Whether `rank` (a rank of the whole run) is on this node, so that
-    /// [`Self::part_of`] reads its part.
-    fn shares_with(&self, rank: usize) -> bool;
     /// Bytes `range` of the part of `rank`, a rank on this node.
     ///
     /// # Safety
