@@ -211,6 +211,11 @@ impl ThermoSums {
                 }
             }
         }
+        // The walls' iterators cost more than the rest of a particle's
+        // sums where there is no wall to iterate over.
+        if v.walls.is_empty() {
+            return;
+        }
         for c in wall_contacts_of(p, v.laws, v.walls, k) {
             self.add_contact(&c);
         }
