@@ -19,6 +19,7 @@ use crate::config::LawTable;
 use crate::contact::{BodyInertia, ContactLaw};
 use crate::geometry::walls::Wall;
 use crate::neighbor::{Contribution, FreshRecords, NeighborList, BLOCK};
+use crate::parallel::team::Team;
 use crate::rng::PairNoise;
 use crate::state::history::WallHistory;
 use crate::state::particles::Particles;
@@ -425,9 +426,10 @@ pub fn compute(
             .collect();
     results.runs.clone_from(&runs);
     let run_locks: Vec<Mutex<Range<usize>>> = runs.iter().map(|&(s, e)| Mutex::new(s..e)).collect();
+    let team = Team::new(run_locks.len());
     let claimed: Vec<ClaimedBlocks> = (0..run_locks.len())
         .into_par_iter()
-        .map(|r| ctx.claim_blocks(r, &run_locks, &parts, fresh_start))
+        .map(|r| team.task(|| ctx.claim_blocks(r, &run_locks, &parts, fresh_start)))
         .collect();
     let mut fresh: Vec<(usize, FreshRecords)> = Vec::with_capacity(n_blocks);
     let mut waiting = Vec::new();
@@ -443,10 +445,13 @@ pub fn compute(
         let r = runs.partition_point(|&(_, e)| e <= b);
         by_run[r].push((b, out));
     }
+    let team = Team::new(by_run.len());
     by_run.into_par_iter().for_each(|blocks| {
-        for (b, mut out) in blocks {
-            ctx.pass_two_of(b, &mut out);
-        }
+        team.task(|| {
+            for (b, mut out) in blocks {
+                ctx.pass_two_of(b, &mut out);
+            }
+        })
     });
     debug_assert!(
         parts.iter().all(|p| p.lock().is_ok_and(|p| p.is_none())),

@@ -17,6 +17,7 @@ pub mod timestep;
 
 use crate::geometry::domain::Domain;
 use crate::neighbor::{runs_cover, BLOCK};
+use crate::parallel::team::Team;
 use crate::simd::isa::in_best_build;
 use crate::simd::lane::{F64x4, Lane, V3};
 use crate::state::particles::Particles;
@@ -165,14 +166,17 @@ pub fn kick_drift(
         let lens = || runs.iter().map(|&(s, e)| (e * BLOCK).min(n) - s * BLOCK);
         let (xs, vs) = (split_chunks(x, lens()), split_chunks(v, lens()));
         let (ws, ps) = (split_chunks(w, lens()), split_chunks(packed, lens()));
+        let team = Team::new(runs.len());
         return (xs.into_par_iter().zip(vs).zip(ws).zip(ps).zip(runs))
             .map(|((((x, v), w), packed), &(first, _))| {
-                (x.chunks_mut(BLOCK).zip(v.chunks_mut(BLOCK)))
-                    .zip(w.chunks_mut(BLOCK))
-                    .zip(packed.chunks_mut(BLOCK))
-                    .enumerate()
-                    .map(|(i, (((x, v), w), packed))| drift(first + i, (x, v, w, packed)))
-                    .fold(DriftScan::NONE, DriftScan::merge)
+                team.task(|| {
+                    (x.chunks_mut(BLOCK).zip(v.chunks_mut(BLOCK)))
+                        .zip(w.chunks_mut(BLOCK))
+                        .zip(packed.chunks_mut(BLOCK))
+                        .enumerate()
+                        .map(|(i, (((x, v), w), packed))| drift(first + i, (x, v, w, packed)))
+                        .fold(DriftScan::NONE, DriftScan::merge)
+                })
             })
             .reduce(|| DriftScan::NONE, DriftScan::merge);
     }

@@ -15,6 +15,7 @@ use crate::neighbor::{runs_cover, BLOCK};
 use crate::parallel::comm::Comm;
 use crate::parallel::grid::Decomposition;
 use crate::parallel::node_pages::NodePages;
+use crate::parallel::team::Team;
 use crate::state::pack::{read_f64s, write_f64s, Pack, Unpack};
 use crate::state::particles::{pack_record, unpack_record, Particles, RECORD_BYTES};
 use crate::state::room::split_chunks;
@@ -392,13 +393,16 @@ impl Halo {
                 .zip(split_chunks(gw, lens()))
                 .zip(split_chunks(gp, lens()))
                 .zip(runs.iter().map(|r| at(r.0)));
+            let team = Team::new(runs.len());
             pieces
                 .collect::<Vec<_>>()
                 .into_par_iter()
                 .for_each(|((((gx, gv), gw), gp), first)| {
-                    for (i, item) in gx.iter_mut().zip(gv).zip(gw).zip(gp).enumerate() {
-                        copy(first + i, item);
-                    }
+                    team.task(|| {
+                        for (i, item) in gx.iter_mut().zip(gv).zip(gw).zip(gp).enumerate() {
+                            copy(first + i, item);
+                        }
+                    })
                 });
             return;
         }
