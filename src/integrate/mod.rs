@@ -20,6 +20,7 @@ use crate::neighbor::{runs_cover, BLOCK};
 use crate::parallel::team::Team;
 use crate::simd::isa::in_best_build;
 use crate::simd::lane::{F64x4, Lane, V3};
+use crate::state::images::{Images, Sources};
 use crate::state::particles::Particles;
 use crate::state::room::split_chunks;
 use glam::{DVec3, DVec4};
@@ -61,6 +62,9 @@ pub struct DriftScan {
     /// along a non-periodic axis, or moved more than [`MAX_STEP_FRACTION`]
     /// of its radius in this step: `(local index, id)`.
     pub bad: Option<(usize, u64)>,
+    /// Whether the periodic images made on this rank were copied on the
+    /// way ([`kick_drift`]'s `image_sources`), so the halo update need not.
+    pub images_copied: bool,
 }
 
 impl DriftScan {
@@ -69,10 +73,11 @@ impl DriftScan {
         max_disp2: 0.0,
         displacements: (DVec3::INFINITY, DVec3::NEG_INFINITY),
         bad: None,
+        images_copied: false,
     };
 
     /// The scan of two sets of particles: the larger displacement, the
-    /// lower bad id.
+    /// lower bad id, images copied if either copied them.
     fn merge(a: Self, b: Self) -> Self {
         let (da, db) = (a.displacements, b.displacements);
         Self {
@@ -83,6 +88,7 @@ impl DriftScan {
                 (x, None) => x,
                 (None, y) => y,
             },
+            images_copied: a.images_copied || b.images_copied,
         }
     }
 
@@ -110,24 +116,41 @@ impl DriftScan {
 /// task, as each went to one thread in the force stage: a thread then
 /// moves the particles whose forces it summed, and their data stays in
 /// its core's cache (passing it between cores far apart made the chute's
-/// first half step on two threads slower by a tenth). Otherwise (one run,
-/// or particles changed since) the blocks are shared as the thread pool
-/// sees fit. The result does not depend on either.
+/// first half step on two threads slower by a tenth). The task then
+/// copies the periodic images of the run's particles (`image_sources`,
+/// the owned particle each copies, ascending: [`crate::state::images`]),
+/// which the same thread's pairs will read, and the scan says so
+/// ([`DriftScan::images_copied`]): one parallel region a step fewer than
+/// a copy of its own in the halo update. Otherwise (one run, or particles
+/// changed since) the blocks are shared as the thread pool sees fit, and
+/// the images are left to the halo update. The result does not depend on
+/// either.
 pub fn kick_drift(
     p: &mut Particles,
     dt: f64,
     x_ref: &[DVec3],
     domain: &Domain,
     deferred_kick: bool,
-    runs: &[(usize, usize)],
+    (runs, image_sources): (&[(usize, usize)], &[u32]),
 ) -> DriftScan {
     let n = p.n_owned;
     if p.packed.len() < n {
         p.refresh_packed();
     }
     debug_assert!((0..n).all(|k| p.packed[k].w.to_bits() == p.radius[k].to_bits()));
-    let (x, v, w) = (&mut p.x[..n], &mut p.v[..n], &mut p.omega[..n]);
-    let packed = &mut p.packed[..n];
+    let by_runs = runs_cover(runs, n);
+    let copy_images = by_runs && !image_sources.is_empty();
+    if copy_images {
+        assert!(
+            p.len() >= n + image_sources.len(),
+            "fewer ghosts than periodic images"
+        );
+        p.size_packed();
+    }
+    let (x, gx) = p.x.split_at_mut(n);
+    let (v, gv) = p.v.split_at_mut(n);
+    let (w, gw) = p.omega.split_at_mut(n);
+    let (packed, gp) = p.packed.split_at_mut(n);
     let (f, t) = (&p.force[..n], &p.torque[..n]);
     let (im, ii, frozen, id) = (
         &p.inv_mass[..n],
@@ -147,7 +170,6 @@ pub fn kick_drift(
     };
     let lo = DVec3::new(axis(0, true), axis(1, true), axis(2, true));
     let hi = DVec3::new(axis(0, false), axis(1, false), axis(2, false));
-    let by_runs = runs_cover(runs, n);
     let drift = |b: usize, out: DriftOut| {
         let r = b * BLOCK..b * BLOCK + out.0.len();
         let inputs = DriftInputs {
@@ -163,22 +185,39 @@ pub fn kick_drift(
         }
     };
     if by_runs {
+        let sources = if copy_images { image_sources } else { &[] };
+        let images = Images::of(sources, (gx, gv, gw, gp), (&p.shift, &p.radius[n..]));
+        let images = images.split_by_sources(runs[1..].iter().map(|r| r.0 * BLOCK));
         let lens = || runs.iter().map(|&(s, e)| (e * BLOCK).min(n) - s * BLOCK);
         let (xs, vs) = (split_chunks(x, lens()), split_chunks(v, lens()));
         let (ws, ps) = (split_chunks(w, lens()), split_chunks(packed, lens()));
         let team = Team::new(runs.len());
-        return (xs.into_par_iter().zip(vs).zip(ws).zip(ps).zip(runs))
-            .map(|((((x, v), w), packed), &(first, _))| {
+        let tasks = (xs.into_iter().zip(vs).zip(ws).zip(ps))
+            .zip(images.into_iter().zip(runs))
+            .collect::<Vec<_>>();
+        let scan = (tasks.into_par_iter())
+            .map(|((((x, v), w), packed), (mut images, &(first, _)))| {
                 team.task(|| {
-                    (x.chunks_mut(BLOCK).zip(v.chunks_mut(BLOCK)))
+                    let scan = (x.chunks_mut(BLOCK).zip(v.chunks_mut(BLOCK)))
                         .zip(w.chunks_mut(BLOCK))
                         .zip(packed.chunks_mut(BLOCK))
                         .enumerate()
                         .map(|(i, (((x, v), w), packed))| drift(first + i, (x, v, w, packed)))
-                        .fold(DriftScan::NONE, DriftScan::merge)
+                        .fold(DriftScan::NONE, DriftScan::merge);
+                    images.copy_from(Sources {
+                        first: first * BLOCK,
+                        x,
+                        v,
+                        omega: w,
+                    });
+                    scan
                 })
             })
             .reduce(|| DriftScan::NONE, DriftScan::merge);
+        return DriftScan {
+            images_copied: copy_images,
+            ..scan
+        };
     }
     x.par_chunks_mut(BLOCK)
         .zip(v.par_chunks_mut(BLOCK))
@@ -646,7 +685,7 @@ mod tests {
         p.force[0] = DVec3::new(2.0, 0.0, -4.0);
         p.torque[0] = DVec3::new(0.0, 1.0, 0.0);
         p.force[3] = DVec3::splat(9.0);
-        let scan = kick_drift(&mut p, dt, &x_ref, &DOMAIN, false, &[]);
+        let scan = kick_drift(&mut p, dt, &x_ref, &DOMAIN, false, (&[], &[]));
         // v = ½Δt F/m, x = x0 + Δt v, ω = ½Δt τ/I with I = 0.4 m R².
         assert_eq!(p.v[0], DVec3::new(0.1, 0.0, -0.2));
         assert_eq!(p.x[0], DVec3::new(2.0 + 0.1 * 0.1, 5.0, 5.0 - 0.1 * 0.2));
@@ -676,8 +715,8 @@ mod tests {
         let mut one_pass = start.clone();
         let dt = 0.1;
         kick(&mut two_passes, dt);
-        let a = kick_drift(&mut two_passes, dt, &x_ref, &DOMAIN, false, &[]);
-        let b = kick_drift(&mut one_pass, dt, &x_ref, &DOMAIN, true, &[]);
+        let a = kick_drift(&mut two_passes, dt, &x_ref, &DOMAIN, false, (&[], &[]));
+        let b = kick_drift(&mut one_pass, dt, &x_ref, &DOMAIN, true, (&[], &[]));
         assert_eq!(a, b);
         for k in 0..4 {
             let bits = |p: &Particles| {
@@ -689,7 +728,7 @@ mod tests {
         // (one kick alone would leave it slower).
         assert_eq!(one_pass.x[3], x_ref[3]);
         let mut once = start;
-        kick_drift(&mut once, dt, &x_ref, &DOMAIN, false, &[]);
+        kick_drift(&mut once, dt, &x_ref, &DOMAIN, false, (&[], &[]));
         assert_ne!(once.v[0], one_pass.v[0]);
     }
 
@@ -723,10 +762,10 @@ mod tests {
     /// The blocks in the force stage's runs give the bits and the scan
     /// of the blocks shared as the pool sees fit, and runs that no longer
     /// cover the blocks are passed over.
-    #[test]
-    fn blocks_by_runs_give_the_same_bits() {
+    /// `n` owned particles spread along x, some frozen, with forces and
+    /// torques, and reference positions near theirs.
+    fn spread_bed(n: usize) -> (Particles, Vec<DVec3>) {
         let mut p = Particles::default();
-        let n = 3 * BLOCK + 17;
         for k in 0..n {
             let s = (k as f64 * 0.618).fract();
             p.push_owned(&ParticleRecord {
@@ -743,12 +782,19 @@ mod tests {
             p.torque[k] = DVec3::new(0.2, s, -0.7);
         }
         let x_ref: Vec<DVec3> = p.x.iter().map(|x| *x + DVec3::splat(1e-3)).collect();
+        (p, x_ref)
+    }
+
+    #[test]
+    fn blocks_by_runs_give_the_same_bits() {
+        let n = 3 * BLOCK + 17;
+        let (p, x_ref) = spread_bed(n);
         let bits = |p: &Particles| {
             let all = [&p.x[..], &p.v[..], &p.omega[..]].map(|a| a.to_vec());
             (all, p.packed.clone())
         };
         let mut reference = p.clone();
-        let want = kick_drift(&mut reference, 1e-3, &x_ref, &DOMAIN, true, &[]);
+        let want = kick_drift(&mut reference, 1e-3, &x_ref, &DOMAIN, true, (&[], &[]));
         let blocks = n.div_ceil(BLOCK);
         let cover = [vec![(0, 1), (1, blocks)], vec![(0, 2), (2, 3), (3, blocks)]];
         let stale = [
@@ -760,10 +806,76 @@ mod tests {
         assert!(stale.iter().all(|r| !runs_cover(r, n)));
         for runs in cover.iter().chain(&stale) {
             let mut q = p.clone();
-            let got = kick_drift(&mut q, 1e-3, &x_ref, &DOMAIN, true, runs);
+            let got = kick_drift(&mut q, 1e-3, &x_ref, &DOMAIN, true, (runs, &[]));
             assert_eq!(got, want, "{runs:?}");
             assert!(bits(&q) == bits(&reference), "{runs:?}");
         }
+    }
+
+    /// With images to copy, the runs' tasks copy them after moving their
+    /// sources: each image holds its source's new state and the packed
+    /// image [`Particles::refresh_packed_of`] computes, the owned
+    /// particles the bits of the drift alone, and the scan says the images
+    /// were copied; where the runs do not cover the blocks they are left
+    /// alone, and the scan says so.
+    #[test]
+    fn runs_copy_the_periodic_images_of_their_particles() {
+        let n = 3 * BLOCK + 17;
+        let (mut p, x_ref) = spread_bed(n);
+        // Images of every third particle (ascending, some in each run),
+        // then a ghost that is no image (as one received from a peer).
+        let images: Vec<(u32, DVec3)> = (0..n as u32)
+            .step_by(3)
+            .map(|k| (k, DVec3::new(-10.0, 0.0, 0.0)))
+            .collect();
+        let sources: Vec<u32> = images.iter().map(|i| i.0).collect();
+        p.push_images(&images);
+        let other = p.record(5);
+        p.push_ghost(&other, DVec3::new(0.0, 3.0, 0.0));
+        p.refresh_packed();
+        let blocks = n.div_ceil(BLOCK);
+        let mut alone = p.clone();
+        let want = kick_drift(&mut alone, 1e-3, &x_ref, &DOMAIN, true, (&[], &sources));
+        assert!(!want.images_copied);
+        for runs in [vec![(0, 1), (1, blocks)], vec![(0, 2), (2, 3), (3, blocks)]] {
+            let mut q = p.clone();
+            let got = kick_drift(&mut q, 1e-3, &x_ref, &DOMAIN, true, (&runs, &sources));
+            assert!(got.images_copied, "{runs:?}");
+            assert_eq!(
+                DriftScan {
+                    images_copied: false,
+                    ..got
+                },
+                want,
+                "{runs:?}"
+            );
+            assert_eq!((&q.x[..n], &q.v[..n]), (&alone.x[..n], &alone.v[..n]));
+            assert_eq!(&q.packed[..n], &alone.packed[..n]);
+            let mut expected = q.clone();
+            expected.refresh_packed_of(n..n + sources.len());
+            for (g, &s) in sources.iter().enumerate() {
+                let (s, i) = (s as usize, n + g);
+                assert_eq!([q.x[i], q.v[i], q.omega[i]], [q.x[s], q.v[s], q.omega[s]]);
+                assert_eq!(q.packed[i].to_array(), expected.packed[i].to_array());
+                if !p.frozen[s] {
+                    assert_ne!(q.x[i], p.x[i], "image {g} not copied");
+                }
+            }
+            // The ghost that is no image is left as it was.
+            let last = n + sources.len();
+            assert_eq!((q.x[last], q.packed[last]), (p.x[last], p.packed[last]));
+        }
+        let mut stale = p.clone();
+        let got = kick_drift(
+            &mut stale,
+            1e-3,
+            &x_ref,
+            &DOMAIN,
+            true,
+            (&[(0, 1), (1, 2)], &sources),
+        );
+        assert!(!got.images_copied);
+        assert_eq!(&stale.x[n..], &p.x[n..]);
     }
 
     #[test]
@@ -787,7 +899,7 @@ mod tests {
                 }
                 widest = widest.max((e.x[k] - *x_ref).length_squared());
             }
-            let scan = kick_drift(&mut p, dt, &x_ref, &DOMAIN, deferred, &[]);
+            let scan = kick_drift(&mut p, dt, &x_ref, &DOMAIN, deferred, (&[], &[]));
             assert_eq!(scan.bad, None);
             assert_eq!(scan.max_disp2.to_bits(), widest.to_bits());
             // The box of the displacements, as a pass over the positions
@@ -973,7 +1085,7 @@ mod tests {
         p.v[1].z = f64::NAN;
         p.x[6].z = 20.0;
         p.x[8].z = -1.0;
-        let scan = kick_drift(&mut p, 0.1, &x_ref, &DOMAIN, false, &[]);
+        let scan = kick_drift(&mut p, 0.1, &x_ref, &DOMAIN, false, (&[], &[]));
         assert_eq!(scan.bad, Some((6, 4)));
         // The NaN passed over in the box of the displacements, as the
         // pass over the positions does.
@@ -982,7 +1094,7 @@ mod tests {
         assert!(scan.displacements.0.is_finite() && scan.displacements.1.is_finite());
         let (mut p, x_ref) = nine_spheres();
         p.x[8].z = -1.0;
-        let scan = kick_drift(&mut p, 0.1, &x_ref, &DOMAIN, false, &[]);
+        let scan = kick_drift(&mut p, 0.1, &x_ref, &DOMAIN, false, (&[], &[]));
         assert_eq!(scan.bad, Some((8, 5)));
     }
 
@@ -1000,14 +1112,14 @@ mod tests {
         for (k, spoil) in cases {
             let (mut p, x_ref) = spheres();
             spoil(&mut p);
-            let scan = kick_drift(&mut p, 0.1, &x_ref, &DOMAIN, false, &[]);
+            let scan = kick_drift(&mut p, 0.1, &x_ref, &DOMAIN, false, (&[], &[]));
             assert_eq!(scan.bad, Some((k, p.id[k])), "case {k}");
         }
         let (mut p, x_ref) = spheres();
         for k in 0..3 {
             p.v[k].z = -100.0;
         }
-        let scan = kick_drift(&mut p, 0.1, &x_ref, &DOMAIN, false, &[]);
+        let scan = kick_drift(&mut p, 0.1, &x_ref, &DOMAIN, false, (&[], &[]));
         assert_eq!(scan.bad, Some((1, 3)), "the lowest id of three");
     }
 
@@ -1019,16 +1131,16 @@ mod tests {
         let (mut p, x_ref) = spheres();
         p.v[1].x = 2.5; // exactly 0.25 per step: allowed
         p.v[2].y = -2.4;
-        let scan = kick_drift(&mut p, dt, &x_ref, &DOMAIN, false, &[]);
+        let scan = kick_drift(&mut p, dt, &x_ref, &DOMAIN, false, (&[], &[]));
         assert_eq!(scan.bad, None);
         let (mut p, x_ref) = spheres();
         p.v[2].x = 2.6;
-        let scan = kick_drift(&mut p, dt, &x_ref, &DOMAIN, false, &[]);
+        let scan = kick_drift(&mut p, dt, &x_ref, &DOMAIN, false, (&[], &[]));
         assert_eq!(scan.bad, Some((2, 5)));
         // A frozen particle never moves, whatever its velocity says.
         let (mut p, x_ref) = spheres();
         p.v[3].x = 1e4;
-        let scan = kick_drift(&mut p, dt, &x_ref, &DOMAIN, false, &[]);
+        let scan = kick_drift(&mut p, dt, &x_ref, &DOMAIN, false, (&[], &[]));
         assert_eq!(scan.bad, None);
     }
 }

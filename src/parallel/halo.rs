@@ -11,15 +11,12 @@
 //! in pages they share ([`NodePages`]); a peer elsewhere gets it by message.
 
 use crate::geometry::domain::Domain;
-use crate::neighbor::{runs_cover, BLOCK};
 use crate::parallel::comm::Comm;
 use crate::parallel::grid::Decomposition;
 use crate::parallel::node_pages::NodePages;
-use crate::parallel::team::Team;
 use crate::state::pack::{read_f64s, write_f64s, Pack, Unpack};
 use crate::state::particles::{pack_record, unpack_record, Particles, RECORD_BYTES};
-use crate::state::room::split_chunks;
-use glam::{DVec3, DVec4};
+use glam::DVec3;
 use rayon::prelude::*;
 
 /// The bytes of one ghost in a halo message: its record and its image shift.
@@ -94,13 +91,6 @@ impl Outgoing {
         all
     }
 }
-
-/// One ghost's position, velocity, angular velocity and packed image, to
-/// write.
-type GhostState<'a> = (
-    ((&'a mut DVec3, &'a mut DVec3), &'a mut DVec3),
-    &'a mut DVec4,
-);
 
 /// Where the halo update stages the ghost states this rank owes the peers
 /// on its node, and where they stage the ones they owe it: each rank's
@@ -338,9 +328,14 @@ impl Halo {
 
     /// Copy positions, velocities and angular velocities from the owners,
     /// and refresh the ghosts' packed images ([`Particles::packed`]), which
-    /// the copy invalidates (a collective call when there are peers).
-    pub fn update(&mut self, p: &mut Particles, comm: &dyn Comm, runs: &[(usize, usize)]) {
-        self.copy_images(p, runs);
+    /// the copy invalidates (a collective call when there are peers). The
+    /// periodic images made on this rank are copied here unless
+    /// `images_copied`: the first half step copied them already, as it
+    /// moved their sources ([`crate::integrate::kick_drift`]).
+    pub fn update(&mut self, p: &mut Particles, comm: &dyn Comm, images_copied: bool) {
+        if !images_copied {
+            self.copy_images(p);
+        }
         // A rank with pages publishes at every update, peers on its node or
         // not: the node's ranks meet there.
         if !self.peers.is_empty() || self.staging.pages.is_some() {
@@ -348,71 +343,22 @@ impl Halo {
         }
     }
 
+    /// The owned particle each periodic image made on this rank copies
+    /// (ascending: [`Self::build`] makes the images in a walk over the
+    /// owned particles); they are the first ghosts.
+    pub fn local_sources(&self) -> &[u32] {
+        &self.local_source
+    }
+
     /// The periodic images made on this rank: each copies its source's
-    /// state and writes its packed image on the way, one pass over them
-    /// in parallel (the same bits as [`Particles::refresh_packed_of`]:
-    /// the image is `x + shift` of the copied `x`). The images follow
-    /// their sources' order ([`Self::build`] makes them in a walk over
-    /// the owned particles); where `runs` (the force stage's runs of
-    /// blocks, [`crate::force::PairResults::runs`]) are several, the images
-    /// of each run's particles are copied in one task, as the run's thread
-    /// moved those particles and will read the images' pairs.
-    fn copy_images(&self, p: &mut Particles, runs: &[(usize, usize)]) {
+    /// state and writes its packed image on the way, in pieces of
+    /// [`IMAGE_CHUNK`] in parallel
+    /// ([`crate::state::images::Images::copy_from`]).
+    fn copy_images(&self, p: &mut Particles) {
         let (n, m) = (p.n_owned, self.local_source.len());
         assert!(p.len() >= n + m, "fewer ghosts than periodic images");
-        p.size_packed();
-        let (x, ghost_x) = p.x.split_at_mut(n);
-        let (v, ghost_v) = p.v.split_at_mut(n);
-        let (w, ghost_w) = p.omega.split_at_mut(n);
-        let (x, v, w) = (&*x, &*v, &*w);
-        let (shift, radius) = (&p.shift[..m], &p.radius[n..n + m]);
-        let copy = |g: usize, (((gx, gv), gw), packed): GhostState| {
-            let s = self.local_source[g] as usize;
-            (*gx, *gv, *gw) = (x[s], v[s], w[s]);
-            *packed = (x[s] + shift[g]).extend(radius[g]);
-        };
-        let (gx, gv, gw, gp) = (
-            &mut ghost_x[..m],
-            &mut ghost_v[..m],
-            &mut ghost_w[..m],
-            &mut p.packed[n..n + m],
-        );
-        if runs_cover(runs, n) {
-            debug_assert!(
-                self.local_source.is_sorted(),
-                "images out of their sources' order"
-            );
-            let at = |b: usize| {
-                self.local_source
-                    .partition_point(|&s| (s as usize) < b * BLOCK)
-            };
-            let lens = || runs.iter().map(|&(s, e)| at(e) - at(s));
-            let pieces = split_chunks(gx, lens())
-                .into_iter()
-                .zip(split_chunks(gv, lens()))
-                .zip(split_chunks(gw, lens()))
-                .zip(split_chunks(gp, lens()))
-                .zip(runs.iter().map(|r| at(r.0)));
-            let team = Team::new(runs.len());
-            pieces
-                .collect::<Vec<_>>()
-                .into_par_iter()
-                .for_each(|((((gx, gv), gw), gp), first)| {
-                    team.task(|| {
-                        for (i, item) in gx.iter_mut().zip(gv).zip(gw).zip(gp).enumerate() {
-                            copy(first + i, item);
-                        }
-                    })
-                });
-            return;
-        }
-        (gx.par_iter_mut())
-            .zip(gv)
-            .zip(gw)
-            .zip(gp)
-            .enumerate()
-            .with_min_len(IMAGE_CHUNK)
-            .for_each(|(g, item)| copy(g, item));
+        let (from, images) = p.sources_and_images(&self.local_source);
+        (images.chunks(IMAGE_CHUNK).into_par_iter()).for_each(|mut piece| piece.copy_from(from));
     }
 
     /// The ghosts received from the peers: their owners' current state

@@ -264,7 +264,7 @@ impl Simulation {
         }
         // The ghosts' packed images come with their update, the owned
         // particles' (moved back from x_ref) here.
-        halo.update(&mut particles, comm.as_ref(), &[]);
+        halo.update(&mut particles, comm.as_ref(), false);
         particles.refresh_packed_owned();
         let balancer = super::Balancer::new(setup.balance, comm.size());
         let mut sim = Simulation {

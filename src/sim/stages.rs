@@ -29,6 +29,9 @@ struct Moved {
     max_disp2: f64,
     /// The box of the displacements.
     displacements: (DVec3, DVec3),
+    /// Whether the periodic images made on this rank were copied on the
+    /// way ([`integrate::DriftScan::images_copied`]).
+    images_copied: bool,
 }
 
 impl Simulation {
@@ -51,7 +54,7 @@ impl Simulation {
             || rule.due(moved.max_disp2, || {
                 self.spread_since_rebuild(moved.displacements)
             });
-        self.refresh_neighbors(rebuild, carried)?;
+        self.refresh_neighbors(rebuild, carried, moved.images_copied)?;
         // The overlap bound at every rebuild (every step or two for
         // particles fast enough to collide that hard); reads only.
         if rebuild {
@@ -94,8 +97,8 @@ impl Simulation {
         };
         let deferred = std::mem::take(&mut self.kick_pending);
         let (p, dt) = (&mut self.particles, self.setup.dt);
-        let runs = self.pair_results.runs();
-        let scan = integrate::kick_drift(p, dt, &self.x_ref, &bounds, deferred, runs);
+        let schedule = (self.pair_results.runs(), self.halo.local_sources());
+        let scan = integrate::kick_drift(p, dt, &self.x_ref, &bounds, deferred, schedule);
         let doomed = self.doomed();
         // One reduction decides them all: the lowest bad id (as MAX − id,
         // so the maximum wins; 0 = none), the largest displacement (its
@@ -125,6 +128,7 @@ impl Simulation {
         let moved = Moved {
             max_disp2: f64::from_bits(global[1]),
             displacements: trigger::box_of_words(global[3..].try_into().expect("six words")),
+            images_copied: scan.images_copied,
         };
         Ok((moved, carried))
     }
@@ -148,15 +152,21 @@ impl Simulation {
     /// The neighbour stage: a rebuild when `rebuild` (a global decision:
     /// particles were deleted or inserted, or moved as far as the skin
     /// allows, [`RebuildRule`]), else a halo update. `carried` is the history lifted
-    /// at a deletion or insertion.
-    fn refresh_neighbors(&mut self, rebuild: bool, carried: Option<Carried>) -> Result<()> {
+    /// at a deletion or insertion; `images_copied`, whether the first half
+    /// step copied the periodic images made on this rank (the halo update
+    /// then leaves them).
+    fn refresh_neighbors(
+        &mut self,
+        rebuild: bool,
+        carried: Option<Carried>,
+        images_copied: bool,
+    ) -> Result<()> {
         if rebuild {
             return self.rebuild_with(carried, None);
         }
         let tc = Instant::now();
-        let runs = self.pair_results.runs();
         self.halo
-            .update(&mut self.particles, self.comm.as_ref(), runs);
+            .update(&mut self.particles, self.comm.as_ref(), images_copied);
         self.timers.comm += tc.elapsed();
         Ok(())
     }
