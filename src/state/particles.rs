@@ -71,7 +71,8 @@ pub struct Particles {
     /// neighbour-candidate test of the force loop. Whoever moves entries
     /// refreshes theirs: the first half step the owned particles' as it
     /// moves them, a halo update the ghosts' as it copies them
-    /// ([`crate::parallel::halo::Halo::update`]),
+    /// ([`crate::parallel::halo::Halo::update`]; on threads the first half
+    /// step copies the periodic images, [`crate::state::images`]),
     /// a rebuild or a restart the owned particles' it wraps, sorts or puts
     /// back ([`Self::refresh_packed_owned`]). Dropping the ghosts drops
     /// theirs, so new ghosts have none until refreshed.
