@@ -355,8 +355,6 @@ impl Halo {
     /// [`IMAGE_CHUNK`] in parallel
     /// ([`crate::state::images::Images::copy_from`]).
     fn copy_images(&self, p: &mut Particles) {
-        let (n, m) = (p.n_owned, self.local_source.len());
-        assert!(p.len() >= n + m, "fewer ghosts than periodic images");
         let (from, images) = p.sources_and_images(&self.local_source);
         (images.chunks(IMAGE_CHUNK).into_par_iter()).for_each(|mut piece| piece.copy_from(from));
     }

@@ -52,6 +52,10 @@ impl<'a> Images<'a> {
     /// particles' by the caller, which keeps those), as the images of
     /// `sources`. `p` must have room for every image's packed image
     /// ([`Particles::size_packed`]).
+    ///
+    /// # Panics
+    /// If there are fewer ghosts than images (ghosts that are not the
+    /// halo's since its last build).
     pub fn of(
         sources: &'a [u32],
         (x, v, omega, packed): (
@@ -63,6 +67,12 @@ impl<'a> Images<'a> {
         (shift, radius): (&'a [DVec3], &'a [f64]),
     ) -> Self {
         let m = sources.len();
+        assert!(
+            [x.len(), v.len(), omega.len(), packed.len(), radius.len()]
+                .iter()
+                .all(|&len| len >= m),
+            "fewer ghosts than periodic images"
+        );
         Self {
             sources,
             x: &mut x[..m],
