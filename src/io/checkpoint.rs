@@ -7,8 +7,9 @@
 //!   was started with, string), `format` (`"gravel checkpoint"`) and
 //!   `format_version` (u32, [`FORMAT_VERSION`]);
 //! - `/checkpoint` with attributes `step`, `next_id`, `seed`, `history_len`, `walls`,
-//!   `particles`, `pair_records`, `wall_records`, `deleted` (u64), `time`, `dt`,
-//!   `deleted_mass` (f64) and `checksum` (u64, see [`checksum`]);
+//!   `particles`, `pair_records`, `wall_records`, `deleted`, `rebuilt_at` (u64), `time`, `dt`,
+//!   `deleted_mass` (f64), `flow_gradient` (f64 ×9, [`crate::neighbor::flow`]; a
+//!   file without it has no flow fitted) and `checksum` (u64, see [`checksum`]);
 //! - datasets, one row per particle: `id` (u64), `position`, `velocity`,
 //!   `omega`, `x_ref`, `force`, `torque` (f64, N×3), `radius`, `mass` (f64),
 //!   `material` (u32), `frozen` (u8), and where the row's records start:
@@ -110,6 +111,11 @@ pub fn header_hash(snap: &Snapshot, totals: [u64; 3]) -> u64 {
     snap.pour_inserted.iter().for_each(|&v| h.u64(v));
     // Hashed only when some wait, so that older files still verify.
     snap.pour_waiting.iter().flatten().for_each(|&v| h.u64(v));
+    // Likewise only with a flow fitted.
+    if snap.flow.iter().any(|&v| v != 0.0) {
+        h.u64(snap.rebuilt_at);
+        snap.flow.iter().for_each(|&v| h.f64(v));
+    }
     h.str(&snap.config_text);
     for (k, v) in &snap.compat.entries {
         h.str(k);
@@ -264,9 +270,12 @@ impl Contents<'_> {
             ("pair_records", pairs.span.total),
             ("wall_records", walls.span.total),
             ("deleted", snap.deleted),
+            ("rebuilt_at", snap.rebuilt_at),
         ] {
             write_attr(&g, name, &v)?;
         }
+        (g.new_attr::<f64>().shape([9]).create("flow_gradient"))
+            .and_then(|a| a.write_raw(&snap.flow))?;
         write_attr(&g, "time", &snap.time)?;
         write_attr(&g, "dt", &snap.dt)?;
         write_attr(&g, "deleted_mass", &snap.deleted_mass)?;
@@ -653,6 +662,24 @@ fn read_span(
             flat.chunks_exact(3).map(|c| [c[0], c[1], c[2]]).collect()
         }
     };
+    // Absent from a file written before 2026-12-05: no flow fitted.
+    let (rebuilt_at, flow) = match g.attr("flow_gradient") {
+        Err(_) => (0, [0.0; 9]),
+        Ok(a) => {
+            let v: Vec<f64> =
+                (a.read_raw()).at(path, "reading the attribute /checkpoint@flow_gradient")?;
+            let flow: [f64; 9] = v.try_into().map_err(|v: Vec<f64>| {
+                IoError::invalid(
+                    path,
+                    format!(
+                        "damaged checkpoint: /checkpoint@flow_gradient has {} values, not 9",
+                        v.len()
+                    ),
+                )
+            })?;
+            (u("rebuilt_at")?, flow)
+        }
+    };
     let compat_group = g.group("compat").at(path, "opening /checkpoint/compat")?;
     let mut compat = Compat::default();
     for key in Compat::KEYS {
@@ -692,6 +719,8 @@ fn read_span(
         wall_values: floats("wall_history", k * h, times(&walls))?,
         pour_inserted: ints("pour_inserted", pours, 0..pours)?,
         pour_waiting,
+        rebuilt_at,
+        flow,
         deleted: u("deleted")?,
         deleted_mass: f("deleted_mass")?,
         config_text,

@@ -11,14 +11,17 @@
 //! migrates takes its records with it.
 //!
 //! The list stays valid until the particles have moved, relative to each
-//! other or to what is fixed in space, as far as the skin allows since the
-//! last build ([`trigger`]: a global decision, see `sim`). Building is O(N):
+//! other (beyond what the bed's fitted flow foresees, [`flow`]) or to what
+//! is fixed in space, as far as the skin allows since the last build
+//! ([`trigger`]: a global decision, see `sim`). Building is O(N):
 //! particles are binned into cubic cells of the largest interaction range.
 
 pub mod carry;
 pub mod cells;
+pub mod flow;
 mod history;
 mod jobs;
+mod residual_eights;
 pub mod trigger;
 mod verlet;
 

@@ -16,31 +16,51 @@
 //! s/2` for some `c`. `c = 0` is the usual rule (LAMMPS's `neigh_modify
 //! check yes`: any particle moved more than half the skin). Where that one
 //! says rebuild, this rule also tries `c` = the middle of the box of the
-//! displacements, which follows the bulk motion: in a chute the bed slides
-//! over its fixed base, every grain moving much the same way, and the
-//! displacements spread over about half the range their lengths do (the
-//! chute benchmark rebuilds 32 times in 2,000 steps instead of 59).
-//! `max_k |Δ_k − c|` is at most the box's half-diagonal; the first half
-//! step finds the box on its way (with the largest `|Δ_k|`, reduced over
-//! the ranks in the step's one reduction), and `max_k |Δ_k − c|` is
-//! measured (a pass over the particles) only where the half-diagonal
-//! exceeds `s/2`.
+//! displacements, which follows the bulk motion: a bed sliding as a whole
+//! keeps its list. `max_k |Δ_k − c|` is at most the box's half-diagonal;
+//! the first half step finds the box on its way (with the largest `|Δ_k|`,
+//! reduced over the ranks in the step's one reduction), and `max_k |Δ_k −
+//! c|` is measured (a pass over the particles) only where the
+//! half-diagonal exceeds `s/2`.
+//!
+//! **A sheared bed.** In a chute the bed flows faster the higher it lies:
+//! the displacements spread over the whole range of the flow's speeds,
+//! though neighbours move nearly alike. Where the bed's mean flow was
+//! fitted at the last rebuild ([`super::flow`]: `Δ ≈ a + k G x_ref` after
+//! `k` steps, `G` zero along the periodic axes), the rule also bounds the
+//! residuals `r_k = Δ_k − k G x_ref,k`. For a pair the list lacks, whose
+//! separation `d₀` at the build exceeded `C + s` (`C = R_p + R_q + pad`),
+//! the separation now is
+//!
+//! ```text
+//! d = (I + k G) d₀ + r_p − r_q,     |d| ≥ (1 − k‖G‖) |d₀| − 2 max_k |r_k − c|
+//! ```
+//!
+//! (an image's shift along a periodic axis drops out of `G d₀`, as `G`'s
+//! columns there are zero; `‖G‖ ≤` its Frobenius norm). `|d| ≥ C` holds
+//! while `2 max_k |r_k − c| ≤ s − k‖G‖ (C + s)`, and the right side is
+//! least for the largest pair, `C + s = 2 R_max + pad + s`, the halo width.
+//! The residuals' box and spread are measured as the displacements' are,
+//! at each step where the two tests before keep nothing (in the chute
+//! benchmark, a rebuild every 200 steps or so instead of every 62).
 //!
 //! What is fixed in space rather than carried with the bed (walls that
-//! never move, the subdomains' edges, the pours' exchange boxes) is found
-//! at a rebuild within the skin of a particle, and stays out of its reach
-//! while the particle itself has moved less than the skin: the rule also
-//! rebuilds when any particle has moved more than [`FIXED_REACH`] of the
-//! skin.
+//! never move, the pours' exchange boxes) is found at a rebuild within the
+//! skin of a particle, and stays out of its reach while the particle
+//! itself has moved less than the skin: where a run has such walls or
+//! pours, the rule also rebuilds when any particle has moved more than
+//! [`FIXED_REACH`] of the skin. Without them (a bed in periodic or open
+//! faces) nothing bounds how far the bed as a whole moves between
+//! rebuilds: the ranks' halos and the periodic images move with it.
 //!
-//! The centre is measured afresh at each step that needs it, from the
-//! positions alone, with minima and maxima (which do not depend on the
-//! order they are taken in): the same decision on any number of ranks and
-//! threads, and after a restart (whose checkpoint holds the reference
-//! positions).
+//! The centres and boxes are measured afresh at each step that needs them,
+//! from the positions alone, with minima and maxima (which do not depend
+//! on the order they are taken in), and `G` is fitted in exact integer
+//! sums: the same decision on any number of ranks and threads, and after a
+//! restart (whose checkpoint holds the reference positions and `G`).
 
 use super::BLOCK;
-use glam::DVec3;
+use glam::{DMat3, DVec3};
 use rayon::prelude::*;
 
 /// The share of the skin a particle may move from where the last rebuild
@@ -52,27 +72,66 @@ pub const FIXED_REACH: f64 = 1.0 - 1e-6;
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RebuildRule {
     skin: f64,
+    /// Whether something fixed in space bounds each particle's own
+    /// displacement by the skin.
+    fixed_in_space: bool,
+    /// The largest pair's reach at a build, `2 R_max + pad + s`.
+    reach: f64,
 }
 
 impl RebuildRule {
-    /// The rule for skin `skin`.
-    pub fn new(skin: f64) -> Self {
-        Self { skin }
+    /// The rule for skin `skin`, pairs reaching at most `reach` (the halo
+    /// width, `2 R_max + pad + skin`), and whether walls or pours fixed in
+    /// space are present.
+    pub fn new(skin: f64, reach: f64, fixed_in_space: bool) -> Self {
+        Self {
+            skin,
+            fixed_in_space,
+            reach,
+        }
     }
 
     /// Whether the list must be rebuilt, where `max2` is the largest
-    /// squared displacement `max |Δ|²` of all ranks' particles and
-    /// `spread2(c)` gives `max |Δ − c|²` for the middle `c` of their box:
-    /// when `min(max |Δ|, max |Δ − c|) > s/2`, or `max |Δ| >` [`FIXED_REACH`]
-    /// `· s`. `spread2` is called (collectively, on every rank alike) only
-    /// when `max |Δ|` alone does not decide.
-    pub fn due(&self, max2: f64, spread2: impl FnOnce() -> f64) -> bool {
+    /// squared displacement `max |Δ|²` of all ranks' particles,
+    /// `spread2(half2)` gives `max |Δ − c|²` for the middle `c` of their
+    /// box (or a bound of it, exact where the bound passes `half2`), `kg`
+    /// is `k ‖G‖` for the fitted flow (0 where none was fitted), and
+    /// `residual2(half2)` gives the same for the residuals `Δ − k G x_ref`.
+    /// Rebuild when `max |Δ| >` [`FIXED_REACH`] `· s` with something fixed
+    /// in space, or else when every test of the module's documentation
+    /// fails: `max |Δ| ≤ s/2`, `max |r − c| ≤ (s − k‖G‖ (C + s))/2` (where
+    /// `kg > 0`), `max |Δ − c| ≤ s/2`, in that order. Each closure is
+    /// called (collectively, on every rank alike) only when the tests
+    /// before it did not decide.
+    pub fn due(
+        &self,
+        max2: f64,
+        kg: f64,
+        spread2: impl FnOnce(f64) -> f64,
+        residual2: impl FnOnce(f64) -> f64,
+    ) -> bool {
         let half = 0.5 * self.skin;
         let fixed = FIXED_REACH * self.skin;
-        if max2 > fixed * fixed {
+        if self.fixed_in_space && max2 > fixed * fixed {
             return true;
         }
-        max2 > half * half && spread2() > half * half
+        let half2 = half * half;
+        if max2 <= half2 {
+            return false;
+        }
+        // The flow's test first where it is fitted: it keeps a sheared
+        // bed's list where the centre's does not, and its bound from the
+        // residuals' box (a pass) mostly decides without the spread's pass.
+        let allowed = self.foreseen_half(kg);
+        let foreseen = kg > 0.0 && allowed > 0.0;
+        !(foreseen && residual2(allowed * allowed) <= allowed * allowed || spread2(half2) <= half2)
+    }
+
+    /// The largest `max |r − c|` that keeps the list after `k` steps of a
+    /// flow fitted with `k ‖G‖ = kg`: `(FIXED_REACH · s − kg (C + s))/2`
+    /// (negative: none).
+    pub fn foreseen_half(&self, kg: f64) -> f64 {
+        0.5 * (FIXED_REACH * self.skin - kg * self.reach)
     }
 }
 
@@ -81,19 +140,80 @@ impl RebuildRule {
 /// such a particle). On the threads, block by block: a minimum and a
 /// maximum are the same in any order.
 pub fn displacement_box(x: &[DVec3], x_ref: &[DVec3]) -> (DVec3, DVec3) {
-    let empty = (DVec3::INFINITY, DVec3::NEG_INFINITY);
+    residual_box(x, x_ref, DMat3::ZERO)
+}
+
+/// The box of the residuals `x_k − x_ref,k − m x_ref,k` (`m = k G`, the
+/// displacement the fitted flow foresees per unit of reference position),
+/// as [`displacement_box`].
+pub fn residual_box(x: &[DVec3], x_ref: &[DVec3], m: DMat3) -> (DVec3, DVec3) {
+    let flow = Foreseen::of(m);
     (x.par_chunks(BLOCK).zip(x_ref.par_chunks(BLOCK)))
-        .map(|(x, x_ref)| {
-            // Two running boxes, even and odd particles, so that each
-            // compare waits on the one two particles back.
-            let mut b = [empty; 2];
-            for (k, (x, r)) in x.iter().zip(x_ref).enumerate() {
-                let (d, b) = (*x - *r, &mut b[k % 2]);
-                *b = (b.0.min(d), b.1.max(d));
-            }
-            (b[0].0.min(b[1].0), b[0].1.max(b[1].1))
-        })
-        .reduce(|| empty, |a, b| (a.0.min(b.0), a.1.max(b.1)))
+        .map(|(x, x_ref)| flow.residual_box(x, x_ref))
+        .reduce(|| EMPTY_BOX, merge_boxes)
+}
+
+/// No displacement seen.
+const EMPTY_BOX: (DVec3, DVec3) = (DVec3::INFINITY, DVec3::NEG_INFINITY);
+
+fn merge_boxes(a: (DVec3, DVec3), b: (DVec3, DVec3)) -> (DVec3, DVec3) {
+    (a.0.min(b.0), a.1.max(b.1))
+}
+
+/// `m = k G` (its columns of periodic axes are zero: [`super::flow`]),
+/// with which of its columns are not.
+#[derive(Clone, Copy)]
+struct Foreseen {
+    m: DMat3,
+    used: [bool; 3],
+}
+
+impl Foreseen {
+    fn of(m: DMat3) -> Self {
+        Self {
+            m,
+            used: [0, 1, 2].map(|a| m.col(a) != DVec3::ZERO),
+        }
+    }
+
+    /// The box of the residuals of `x` (one block): eight at a time with
+    /// AVX-512 where the processor has it ([`super::residual_eights`]),
+    /// the same bits, and the rest one at a time.
+    fn residual_box(&self, x: &[DVec3], x_ref: &[DVec3]) -> (DVec3, DVec3) {
+        let mut from = 0;
+        let mut b = [EMPTY_BOX; 4];
+        #[cfg(target_arch = "x86_64")]
+        if crate::simd::isa::avx512() {
+            // SAFETY: the processor has AVX-512 (`isa::avx512` checks it).
+            b[0] =
+                unsafe { super::residual_eights::residual_box_avx512(x, x_ref, self.m, self.used) };
+            from = x.len().min(x_ref.len()) / 8 * 8;
+        }
+        // Four running boxes, so that each compare waits on the one four
+        // particles back.
+        for (k, (x, r)) in x[from..].iter().zip(&x_ref[from..]).enumerate() {
+            let (d, b) = (self.residual(*x, *r), &mut b[k % 4]);
+            *b = (b.0.min(d), b.1.max(d));
+        }
+        b.into_iter().fold(EMPTY_BOX, merge_boxes)
+    }
+
+    /// `x − x_ref − m x_ref`, `m x_ref` summed over the columns not zero,
+    /// in axis order; the bits of `x − x_ref` for `m = 0`.
+    #[inline]
+    fn residual(&self, x: DVec3, x_ref: DVec3) -> DVec3 {
+        let mut d = x - x_ref;
+        if self.used[0] {
+            d -= self.m.x_axis * x_ref.x;
+        }
+        if self.used[1] {
+            d -= self.m.y_axis * x_ref.y;
+        }
+        if self.used[2] {
+            d -= self.m.z_axis * x_ref.z;
+        }
+        d
+    }
 }
 
 /// The middle of a box of [`displacement_box`] (of all ranks), or 0 for
@@ -106,28 +226,33 @@ pub fn box_centre((lo, hi): (DVec3, DVec3)) -> DVec3 {
     }
 }
 
-/// `max_k |x_k − x_ref,k − c|²` (0 for none), on the threads as
-/// [`displacement_box`].
-pub fn spread2(x: &[DVec3], x_ref: &[DVec3], c: DVec3) -> f64 {
+/// `max_k |x_k − x_ref,k − m x_ref,k − c|²` (0 for none), on the threads
+/// as [`displacement_box`].
+pub fn spread2(x: &[DVec3], x_ref: &[DVec3], m: DMat3, c: DVec3) -> f64 {
+    let flow = Foreseen::of(m);
     (x.par_chunks(BLOCK).zip(x_ref.par_chunks(BLOCK)))
         .map(|(x, x_ref)| {
-            (x.iter().zip(x_ref)).fold(0.0, |m: f64, (x, r)| m.max((*x - *r - c).length_squared()))
+            (x.iter().zip(x_ref)).fold(0.0, |s: f64, (x, r)| {
+                s.max((flow.residual(*x, *r) - c).length_squared())
+            })
         })
         .reduce(|| 0.0, f64::max)
 }
 
-/// A bound of `max_k |Δ_k − c|²` over all ranks' particles, `Δ_k = x_k −
-/// x_ref,k` and `c` the middle of `(lo, hi)`, the box of the `Δ_k` of all
-/// ranks ([`displacement_box`], which the first half step finds on its way,
-/// [`crate::integrate::DriftScan::displacements`], with the step's one
-/// reduction): the squared half-diagonal of the box if that is at most
-/// `half2` (no pass over the particles), else the value itself (a pass,
-/// and a reduction by `max_words`, the element-wise maximum of words over
-/// the ranks, [`crate::parallel::comm::Comm::max_u64s`]; collective).
+/// A bound of `max_k |r_k − c|²` over all ranks' particles, `r_k = x_k −
+/// x_ref,k − m x_ref,k` and `c` the middle of `(lo, hi)`, the box of the
+/// `r_k` of all ranks (for `m = 0`, [`displacement_box`], which the first
+/// half step finds on its way, [`crate::integrate::DriftScan::displacements`],
+/// with the step's one reduction): the squared half-diagonal of the box if
+/// that is at most `half2` (no pass over the particles), else the value
+/// itself (a pass, and a reduction by `max_words`, the element-wise maximum
+/// of words over the ranks, [`crate::parallel::comm::Comm::max_u64s`];
+/// collective).
 pub fn spread_bound2(
     (lo, hi): (DVec3, DVec3),
     x: &[DVec3],
     x_ref: &[DVec3],
+    m: DMat3,
     half2: f64,
     max_words: &mut dyn FnMut(&mut [u64]),
 ) -> f64 {
@@ -138,9 +263,23 @@ pub fn spread_bound2(
     if half_diagonal2 <= half2 {
         return half_diagonal2;
     }
-    let mut spread = [spread2(x, x_ref, box_centre((lo, hi))).to_bits()];
+    let mut spread = [spread2(x, x_ref, m, box_centre((lo, hi))).to_bits()];
     max_words(&mut spread);
     f64::from_bits(spread[0])
+}
+
+/// [`spread_bound2`] for the residuals of `m` (a pass and a reduction for
+/// their box first; collective).
+pub fn residual_bound2(
+    x: &[DVec3],
+    x_ref: &[DVec3],
+    m: DMat3,
+    half2: f64,
+    max_words: &mut dyn FnMut(&mut [u64]),
+) -> f64 {
+    let mut words = box_words(residual_box(x, x_ref, m));
+    max_words(&mut words);
+    spread_bound2(box_of_words(&words), x, x_ref, m, half2, max_words)
 }
 
 /// A box of [`displacement_box`] as words whose element-wise maximum over
@@ -179,20 +318,34 @@ fn word_value(w: u64) -> f64 {
 mod tests {
     use super::*;
 
-    /// The rule's decision for displacements `ds` (from reference 0).
+    /// The rule's decision for displacements `ds` (from reference 0), no
+    /// flow fitted.
     fn due(rule: RebuildRule, ds: &[DVec3]) -> bool {
         let zero = vec![DVec3::ZERO; ds.len()];
-        let max2 = spread2(ds, &zero, DVec3::ZERO);
-        let exact = rule.due(max2, || {
-            spread2(ds, &zero, box_centre(displacement_box(ds, &zero)))
-        });
-        // The bound from the box decides as the value does (one rank:
+        due_with_flow(rule, ds, &zero, DMat3::ZERO)
+    }
+
+    /// The rule's decision for particles at `x`, built at `x_ref`, with
+    /// the flow `m = k G` foreseen.
+    fn due_with_flow(rule: RebuildRule, x: &[DVec3], x_ref: &[DVec3], m: DMat3) -> bool {
+        let o = DMat3::ZERO;
+        let max2 = spread2(x, x_ref, o, DVec3::ZERO);
+        let kg = m.to_cols_array().iter().map(|v| v * v).sum::<f64>().sqrt();
+        let exact = rule.due(
+            max2,
+            kg,
+            |_| spread2(x, x_ref, o, box_centre(displacement_box(x, x_ref))),
+            |_| spread2(x, x_ref, m, box_centre(residual_box(x, x_ref, m))),
+        );
+        // The bounds from the boxes decide as the values do (one rank:
         // the words are the maximum already).
-        let half2 = 0.25 * rule.skin * rule.skin;
-        let bounded = rule.due(max2, || {
-            spread_bound2(displacement_box(ds, &zero), ds, &zero, half2, &mut |_| ())
-        });
-        assert_eq!(bounded, exact, "{ds:?}");
+        let bounded = rule.due(
+            max2,
+            kg,
+            |h2| spread_bound2(displacement_box(x, x_ref), x, x_ref, o, h2, &mut |_| ()),
+            |h2| residual_bound2(x, x_ref, m, h2, &mut |_| ()),
+        );
+        assert_eq!(bounded, exact, "{x:?}");
         exact
     }
 
@@ -249,7 +402,7 @@ mod tests {
 
     #[test]
     fn a_bed_moving_together_waits_for_the_whole_skin() {
-        let (skin, rule) = (0.1, RebuildRule::new(0.1));
+        let (skin, rule) = (0.1, RebuildRule::new(0.1, 1.1, true));
         // Both particles moved about 0.08 along x: half the skin is
         // passed, but their separation changed by less than 0.002.
         let ds = [DVec3::new(0.08, 0.0, 0.0), DVec3::new(0.079, 0.001, 0.0)];
@@ -266,7 +419,7 @@ mod tests {
 
     #[test]
     fn particles_moving_apart_by_more_than_the_skin_rebuild() {
-        let rule = RebuildRule::new(0.1);
+        let rule = RebuildRule::new(0.1, 1.1, true);
         for (a, expected) in [(0.049, false), (0.051, true)] {
             // Two particles moving in opposite directions: 2a apart, with
             // a third between them carried along the bulk motion or not.
@@ -283,17 +436,35 @@ mod tests {
 
     #[test]
     fn the_spread_is_asked_for_only_past_half_the_skin() {
-        let rule = RebuildRule::new(0.1);
+        let rule = RebuildRule::new(0.1, 1.1, true);
         let asked = std::cell::Cell::new(0);
-        let spread = || {
+        let spread = |_| {
             asked.set(asked.get() + 1);
             0.0
         };
-        assert!(!rule.due(0.04 * 0.04, spread));
-        assert!(rule.due(0.1 * 0.1, spread));
+        let residual = |_| -> f64 { panic!("the residuals asked for") };
+        assert!(!rule.due(0.04 * 0.04, 0.0, spread, residual));
+        assert!(rule.due(0.1 * 0.1, 0.0, spread, residual));
         assert_eq!(asked.get(), 0);
-        assert!(!rule.due(0.06 * 0.06, spread));
+        assert!(!rule.due(0.06 * 0.06, 0.0, spread, residual));
         assert_eq!(asked.get(), 1);
+        // With a flow fitted, its residuals first: where they keep the
+        // list, the spread is not asked for.
+        let (kept, lost) = (|_| 0.04 * 0.04, |_| 0.05 * 0.05);
+        let no_spread = |_| -> f64 { panic!("the spread asked for") };
+        assert!(!rule.due(0.06 * 0.06, 0.001, no_spread, kept));
+        // 0.05 is past (0.1 − 0.001 · 1.1)/2: the spread decides.
+        assert!(!rule.due(0.06 * 0.06, 0.001, spread, lost));
+        assert_eq!(asked.get(), 2);
+        let wide = |_| 0.06 * 0.06;
+        assert!(rule.due(0.06 * 0.06, 0.001, wide, lost));
+        // A flow so steep that nothing is allowed: not asked.
+        assert!(rule.due(0.06 * 0.06, 0.1, wide, residual));
+        // Without walls or pours fixed in space, a particle may move
+        // farther than the skin.
+        let free = RebuildRule::new(0.1, 1.1, false);
+        assert!(!free.due(0.5 * 0.5, 0.0, |_| 0.0, residual));
+        assert!(free.due(0.5 * 0.5, 0.0, wide, residual));
     }
 
     #[test]
@@ -301,7 +472,7 @@ mod tests {
         // Pseudo-random displacements about a drift: whenever the rule
         // keeps the list, no two particles' displacements differ by more
         // than the skin.
-        let rule = RebuildRule::new(0.1);
+        let rule = RebuildRule::new(0.1, 1.1, true);
         let mut state = 0x2545_f491_4f6c_dd1du64;
         let mut next = || {
             state ^= state << 13;
@@ -316,7 +487,7 @@ mod tests {
                 .map(|_| drift + DVec3::new(next(), next(), next()) * 0.06)
                 .collect();
             if !due(rule, &ds) {
-                let max2 = spread2(&ds, &[DVec3::ZERO; 6], DVec3::ZERO);
+                let max2 = spread2(&ds, &[DVec3::ZERO; 6], DMat3::ZERO, DVec3::ZERO);
                 kept_by_centre += usize::from(max2 > 0.05 * 0.05);
                 for p in &ds {
                     for q in &ds {
@@ -329,5 +500,116 @@ mod tests {
             kept_by_centre > 100,
             "only {kept_by_centre} sets kept past the usual rule"
         );
+    }
+
+    /// Whenever the rule keeps a list with a flow foreseen, no pair it
+    /// lacks (farther than `C + s` at the build) has come within `C`:
+    /// beds of pseudo-random reference positions, sheared by the flow
+    /// (and by more than it foresees), slid as a whole and shaken.
+    #[test]
+    fn a_sheared_bed_keeps_its_list_only_while_no_missing_pair_can_touch() {
+        let (skin, c) = (0.1, 1.0);
+        let rule = RebuildRule::new(skin, c + skin, false);
+        let mut state = 0x5851_f42d_4c95_7f2du64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state >> 11) as f64 / (1u64 << 53) as f64 - 0.5
+        };
+        let (mut kept, mut kept_by_flow) = (0, 0);
+        for _ in 0..600 {
+            let n = 40;
+            let x_ref: Vec<DVec3> = (0..n)
+                .map(|_| DVec3::new(next(), next(), next()) * 5.0)
+                .collect();
+            // The flow foreseen: a shear of x along z, and the one that
+            // happened, up to 40 % off, with a slide and some noise.
+            let shear = 0.03 * next();
+            let m = DMat3::from_cols(DVec3::ZERO, DVec3::ZERO, DVec3::new(shear, 0.0, 0.0));
+            let actual = shear * (1.0 + 0.8 * next());
+            let slide = DVec3::new(next(), next(), next()) * 0.4;
+            let noise = 0.05 * (next() + 0.5);
+            let x: Vec<DVec3> = (x_ref.iter())
+                .map(|r| {
+                    let shake = DVec3::new(next(), next(), next()) * noise;
+                    *r + slide + DVec3::new(actual * r.z, 0.0, 0.0) + shake
+                })
+                .collect();
+            if due_with_flow(rule, &x, &x_ref, m) {
+                continue;
+            }
+            kept += 1;
+            let zero = DMat3::ZERO;
+            let spread = spread2(&x, &x_ref, zero, box_centre(residual_box(&x, &x_ref, zero)));
+            kept_by_flow += usize::from(spread > 0.25 * skin * skin);
+            for p in 0..n {
+                for q in 0..n {
+                    if (x_ref[p] - x_ref[q]).length() > c + skin {
+                        let d = (x[p] - x[q]).length();
+                        assert!(d >= c, "pair {p}, {q}: {d} after the rule kept the list");
+                    }
+                }
+            }
+        }
+        assert!(
+            kept_by_flow > 20,
+            "{kept_by_flow} of {kept} kept by the flow alone"
+        );
+    }
+
+    /// The box of the residuals eight at a time (AVX-512, where the
+    /// processor has it) holds the bits of one particle at a time, for
+    /// every set of columns in use, a NaN passed over, and blocks whose
+    /// length is not a multiple of eight.
+    #[test]
+    fn the_residuals_box_has_the_bits_of_one_particle_at_a_time() {
+        let mut state = 0x1234_5678_9abc_def1u64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state >> 11) as f64 / (1u64 << 53) as f64 - 0.5
+        };
+        for n in [0, 5, 8, 37, 512] {
+            let x_ref: Vec<DVec3> = (0..n)
+                .map(|_| DVec3::new(next(), next(), next()) * 40.0)
+                .collect();
+            let mut x: Vec<DVec3> = (x_ref.iter())
+                .map(|r| *r + DVec3::new(next(), next(), next()) * 0.3)
+                .collect();
+            if n > 20 {
+                x[11].y = f64::NAN;
+            }
+            for used in 0..8 {
+                let col = |j: usize, v: DVec3| if used >> j & 1 == 1 { v } else { DVec3::ZERO };
+                let m = DMat3::from_cols(
+                    col(0, DVec3::new(1e-3, -2e-4, 3e-5)),
+                    col(1, DVec3::new(-7e-4, 1e-4, 0.0)),
+                    col(2, DVec3::new(4.1e-3, 0.0, -1e-5)),
+                );
+                let flow = Foreseen::of(m);
+                let one_at_a_time = (x.iter().zip(&x_ref)).fold(EMPTY_BOX, |b, (x, r)| {
+                    let d = flow.residual(*x, *r);
+                    let keep = |v: f64, b: f64, less: bool| {
+                        if v.is_nan() || (less && v >= b) || (!less && v <= b) {
+                            b
+                        } else {
+                            v
+                        }
+                    };
+                    (
+                        DVec3::from_array(std::array::from_fn(|a| keep(d[a], b.0[a], true))),
+                        DVec3::from_array(std::array::from_fn(|a| keep(d[a], b.1[a], false))),
+                    )
+                });
+                let got = residual_box(&x, &x_ref, m);
+                assert_eq!(
+                    box_words(got),
+                    box_words(one_at_a_time),
+                    "n {n}, columns {used:03b}"
+                );
+            }
+        }
     }
 }

@@ -40,7 +40,7 @@ use crate::parallel::grid::Decomposition;
 use crate::parallel::halo::Halo;
 use crate::state::history::WallHistory;
 use crate::state::particles::{ParticleRecord, Particles};
-use glam::DVec3;
+use glam::{DMat3, DVec3};
 
 pub use balance::Balancer;
 pub use delete::Deleted;
@@ -77,6 +77,12 @@ pub struct Simulation {
     pub decomp: Decomposition,
     pub(crate) halo: Halo,
     pub(crate) x_ref: Vec<DVec3>,
+    /// The bed's displacement gradient per step, fitted at the last
+    /// rebuild ([`crate::neighbor::flow`]), which the rebuild rule
+    /// foresees.
+    pub(crate) flow: DMat3,
+    /// The step of the last rebuild.
+    pub(crate) rebuilt_at: u64,
     pair_results: force::PairResults,
     /// What each wall gives each owned particle, kept by the force stages
     /// run while [`Self::keep_loads`] is set.
@@ -263,6 +269,8 @@ impl Simulation {
             decomp,
             halo: Halo::default(),
             x_ref: Vec::new(),
+            flow: DMat3::ZERO,
+            rebuilt_at: 0,
             pair_results: force::PairResults::default(),
             wall_loads: force::WallLoads::default(),
             near_walls: force::NearWalls::default(),
@@ -310,7 +318,8 @@ impl Simulation {
     /// Keep of each mesh wall at rest only the triangles near this rank's
     /// subdomain (within the halo width, `2 R_max + pad + skin`, of it),
     /// on a run of more than one rank: a rank's owned particles stay
-    /// within the skin of its subdomain between rebuilds, so they meet
+    /// within the skin of its subdomain between rebuilds (the rebuild
+    /// rule sees to it where a wall is at rest), so they meet
     /// the part as they met the whole, in the whole's order. Kept whole:
     /// moving meshes (which move across subdomains), every mesh of a run
     /// that pours (every rank tests every pouring candidate against the

@@ -69,6 +69,8 @@ impl Simulation {
             pour_waiting: (self.setup.pours.iter().enumerate())
                 .flat_map(|(k, s)| s.waiting.iter().map(move |w| [k as u64, w.start, w.end]))
                 .collect(),
+            rebuilt_at: self.rebuilt_at,
+            flow: self.flow.to_cols_array(),
             deleted: self.deleted.count,
             deleted_mass: self.deleted.mass,
             config_text: self.setup.config_text.clone(),
@@ -282,6 +284,8 @@ impl Simulation {
             decomp,
             halo,
             x_ref,
+            flow: glam::DMat3::from_cols_array(&snap.flow),
+            rebuilt_at: snap.rebuilt_at,
             pair_results: force::PairResults::default(),
             wall_loads: force::WallLoads::default(),
             near_walls,

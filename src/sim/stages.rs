@@ -19,7 +19,7 @@ use crate::parallel::grid::halo_width;
 use crate::parallel::migrate::migrate;
 use crate::rng::{PairNoise, Stream};
 use crate::state::pack::{Pack, Unpack};
-use glam::DVec3;
+use glam::{DMat3, DVec3};
 use std::time::Instant;
 
 /// How far the owned particles of all ranks moved since the last rebuild,
@@ -48,12 +48,7 @@ impl Simulation {
         self.timers.add(Stage::Integrate, clock.lap());
         let inserted = self.insert_due(&mut carried)?;
         self.timers.add(Stage::Insert, clock.lap());
-        let rule = RebuildRule::new(self.setup.skin);
-        let rebuild = carried.is_some()
-            || inserted
-            || rule.due(moved.max_disp2, || {
-                self.spread_since_rebuild(moved.displacements)
-            });
+        let rebuild = carried.is_some() || inserted || self.rebuild_due(&moved);
         self.refresh_neighbors(rebuild, carried, moved.images_copied)?;
         // The overlap bound at every rebuild (every step or two for
         // particles fast enough to collide that hard); reads only.
@@ -133,20 +128,40 @@ impl Simulation {
         Ok((moved, carried))
     }
 
-    /// A bound of `max_k |Δ_k − c|²` over all ranks' owned particles, `Δ_k`
-    /// their displacements since the last rebuild and `c` the middle of
-    /// `displacements`, the box of all ranks' `Δ_k`
-    /// ([`trigger::spread_bound2`]). Collective.
-    fn spread_since_rebuild(&mut self, displacements: (DVec3, DVec3)) -> f64 {
+    /// Whether the displacements since the last rebuild call for one
+    /// ([`RebuildRule`]): `moved` holds the largest and the box of all
+    /// ranks' displacements. Collective.
+    fn rebuild_due(&mut self, moved: &Moved) -> bool {
+        let s = &self.setup;
+        let rule = RebuildRule::new(s.skin, halo_width(s), self.fixed_in_space());
+        // The displacement the fitted flow foresees per unit of reference
+        // position, k G.
+        let foreseen = (self.step - self.rebuilt_at) as f64 * self.flow;
+        let kg = frobenius(foreseen);
         let tc = Instant::now();
         let (x, x_ref) = (&self.particles.x[..self.particles.n_owned], &self.x_ref[..]);
-        let half = 0.5 * self.setup.skin;
         let comm = self.comm.as_ref();
-        let bound = trigger::spread_bound2(displacements, x, x_ref, half * half, &mut |w| {
-            comm.max_u64s(w)
-        });
+        let max_words = |w: &mut [u64]| comm.max_u64s(w);
+        let due = rule.due(
+            moved.max_disp2,
+            kg,
+            |half2| {
+                let (o, mut m) = (DMat3::ZERO, max_words);
+                trigger::spread_bound2(moved.displacements, x, x_ref, o, half2, &mut m)
+            },
+            |half2| trigger::residual_bound2(x, x_ref, foreseen, half2, &mut { max_words }),
+        );
         self.timers.comm += tc.elapsed();
-        bound
+        due
+    }
+
+    /// Whether the run has something fixed in space that a particle's own
+    /// displacement must not carry it past unseen: a wall that never
+    /// moves, or a pour ([`trigger`]).
+    fn fixed_in_space(&self) -> bool {
+        let s = &self.setup;
+        !s.pours.is_empty()
+            || (0..s.walls.len()).any(|w| !s.moving_walls.iter().any(|m| m.index == w))
     }
 
     /// The neighbour stage: a rebuild when `rebuild` (a global decision:
@@ -458,6 +473,19 @@ impl Simulation {
         }
     }
 
+    /// Fit the bed's flow to the displacements since the last rebuild,
+    /// before the positions are wrapped ([`neighbor::flow`]), for the
+    /// rebuild rule to foresee until the next. Collective.
+    fn fit_flow(&mut self) {
+        let s = &self.setup;
+        let steps = self.step - self.rebuilt_at;
+        let x = &self.particles.x[..self.particles.n_owned];
+        let x_ref = &self.x_ref[..self.x_ref.len().min(x.len())];
+        self.flow =
+            neighbor::flow::fit_gradient(x, x_ref, &s.domain, s.skin, steps, self.comm.as_ref());
+        self.rebuilt_at = self.step;
+    }
+
     /// Wrap, migrate, sort spatially, rebuild ghosts and the neighbour list
     /// (carrying history), then balance the load if due
     /// ([`Self::balance_if_due`]). The history is `carried` if it was
@@ -470,6 +498,7 @@ impl Simulation {
         peers: Option<Vec<usize>>,
     ) -> Result<()> {
         self.timers.rebuilds += 1;
+        self.fit_flow();
         let mut carried = carried.unwrap_or_else(|| self.lift_history());
         if let Carried::Rows(rows) = &mut carried {
             // Particles inserted since the history was lifted have none.
@@ -525,4 +554,9 @@ impl Simulation {
         self.find_near_walls();
         self.balance_if_due()
     }
+}
+
+/// The Frobenius norm of `m`, a bound of its 2-norm.
+fn frobenius(m: DMat3) -> f64 {
+    m.to_cols_array().iter().map(|v| v * v).sum::<f64>().sqrt()
 }

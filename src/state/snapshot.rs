@@ -56,6 +56,12 @@ pub struct Snapshot {
     /// The particles each source has drawn that wait for room: `[source,
     /// first number, one past the last]`, by source, in number order.
     pub pour_waiting: Vec<[u64; 3]>,
+    /// The step of the last neighbour-list rebuild.
+    pub rebuilt_at: u64,
+    /// The bed's displacement gradient per step fitted at that rebuild,
+    /// column by column ([`crate::neighbor::flow`]; zero in a checkpoint
+    /// written before 2026-12-05).
+    pub flow: [f64; 9],
     /// Particles deleted so far (outlets, open faces), over all ranks.
     pub deleted: u64,
     /// Their total mass (kg), with the bits the run's thermo shows.
@@ -152,6 +158,8 @@ impl Snapshot {
             walls: self.walls,
             pour_inserted: self.pour_inserted.clone(),
             pour_waiting: self.pour_waiting.clone(),
+            rebuilt_at: self.rebuilt_at,
+            flow: self.flow,
             deleted: self.deleted,
             deleted_mass: self.deleted_mass,
             config_text: self.config_text.clone(),
@@ -472,6 +480,8 @@ mod tests {
             wall_values: vec![0.5, -0.5, 0.25, f64::EPSILON],
             pour_inserted: vec![3],
             pour_waiting: vec![[0, 3, 5]],
+            rebuilt_at: 11,
+            flow: [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.5e-5, 0.0, -2e-7],
             deleted: 2,
             deleted_mass: 1.5e-3,
             config_text: "name = \"x\"".into(),

@@ -58,6 +58,10 @@ pub fn assert_same_snapshot(a: &Snapshot, b: &Snapshot, what: &str) {
                 format!("{:?} {:?}", s.wall_keys, s.wall_values),
             ),
             ("pour progress", format!("{:?}", s.pour_inserted)),
+            (
+                "the flow fitted at the last rebuild",
+                format!("{} {:?}", s.rebuilt_at, s.flow),
+            ),
             ("config", format!("{:?} {:?}", s.config_text, s.compat)),
         ]
     };
