@@ -10,19 +10,25 @@
 //!
 //! - the stress ratio `−σ_xz/σ_zz` of the bulk (3 d away from the base
 //!   and from the free surface; gravel's stresses are compressive positive)
-//!   equals `tan θ` within 4 %. Source: the momentum balance of steady,
-//!   uniform flow, `−σ_xz = tan θ σ_zz` at every depth, exactly (Silbert et
-//!   al. 2001). The tolerance covers the sampling noise and what is
-//!   left of the transient: a layer that still accelerates has a smaller
-//!   ratio, one that slows down a larger one (measured here −1.0 %; the
-//!   full-size steady layers: +0.8 % at 24°, −0.7 % at 25°);
+//!   equals `tan θ − ⟨a⟩/(g cos θ)` within 4 %, `⟨a⟩` the mean acceleration
+//!   downhill of the grains above each depth, measured between the
+//!   window's halves. Source: the momentum balance along the slope of a
+//!   uniform layer (Silbert et al. 2001 state its steady form, `−σ_xz =
+//!   tan θ σ_zz` at every depth). This layer is not quite steady: its
+//!   upper part still slows down, by as much as rounding decides (with
+//!   the skin at 0.09, 0.10, 0.11 and 0.12, which moves the rebuilds and
+//!   so the bits, the ratio reads tan θ +1.4 %, +7.2 %, +1.0 % and
+//!   +6.0 %, but the balance with the measured acceleration +0.2 %,
+//!   +0.2 %, −2.6 % and +2.7 %). The tolerance covers the sampling noise
+//!   of the stresses and of the acceleration (the full-size steady
+//!   layers of the study: `tan θ` +0.8 % at 24°, −0.7 % at 25°);
 //! - the layer flows (surface velocity > 1 sqrt(g d)) and faster upwards
 //!   through the bulk;
 //! - the packing fraction of the bulk is uniform: every bulk bin within
 //!   ±0.03 of the bulk mean, which lies in 0.50–0.60. Source: Silbert et
 //!   al. 2001 find φ nearly constant through the bulk, between about 0.5
-//!   and 0.6 over their range of angles (measured here 0.568, bins within
-//!   0.01 of it).
+//!   and 0.6 over their range of angles (measured here 0.561, bulk bins
+//!   within 0.01 of it).
 //!
 //! The Bagnold profile is not checked here: a layer this thin and this
 //! short-lived is too close to its stopping height to show it cleanly
@@ -31,9 +37,8 @@
 //! The base is a frozen random monolayer on a floor (the full-size study
 //! uses the LAMMPS benchmark's base, whose periodic tile of 20 × 10 d is
 //! too large here), and the grains start on a loose lattice with a linear
-//! velocity profile close to the steady one. 39 s with
-//! `cargo test --test study_chute` on a shared 2-core VM (51 s under
-//! heavier load).
+//! velocity profile close to the steady one. The run takes 21 s in
+//! `cargo test --test study_chute` on a shared 2-core VM.
 
 mod common;
 
@@ -164,13 +169,18 @@ fn col(row: &[f64], start: usize, w: usize, b: usize, c: usize) -> f64 {
 fn steady_chute_flow_has_the_stress_ratio_tan_theta_and_a_flat_packing() {
     let mut sim = build(&chute());
     let mut bins = Bins::new(&sim.setup.diagnostics[0]);
+    // The window's halves apart, for the layer's acceleration.
+    let mut halves = [0, 1].map(|_| Bins::new(&sim.setup.diagnostics[0]));
     while sim.step < STEPS {
         sim.step().unwrap();
         if sim.step > STEPS - WINDOW && sim.step.is_multiple_of(EVERY) {
             bins.sample(&sim.view(), &SerialComm);
+            let half = usize::from(sim.step > STEPS - WINDOW / 2);
+            halves[half].sample(&sim.view(), &SerialComm);
         }
     }
     let row = bins.take_row(sim.step, sim.time());
+    let halves = halves.map(|mut h| h.take_row(sim.step, sim.time()));
     let z: Vec<f64> = (0..BINS).map(|b| b as f64 + 0.5).collect();
     let phi: Vec<f64> = (0..BINS).map(|b| col(&row, 1, 1, b, 0)).collect();
     let vx: Vec<f64> = (0..BINS).map(|b| col(&row, 3, 3, b, 0)).collect();
@@ -196,15 +206,33 @@ fn steady_chute_flow_has_the_stress_ratio_tan_theta_and_a_flat_packing() {
         .collect();
     assert!(bulk.len() >= 3, "{report}");
 
-    // −σ_xz/σ_zz = tan θ in the bulk (4 %), pooled over its bins (the
-    // stresses are compressive positive, and the layer above a plane drags
-    // it downhill: σ_xz = −tan θ σ_zz).
+    // The momentum balance along the slope, pooled over the bulk's bins
+    // (4 %): the layer above depth z, which the plane drags downhill,
+    // holds −σ_xz(z) = ρ ∫_z (g sin θ − a) φ dz' against σ_zz(z) = ρ g cos θ
+    // ∫_z φ dz' (the stresses compressive positive), so −σ_xz/σ_zz = tan θ
+    // − ⟨a⟩_z/(g cos θ), `⟨a⟩_z` the mean acceleration along x of the
+    // grains above z. `a` per bin is the change of the mean velocity
+    // between the window's halves (each 5 τ of samples) over the 5 τ
+    // between their middles.
+    let th = THETA_DEG.to_radians();
+    let (tan, g_cos) = (th.tan(), th.cos());
+    let half_time = (WINDOW / 2) as f64 * DT;
+    let accel: Vec<f64> = (0..BINS)
+        .map(|b| (col(&halves[1], 3, 3, b, 0) - col(&halves[0], 3, 3, b, 0)) / half_time)
+        .map(|a| if a.is_finite() { a } else { 0.0 })
+        .collect();
+    // ⟨a⟩ of the grains above the middle of bin b: half its own bin.
+    let above = |b: usize, f: &dyn Fn(usize) -> f64| 0.5 * f(b) + (b + 1..BINS).map(f).sum::<f64>();
+    let lag = |b: usize| above(b, &|k| phi[k] * accel[k]) / (g_cos * above(b, &|k| phi[k]));
+    let expected = tan
+        - bulk.iter().map(|&b| lag(b) * szz[b]).sum::<f64>()
+            / bulk.iter().map(|&b| szz[b]).sum::<f64>();
     let ratio =
         -bulk.iter().map(|&b| sxz[b]).sum::<f64>() / bulk.iter().map(|&b| szz[b]).sum::<f64>();
-    let tan = THETA_DEG.to_radians().tan();
+    let report = format!("{report}\naccel {accel:.4?}");
     assert!(
-        (ratio / tan - 1.0).abs() < 0.04,
-        "σxz/σzz {ratio:.4} against tan θ {tan:.4}\n{report}"
+        (ratio / expected - 1.0).abs() < 0.04,
+        "σxz/σzz {ratio:.4} against tan θ − ⟨a⟩/(g cos θ) {expected:.4} (tan θ {tan:.4})\n{report}"
     );
 
     // The layer flows, faster up: the mean velocity grows through the bulk.
@@ -225,5 +253,5 @@ fn steady_chute_flow_has_the_stress_ratio_tan_theta_and_a_flat_packing() {
             z[b]
         );
     }
-    println!("ratio {ratio:.4} tan {tan:.4} phi {mean:.4}\n{report}");
+    println!("ratio {ratio:.4} expected {expected:.4} tan {tan:.4} phi {mean:.4}\n{report}");
 }
