@@ -15,8 +15,8 @@ use super::{
     WRITE_AHEAD,
 };
 use crate::simd::eights::{
-    clear_elements, each, finite, flags, indices, load, load_values, per_element, spread_indices,
-    squared_lengths, store, word, COMPONENT,
+    clear_elements, each, finite, flags, indices, load, load_values, minus_flow, per_element,
+    spread_indices, squared_lengths, store, word, COMPONENT,
 };
 use glam::DVec3;
 use std::arch::x86_64::*;
@@ -61,7 +61,8 @@ const PACKED: [([i64; 8], [i64; 8]); 4] = [
 ];
 
 /// What every group of a block shares, in registers: the step, the bounds
-/// of the box per element, and the step bound's factor.
+/// of the box per element, the step bound's factor, and the flow whose
+/// residuals it measures (if one is fitted).
 struct Constants {
     dt: __m512d,
     half: __m512d,
@@ -69,6 +70,15 @@ struct Constants {
     hi: [__m512d; 3],
     step_factor: __m512d,
     spread: [__m512i; 3],
+    flow: Option<Flow>,
+}
+
+/// A [`crate::neighbor::trigger::ResidualScan`] per element: the flow's
+/// columns, which are in use, and the centre if any.
+struct Flow {
+    cols: [[__m512d; 3]; 3],
+    used: [bool; 3],
+    centre: Option<[__m512d; 3]>,
 }
 
 impl Constants {
@@ -82,17 +92,34 @@ impl Constants {
             hi: per_element(c.hi),
             step_factor: _mm512_set1_pd(MAX_STEP_FRACTION * MAX_STEP_FRACTION),
             spread: spread_indices(),
+            flow: c.residuals.map(|r| {
+                let m = r.flow.matrix();
+                Flow {
+                    cols: [
+                        per_element(m.x_axis),
+                        per_element(m.y_axis),
+                        per_element(m.z_axis),
+                    ],
+                    used: r.flow.used(),
+                    centre: r.centre.map(|c| per_element(c)),
+                }
+            }),
         }
     }
 }
 
 /// The running extremes of [`eight`]: per particle of the eight, the
-/// largest squared displacement; per element of the three registers, the
-/// smallest and largest displacement component.
+/// largest squared displacement (and with a flow, the largest squared
+/// distance of the residuals from the centre); per element of the three
+/// registers, the smallest and largest displacement component (and
+/// residual component).
 struct Widest {
     disp2: __m512d,
     lo: [__m512d; 3],
     hi: [__m512d; 3],
+    residual_lo: [__m512d; 3],
+    residual_hi: [__m512d; 3],
+    spread2: __m512d,
 }
 
 impl Widest {
@@ -103,34 +130,41 @@ impl Widest {
             disp2: _mm512_setzero_pd(),
             lo: [_mm512_set1_pd(f64::INFINITY); 3],
             hi: [_mm512_set1_pd(f64::NEG_INFINITY); 3],
+            residual_lo: [_mm512_set1_pd(f64::INFINITY); 3],
+            residual_hi: [_mm512_set1_pd(f64::NEG_INFINITY); 3],
+            spread2: _mm512_setzero_pd(),
         }
     }
 
-    /// The largest squared displacement and the box, over the eight
-    /// particles' places (as the lane path folds its lanes).
+    /// The extremes over the eight particles' places (as the lane path
+    /// folds its lanes), as a scan with nothing bad.
     #[target_feature(enable = "avx2,avx512f,avx512vl,avx512dq,avx512bw,avx512cd")]
-    fn folded(&self) -> (f64, (DVec3, DVec3)) {
+    fn folded(&self) -> DriftScan {
         let values = |v: __m512d| {
             let mut a = [0.0; 8];
             // SAFETY: eight `f64` are written to the array.
             unsafe { _mm512_storeu_pd(a.as_mut_ptr(), v) };
             a
         };
-        let mut disp2 = 0.0;
-        for d in values(self.disp2) {
-            if d > disp2 {
-                disp2 = d;
+        let largest = |v: __m512d| values(v).into_iter().fold(0.0, f64::max);
+        let boxed = |low: &[__m512d; 3], high: &[__m512d; 3]| {
+            let (mut lo, mut hi) = (DVec3::INFINITY, DVec3::NEG_INFINITY);
+            for (r, component) in COMPONENT.iter().enumerate() {
+                let (l, h) = (values(low[r]), values(high[r]));
+                for (e, &a) in component.iter().enumerate() {
+                    lo[a] = lo[a].min(l[e]);
+                    hi[a] = hi[a].max(h[e]);
+                }
             }
+            (lo, hi)
+        };
+        DriftScan {
+            max_disp2: largest(self.disp2),
+            displacements: boxed(&self.lo, &self.hi),
+            residuals: boxed(&self.residual_lo, &self.residual_hi),
+            residual_spread2: largest(self.spread2),
+            ..DriftScan::NONE
         }
-        let (mut lo, mut hi) = (DVec3::INFINITY, DVec3::NEG_INFINITY);
-        for (r, component) in COMPONENT.iter().enumerate() {
-            let (l, h) = (values(self.lo[r]), values(self.hi[r]));
-            for (e, &a) in component.iter().enumerate() {
-                lo[a] = lo[a].min(l[e]);
-                hi[a] = hi[a].max(h[e]);
-            }
-        }
-        (disp2, (lo, hi))
     }
 }
 
@@ -146,8 +180,9 @@ fn half_kick(v: [__m512d; 3], f: [__m512d; 3], per: [__m512d; 3]) -> [__m512d; 3
 /// [`super::drift_lanes`] for each): the deferred half kick if
 /// `DEFERRED`, the half kick, the drift, the packed images; flags the
 /// lowest-id particle gone bad into `scan` and keeps the largest
-/// displacements and their box in `widest`. Panics past the end of the
-/// block.
+/// displacements and their box in `widest` (and with a flow, the
+/// residuals' box and largest distance from the centre). Panics past the
+/// end of the block.
 #[target_feature(enable = "avx2,avx512f,avx512vl,avx512dq,avx512bw,avx512cd")]
 #[inline]
 fn eight<const DEFERRED: bool>(
@@ -234,5 +269,16 @@ fn eight<const DEFERRED: bool>(
     for (r, &d) in d.iter().enumerate() {
         widest.lo[r] = _mm512_min_pd(d, widest.lo[r]);
         widest.hi[r] = _mm512_max_pd(d, widest.hi[r]);
+    }
+    if let Some(f) = &k.flow {
+        let r = minus_flow(d, x_ref, &f.cols, f.used, &k.spread);
+        for (e, &r) in r.iter().enumerate() {
+            widest.residual_lo[e] = _mm512_min_pd(r, widest.residual_lo[e]);
+            widest.residual_hi[e] = _mm512_max_pd(r, widest.residual_hi[e]);
+        }
+        if let Some(centre) = &f.centre {
+            let apart = each!(e => _mm512_sub_pd(r[e], centre[e]));
+            widest.spread2 = _mm512_max_pd(squared_lengths(apart), widest.spread2);
+        }
     }
 }

@@ -16,6 +16,7 @@ mod eights;
 pub mod timestep;
 
 use crate::geometry::domain::Domain;
+use crate::neighbor::trigger::ResidualScan;
 use crate::neighbor::{runs_cover, BLOCK};
 use crate::parallel::team::Team;
 use crate::simd::isa::in_best_build;
@@ -58,6 +59,14 @@ pub struct DriftScan {
     /// [`crate::neighbor::trigger::displacement_box`] finds it from the
     /// positions after the drift. The rebuild rule's centre is its middle.
     pub displacements: (DVec3, DVec3),
+    /// Where a flow is fitted ([`ResidualScan`]): the box of the residuals
+    /// `x − x_ref − m x_ref` after the drift, as
+    /// [`crate::neighbor::trigger::residual_box`] finds it (`(+∞, −∞)`
+    /// without a flow; a NaN is passed over).
+    pub residuals: (DVec3, DVec3),
+    /// Where a flow is fitted with a centre: the residuals' largest
+    /// squared distance from [`ResidualScan::centre`] (0 without).
+    pub residual_spread2: f64,
     /// The lowest-id particle with a non-finite state, outside the domain
     /// along a non-periodic axis, or moved more than [`MAX_STEP_FRACTION`]
     /// of its radius in this step: `(local index, id)`.
@@ -72,17 +81,23 @@ impl DriftScan {
     const NONE: Self = Self {
         max_disp2: 0.0,
         displacements: (DVec3::INFINITY, DVec3::NEG_INFINITY),
+        residuals: (DVec3::INFINITY, DVec3::NEG_INFINITY),
+        residual_spread2: 0.0,
         bad: None,
         images_copied: false,
     };
 
-    /// The scan of two sets of particles: the larger displacement, the
-    /// lower bad id, images copied if either copied them.
+    /// The scan of two sets of particles: the larger displacement and
+    /// spread, the boxes of both, the lower bad id, images copied if
+    /// either copied them.
     fn merge(a: Self, b: Self) -> Self {
         let (da, db) = (a.displacements, b.displacements);
+        let (ra, rb) = (a.residuals, b.residuals);
         Self {
             max_disp2: a.max_disp2.max(b.max_disp2),
             displacements: (da.0.min(db.0), da.1.max(db.1)),
+            residuals: (ra.0.min(rb.0), ra.1.max(rb.1)),
+            residual_spread2: a.residual_spread2.max(b.residual_spread2),
             bad: match (a.bad, b.bad) {
                 (Some(x), Some(y)) => Some(if x.1 <= y.1 { x } else { y }),
                 (x, None) => x,
@@ -132,6 +147,7 @@ pub fn kick_drift(
     domain: &Domain,
     deferred_kick: bool,
     (runs, image_sources): (&[(usize, usize)], &[u32]),
+    residuals: Option<ResidualScan>,
 ) -> DriftScan {
     let n = p.n_owned;
     if p.packed.len() < n {
@@ -175,9 +191,9 @@ pub fn kick_drift(
             take_lines: by_runs,
         };
         if deferred_kick {
-            drift_block::<true>(r.start, out, &inputs, (dt, lo, hi))
+            drift_block::<true>(r.start, out, &inputs, (dt, lo, hi), residuals)
         } else {
-            drift_block::<false>(r.start, out, &inputs, (dt, lo, hi))
+            drift_block::<false>(r.start, out, &inputs, (dt, lo, hi), residuals)
         }
     };
     if by_runs {
@@ -254,9 +270,16 @@ fn drift_block<const DEFERRED: bool>(
     out: DriftOut,
     a: &DriftInputs,
     (dt, lo, hi): (f64, DVec3, DVec3),
+    residuals: Option<ResidualScan>,
 ) -> DriftScan {
     let mut b = DriftArrays::of(out, a);
-    let c = DriftConstants { base, dt, lo, hi };
+    let c = DriftConstants {
+        base,
+        dt,
+        lo,
+        hi,
+        residuals,
+    };
     #[cfg(target_arch = "x86_64")]
     if crate::simd::isa::avx512() {
         // SAFETY: the processor has AVX-512 (`isa::avx512` checks it).
@@ -282,53 +305,54 @@ fn drift_block_body<const DEFERRED: bool>(
     let m = b.x.len();
     let mut scan = DriftScan::NONE;
     let mut widest = Widest::<F64x4>::new();
+    let flow = c.residuals.as_ref().map(LaneFlow::of);
     let full = m - m % 4;
     for k in (0..full).step_by(4) {
         if take_lines {
             take_for_writing(b, (k + WRITE_AHEAD).min(m - 4));
         }
-        drift_lanes::<F64x4, DEFERRED>(k, b, c, &mut scan, &mut widest);
+        drift_lanes::<F64x4, DEFERRED>(k, b, c, flow.as_ref(), &mut scan, &mut widest);
     }
     let lanes = (0..4).map(|l| widest.lane(l));
     drift_rest::<DEFERRED>(full, b, c, scan, lanes)
 }
 
 /// The particles of a block from `from` on, one at a time, then the
-/// scan with the largest displacements and boxes of the `widest` (those
-/// of the particles before `from`) folded in: a NaN never enters them
-/// (the particle is flagged instead).
+/// scan with the largest displacements, spreads and boxes of the
+/// `widest` (those of the particles before `from`) merged in: a NaN never
+/// enters them (the particle is flagged instead).
 #[inline(always)]
 fn drift_rest<const DEFERRED: bool>(
     from: usize,
     b: &mut DriftArrays,
     c: &DriftConstants,
     mut scan: DriftScan,
-    widest: impl Iterator<Item = (f64, (DVec3, DVec3))>,
+    widest: impl Iterator<Item = DriftScan>,
 ) -> DriftScan {
     let mut widest_one = Widest::<f64>::new();
+    let flow = c.residuals.as_ref().map(LaneFlow::of);
     for k in from..b.x.len() {
-        drift_lanes::<f64, DEFERRED>(k, b, c, &mut scan, &mut widest_one);
+        drift_lanes::<f64, DEFERRED>(k, b, c, flow.as_ref(), &mut scan, &mut widest_one);
     }
-    for (d, (lo, hi)) in widest.chain([widest_one.lane(0)]) {
-        if d > scan.max_disp2 {
-            scan.max_disp2 = d;
-        }
-        let b = &mut scan.displacements;
-        *b = (b.0.min(lo), b.1.max(hi));
-    }
-    scan
+    widest
+        .chain([widest_one.lane(0)])
+        .fold(scan, DriftScan::merge)
 }
 
 /// The running extremes of [`drift_lanes`], per lane: the largest squared
-/// displacement and the box of the displacements.
+/// displacement and the box of the displacements; with a flow, the box
+/// of the residuals and their largest squared distance from the centre.
 struct Widest<T> {
     disp2: T,
     lo: V3<T>,
     hi: V3<T>,
+    residual_lo: V3<T>,
+    residual_hi: V3<T>,
+    spread2: T,
 }
 
 impl<T: Lane> Widest<T> {
-    /// Nothing seen: a zero displacement and an empty box.
+    /// Nothing seen: zero displacements and empty boxes.
     #[inline(always)]
     fn new() -> Self {
         let (inf, neg) = (T::splat(f64::INFINITY), T::splat(f64::NEG_INFINITY));
@@ -336,15 +360,63 @@ impl<T: Lane> Widest<T> {
             disp2: T::splat(0.0),
             lo: V3::new(inf, inf, inf),
             hi: V3::new(neg, neg, neg),
+            residual_lo: V3::new(inf, inf, inf),
+            residual_hi: V3::new(neg, neg, neg),
+            spread2: T::splat(0.0),
         }
     }
 
-    /// Lane `l`'s largest squared displacement and box.
+    /// Lane `l`'s extremes, as a scan with nothing bad.
     #[inline(always)]
-    fn lane(&self, l: usize) -> (f64, (DVec3, DVec3)) {
+    fn lane(&self, l: usize) -> DriftScan {
         let v = |g: &V3<T>| DVec3::new(g.x.lane(l), g.y.lane(l), g.z.lane(l));
-        (self.disp2.lane(l), (v(&self.lo), v(&self.hi)))
+        DriftScan {
+            max_disp2: self.disp2.lane(l),
+            displacements: (v(&self.lo), v(&self.hi)),
+            residuals: (v(&self.residual_lo), v(&self.residual_hi)),
+            residual_spread2: self.spread2.lane(l),
+            ..DriftScan::NONE
+        }
     }
+}
+
+/// A [`ResidualScan`] in lanes: the flow's columns, which are in use, and
+/// the centre if any, each in every lane.
+struct LaneFlow<T> {
+    cols: [V3<T>; 3],
+    used: [bool; 3],
+    centre: Option<V3<T>>,
+}
+
+impl<T: Lane> LaneFlow<T> {
+    #[inline(always)]
+    fn of(r: &ResidualScan) -> Self {
+        let splat = |v: DVec3| V3::new(T::splat(v.x), T::splat(v.y), T::splat(v.z));
+        let m = r.flow.matrix();
+        Self {
+            cols: [splat(m.x_axis), splat(m.y_axis), splat(m.z_axis)],
+            used: r.flow.used(),
+            centre: r.centre.map(splat),
+        }
+    }
+}
+
+/// `lo` and `hi` widened to hold `d`, per lane and component: `d < lo ?
+/// d : lo` and `d > hi ? d : hi`, so that a NaN leaves them as they were.
+#[inline(always)]
+fn widen<T: Lane>(lo: &mut V3<T>, hi: &mut V3<T>, d: V3<T>) {
+    (lo.x, hi.x) = (
+        T::select(d.x.lt(lo.x), d.x, lo.x),
+        T::select(d.x.gt(hi.x), d.x, hi.x),
+    );
+    (lo.y, hi.y) = (
+        T::select(d.y.lt(lo.y), d.y, lo.y),
+        T::select(d.y.gt(hi.y), d.y, hi.y),
+    );
+    (lo.z, hi.z) = (
+        T::select(d.z.lt(lo.z), d.z, lo.z),
+        T::select(d.z.gt(hi.z), d.z, hi.z),
+    );
 }
 
 /// How many particles ahead of its lanes the drift asks for the lines it
@@ -415,12 +487,14 @@ impl<'a> DriftArrays<'a> {
 }
 
 /// What every particle of a block's first half step shares: the block's
-/// first local index, the step, the box's bounds.
+/// first local index, the step, the box's bounds, the flow whose
+/// residuals it measures (if one is fitted).
 struct DriftConstants {
     base: usize,
     dt: f64,
     lo: DVec3,
     hi: DVec3,
+    residuals: Option<ResidualScan>,
 }
 
 /// `T::LANES` consecutive vectors of `s` from `k`, one per lane.
@@ -459,12 +533,14 @@ fn gather_values<T: Lane>(s: &[f64], k: usize) -> T {
 /// `DEFERRED`, the half kick, the drift, the packed images; flags the
 /// lowest-id particle gone bad into `scan` and keeps each lane's largest
 /// displacement from `x_ref` and the box of its displacements in
-/// `widest`.
+/// `widest`, and with a `flow` the box of the residuals and their largest
+/// squared distance from its centre.
 #[inline(always)]
 fn drift_lanes<T: Lane, const DEFERRED: bool>(
     k: usize,
     b: &mut DriftArrays,
     c: &DriftConstants,
+    flow: Option<&LaneFlow<T>>,
     scan: &mut DriftScan,
     widest: &mut Widest<T>,
 ) {
@@ -529,22 +605,25 @@ fn drift_lanes<T: Lane, const DEFERRED: bool>(
     // A NaN displacement leaves the maximum and the box as `f64::max` and
     // `f64::min` would (the particle is flagged above), without their NaN
     // handling.
-    let d = x1 - gather::<T>(b.x_ref, k);
+    let x_ref = gather::<T>(b.x_ref, k);
+    let d = x1 - x_ref;
     let disp2 = d.length_squared();
     widest.disp2 = T::select(disp2.gt(widest.disp2), disp2, widest.disp2);
-    let (lo, hi) = (&mut widest.lo, &mut widest.hi);
-    (lo.x, hi.x) = (
-        T::select(d.x.lt(lo.x), d.x, lo.x),
-        T::select(d.x.gt(hi.x), d.x, hi.x),
-    );
-    (lo.y, hi.y) = (
-        T::select(d.y.lt(lo.y), d.y, lo.y),
-        T::select(d.y.gt(hi.y), d.y, hi.y),
-    );
-    (lo.z, hi.z) = (
-        T::select(d.z.lt(lo.z), d.z, lo.z),
-        T::select(d.z.gt(hi.z), d.z, hi.z),
-    );
+    widen(&mut widest.lo, &mut widest.hi, d);
+    if let Some(f) = flow {
+        // `Foreseen::residual`'s operations, in its order.
+        let mut r = d;
+        for (j, s) in [x_ref.x, x_ref.y, x_ref.z].into_iter().enumerate() {
+            if f.used[j] {
+                r = r - f.cols[j].scale(s);
+            }
+        }
+        widen(&mut widest.residual_lo, &mut widest.residual_hi, r);
+        if let Some(centre) = f.centre {
+            let s2 = (r - centre).length_squared();
+            widest.spread2 = T::select(s2.gt(widest.spread2), s2, widest.spread2);
+        }
+    }
 }
 
 /// Second half kick of the owned, mobile particles.
@@ -644,7 +723,7 @@ fn half_kick(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::neighbor::trigger::displacement_box;
+    use crate::neighbor::trigger::{displacement_box, residual_box, spread2, Foreseen};
     use crate::state::particles::ParticleRecord;
 
     /// A box periodic along x and y, closed along z.
@@ -681,7 +760,7 @@ mod tests {
         p.force[0] = DVec3::new(2.0, 0.0, -4.0);
         p.torque[0] = DVec3::new(0.0, 1.0, 0.0);
         p.force[3] = DVec3::splat(9.0);
-        let scan = kick_drift(&mut p, dt, &x_ref, &DOMAIN, false, (&[], &[]));
+        let scan = kick_drift(&mut p, dt, &x_ref, &DOMAIN, false, (&[], &[]), None);
         // v = ½Δt F/m, x = x0 + Δt v, ω = ½Δt τ/I with I = 0.4 m R².
         assert_eq!(p.v[0], DVec3::new(0.1, 0.0, -0.2));
         assert_eq!(p.x[0], DVec3::new(2.0 + 0.1 * 0.1, 5.0, 5.0 - 0.1 * 0.2));
@@ -711,8 +790,16 @@ mod tests {
         let mut one_pass = start.clone();
         let dt = 0.1;
         kick(&mut two_passes, dt);
-        let a = kick_drift(&mut two_passes, dt, &x_ref, &DOMAIN, false, (&[], &[]));
-        let b = kick_drift(&mut one_pass, dt, &x_ref, &DOMAIN, true, (&[], &[]));
+        let a = kick_drift(
+            &mut two_passes,
+            dt,
+            &x_ref,
+            &DOMAIN,
+            false,
+            (&[], &[]),
+            None,
+        );
+        let b = kick_drift(&mut one_pass, dt, &x_ref, &DOMAIN, true, (&[], &[]), None);
         assert_eq!(a, b);
         for k in 0..4 {
             let bits = |p: &Particles| {
@@ -724,7 +811,7 @@ mod tests {
         // (one kick alone would leave it slower).
         assert_eq!(one_pass.x[3], x_ref[3]);
         let mut once = start;
-        kick_drift(&mut once, dt, &x_ref, &DOMAIN, false, (&[], &[]));
+        kick_drift(&mut once, dt, &x_ref, &DOMAIN, false, (&[], &[]), None);
         assert_ne!(once.v[0], one_pass.v[0]);
     }
 
@@ -790,7 +877,15 @@ mod tests {
             (all, p.packed.clone())
         };
         let mut reference = p.clone();
-        let want = kick_drift(&mut reference, 1e-3, &x_ref, &DOMAIN, true, (&[], &[]));
+        let want = kick_drift(
+            &mut reference,
+            1e-3,
+            &x_ref,
+            &DOMAIN,
+            true,
+            (&[], &[]),
+            None,
+        );
         let blocks = n.div_ceil(BLOCK);
         let cover = [vec![(0, 1), (1, blocks)], vec![(0, 2), (2, 3), (3, blocks)]];
         let stale = [
@@ -802,7 +897,7 @@ mod tests {
         assert!(stale.iter().all(|r| !runs_cover(r, n)));
         for runs in cover.iter().chain(&stale) {
             let mut q = p.clone();
-            let got = kick_drift(&mut q, 1e-3, &x_ref, &DOMAIN, true, (runs, &[]));
+            let got = kick_drift(&mut q, 1e-3, &x_ref, &DOMAIN, true, (runs, &[]), None);
             assert_eq!(got, want, "{runs:?}");
             assert!(bits(&q) == bits(&reference), "{runs:?}");
         }
@@ -831,11 +926,19 @@ mod tests {
         p.refresh_packed();
         let blocks = n.div_ceil(BLOCK);
         let mut alone = p.clone();
-        let want = kick_drift(&mut alone, 1e-3, &x_ref, &DOMAIN, true, (&[], &sources));
+        let want = kick_drift(
+            &mut alone,
+            1e-3,
+            &x_ref,
+            &DOMAIN,
+            true,
+            (&[], &sources),
+            None,
+        );
         assert!(!want.images_copied);
         for runs in [vec![(0, 1), (1, blocks)], vec![(0, 2), (2, 3), (3, blocks)]] {
             let mut q = p.clone();
-            let got = kick_drift(&mut q, 1e-3, &x_ref, &DOMAIN, true, (&runs, &sources));
+            let got = kick_drift(&mut q, 1e-3, &x_ref, &DOMAIN, true, (&runs, &sources), None);
             assert!(got.images_copied, "{runs:?}");
             assert_eq!(
                 DriftScan {
@@ -869,6 +972,7 @@ mod tests {
             &DOMAIN,
             true,
             (&[(0, 1), (1, 2)], &sources),
+            None,
         );
         assert!(!got.images_copied);
         assert_eq!(&stale.x[n..], &p.x[n..]);
@@ -895,7 +999,7 @@ mod tests {
                 }
                 widest = widest.max((e.x[k] - *x_ref).length_squared());
             }
-            let scan = kick_drift(&mut p, dt, &x_ref, &DOMAIN, deferred, (&[], &[]));
+            let scan = kick_drift(&mut p, dt, &x_ref, &DOMAIN, deferred, (&[], &[]), None);
             assert_eq!(scan.bad, None);
             assert_eq!(scan.max_disp2.to_bits(), widest.to_bits());
             // The box of the displacements, as a pass over the positions
@@ -976,10 +1080,37 @@ mod tests {
         (p, x_ref)
     }
 
+    /// A flow `m` whose columns `j` with bit `j` of `columns` set are not
+    /// zero, and a centre off the origin.
+    fn flow_of_columns(columns: usize) -> ResidualScan {
+        let centre = Some(DVec3::new(0.003, -0.01, 0.002));
+        let col = |j: usize, v: DVec3| {
+            if columns >> j & 1 == 1 {
+                v
+            } else {
+                DVec3::ZERO
+            }
+        };
+        ResidualScan {
+            flow: Foreseen::of(glam::DMat3::from_cols(
+                col(0, DVec3::new(1e-3, -2e-4, 3e-5)),
+                col(1, DVec3::new(-7e-4, 1e-4, 0.0)),
+                col(2, DVec3::new(4.1e-3, 0.0, -1e-5)),
+            )),
+            centre,
+        }
+    }
+
     #[cfg(target_arch = "x86_64")]
     /// The first half step of particles `p` as one block, by the
     /// eight-particle AVX-512 path (`eights`) or the lane path.
-    fn one_block(p: &mut Particles, x_ref: &[DVec3], deferred: bool, eights: bool) -> DriftScan {
+    fn one_block(
+        p: &mut Particles,
+        x_ref: &[DVec3],
+        deferred: bool,
+        eights: bool,
+        residuals: Option<ResidualScan>,
+    ) -> DriftScan {
         p.refresh_packed();
         let n = p.n_owned;
         let inputs = DriftInputs {
@@ -1003,6 +1134,7 @@ mod tests {
             dt: 0.1,
             lo: DVec3::new(f64::MIN, f64::MIN, 0.0),
             hi: DVec3::new(f64::MAX, f64::MAX, 10.0),
+            residuals,
         };
         let avx512 = |deferred: bool, b: &mut DriftArrays| {
             // SAFETY: the caller checked for AVX-512.
@@ -1048,14 +1180,30 @@ mod tests {
             for big in 0..m.max(1) {
                 for (spoilt, fast, deferred) in (0..8).map(|c| (c & 1 > 0, c & 2 > 0, c & 4 > 0)) {
                     let (start, x_ref) = jumbled(m, big, spoilt, fast);
+                    // A flow of every set of columns in turn (none: 0),
+                    // its distance measured for every other length.
+                    let flow = (m % 8 != 0).then(|| ResidualScan {
+                        centre: flow_of_columns(m % 8).centre.filter(|_| m % 16 < 8),
+                        ..flow_of_columns(m % 8)
+                    });
                     let (mut lanes, mut eights) = (start.clone(), start);
-                    let want = one_block(&mut lanes, &x_ref, deferred, false);
-                    let got = one_block(&mut eights, &x_ref, deferred, true);
+                    let want = one_block(&mut lanes, &x_ref, deferred, false, flow);
+                    let got = one_block(&mut eights, &x_ref, deferred, true, flow);
                     let case = format!("{m} particles, {big} furthest, spoilt {spoilt}, fast {fast}, deferred {deferred}");
                     assert_eq!(got.bad, want.bad, "{case}");
                     assert_eq!(got.max_disp2.to_bits(), want.max_disp2.to_bits(), "{case}");
                     assert_eq!(got.displacements, want.displacements, "{case}");
+                    assert_eq!(got.residuals, want.residuals, "{case}");
+                    let spread = [got, want].map(|s| s.residual_spread2.to_bits());
+                    assert_eq!(spread[0], spread[1], "{case}");
                     assert!(bits(&eights) == bits(&lanes), "{case}");
+                    if let Some(f) = flow {
+                        let n = lanes.n_owned;
+                        let reference = residual_box(&lanes.x[..n], &x_ref, f.flow.matrix());
+                        assert_eq!(want.residuals, reference, "{case}");
+                    } else {
+                        assert_eq!(want.residual_spread2, 0.0, "{case}");
+                    }
                     // The cases test what they are meant to.
                     let frozen = lanes.frozen.get(big) == Some(&true);
                     let bad = (spoilt || fast && !frozen) && m > 0;
@@ -1072,6 +1220,29 @@ mod tests {
         }
     }
 
+    /// Where a flow is fitted, the first half step finds the residuals'
+    /// box and their largest squared distance from the centre as the
+    /// rebuild rule's references do, particle by particle, over several
+    /// blocks, for every set of columns of the flow (none: the
+    /// displacements).
+    #[test]
+    fn the_drift_measures_the_residuals_as_the_rule_would() {
+        for columns in 0..8 {
+            let flow = flow_of_columns(columns);
+            let (mut p, x_ref) = jumbled(3 * BLOCK + 37, 700, false, false);
+            let scan = kick_drift(&mut p, 0.1, &x_ref, &DOMAIN, false, (&[], &[]), Some(flow));
+            let (x, m) = (&p.x[..p.n_owned], flow.flow.matrix());
+            assert_eq!(scan.residuals, residual_box(x, &x_ref, m), "{columns:03b}");
+            let spread = spread2(x, &x_ref, m, flow.centre.expect("a centre"));
+            assert_eq!(scan.residual_spread2.to_bits(), spread.to_bits());
+            if columns == 0 {
+                assert_eq!(scan.residuals, scan.displacements);
+            } else {
+                assert_ne!(scan.residuals, scan.displacements);
+            }
+        }
+    }
+
     #[test]
     fn the_lowest_bad_id_is_found_across_lanes_and_the_last_particle() {
         // Ids by index: 1, 6, 2, 7, 3, 8, 4, 9, 5. Spoilt: index 1 (id 6,
@@ -1081,7 +1252,7 @@ mod tests {
         p.v[1].z = f64::NAN;
         p.x[6].z = 20.0;
         p.x[8].z = -1.0;
-        let scan = kick_drift(&mut p, 0.1, &x_ref, &DOMAIN, false, (&[], &[]));
+        let scan = kick_drift(&mut p, 0.1, &x_ref, &DOMAIN, false, (&[], &[]), None);
         assert_eq!(scan.bad, Some((6, 4)));
         // The NaN passed over in the box of the displacements, as the
         // pass over the positions does.
@@ -1090,7 +1261,7 @@ mod tests {
         assert!(scan.displacements.0.is_finite() && scan.displacements.1.is_finite());
         let (mut p, x_ref) = nine_spheres();
         p.x[8].z = -1.0;
-        let scan = kick_drift(&mut p, 0.1, &x_ref, &DOMAIN, false, (&[], &[]));
+        let scan = kick_drift(&mut p, 0.1, &x_ref, &DOMAIN, false, (&[], &[]), None);
         assert_eq!(scan.bad, Some((8, 5)));
     }
 
@@ -1108,14 +1279,14 @@ mod tests {
         for (k, spoil) in cases {
             let (mut p, x_ref) = spheres();
             spoil(&mut p);
-            let scan = kick_drift(&mut p, 0.1, &x_ref, &DOMAIN, false, (&[], &[]));
+            let scan = kick_drift(&mut p, 0.1, &x_ref, &DOMAIN, false, (&[], &[]), None);
             assert_eq!(scan.bad, Some((k, p.id[k])), "case {k}");
         }
         let (mut p, x_ref) = spheres();
         for k in 0..3 {
             p.v[k].z = -100.0;
         }
-        let scan = kick_drift(&mut p, 0.1, &x_ref, &DOMAIN, false, (&[], &[]));
+        let scan = kick_drift(&mut p, 0.1, &x_ref, &DOMAIN, false, (&[], &[]), None);
         assert_eq!(scan.bad, Some((1, 3)), "the lowest id of three");
     }
 
@@ -1127,16 +1298,16 @@ mod tests {
         let (mut p, x_ref) = spheres();
         p.v[1].x = 2.5; // exactly 0.25 per step: allowed
         p.v[2].y = -2.4;
-        let scan = kick_drift(&mut p, dt, &x_ref, &DOMAIN, false, (&[], &[]));
+        let scan = kick_drift(&mut p, dt, &x_ref, &DOMAIN, false, (&[], &[]), None);
         assert_eq!(scan.bad, None);
         let (mut p, x_ref) = spheres();
         p.v[2].x = 2.6;
-        let scan = kick_drift(&mut p, dt, &x_ref, &DOMAIN, false, (&[], &[]));
+        let scan = kick_drift(&mut p, dt, &x_ref, &DOMAIN, false, (&[], &[]), None);
         assert_eq!(scan.bad, Some((2, 5)));
         // A frozen particle never moves, whatever its velocity says.
         let (mut p, x_ref) = spheres();
         p.v[3].x = 1e4;
-        let scan = kick_drift(&mut p, dt, &x_ref, &DOMAIN, false, (&[], &[]));
+        let scan = kick_drift(&mut p, dt, &x_ref, &DOMAIN, false, (&[], &[]), None);
         assert_eq!(scan.bad, None);
     }
 }

@@ -21,7 +21,6 @@ pub mod cells;
 pub mod flow;
 mod history;
 mod jobs;
-mod residual_eights;
 pub mod trigger;
 mod verlet;
 

@@ -40,9 +40,15 @@
 //! columns there are zero; `‖G‖ ≤` its Frobenius norm). `|d| ≥ C` holds
 //! while `2 max_k |r_k − c| ≤ s − k‖G‖ (C + s)`, and the right side is
 //! least for the largest pair, `C + s = 2 R_max + pad + s`, the halo width.
-//! The residuals' box and spread are measured as the displacements' are,
-//! at each step where the two tests before keep nothing (in the chute
-//! benchmark, a rebuild every 200 steps or so instead of every 62).
+//! The first half step finds the residuals' box as it finds the
+//! displacements', and the step's one reduction takes both to every rank
+//! ([`ResidualScan`]). Where a step's test goes past that box's
+//! half-diagonal, the next step's first half also measures the residuals'
+//! largest distance from the box's middle, which bounds their spread about
+//! the next box's middle by the triangle inequality; only where neither
+//! bound decides is the spread measured, with a pass and a reduction of
+//! its own ([`residual_bound2`]: in the chute benchmark, 11 of its 2,000
+//! steps; the rule rebuilds every 170 steps or so instead of every 62).
 //!
 //! What is fixed in space rather than carried with the bed (walls that
 //! never move, the pours' exchange boxes) is found at a rebuild within the
@@ -145,11 +151,20 @@ pub fn displacement_box(x: &[DVec3], x_ref: &[DVec3]) -> (DVec3, DVec3) {
 
 /// The box of the residuals `x_k − x_ref,k − m x_ref,k` (`m = k G`, the
 /// displacement the fitted flow foresees per unit of reference position),
-/// as [`displacement_box`].
+/// as [`displacement_box`]. The first half step finds the same box on its
+/// way ([`crate::integrate::DriftScan::residuals`]); this is the reference
+/// it is tested against.
 pub fn residual_box(x: &[DVec3], x_ref: &[DVec3], m: DMat3) -> (DVec3, DVec3) {
     let flow = Foreseen::of(m);
     (x.par_chunks(BLOCK).zip(x_ref.par_chunks(BLOCK)))
-        .map(|(x, x_ref)| flow.residual_box(x, x_ref))
+        .map(|(x, x_ref)| {
+            (x.iter().zip(x_ref)).fold(EMPTY_BOX, |(lo, hi), (x, r)| {
+                // `d.min(lo)` is `d < lo ? d : lo` per component: a NaN
+                // keeps the box.
+                let d = flow.residual(*x, *r);
+                (d.min(lo), d.max(hi))
+            })
+        })
         .reduce(|| EMPTY_BOX, merge_boxes)
 }
 
@@ -160,48 +175,41 @@ fn merge_boxes(a: (DVec3, DVec3), b: (DVec3, DVec3)) -> (DVec3, DVec3) {
     (a.0.min(b.0), a.1.max(b.1))
 }
 
-/// `m = k G` (its columns of periodic axes are zero: [`super::flow`]),
-/// with which of its columns are not.
-#[derive(Clone, Copy)]
-struct Foreseen {
+/// `m = k G`, the displacement a fitted flow foresees after `k` steps per
+/// unit of reference position (its columns of periodic axes are zero:
+/// [`super::flow`]), with which of its columns are not.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Foreseen {
     m: DMat3,
     used: [bool; 3],
 }
 
 impl Foreseen {
-    fn of(m: DMat3) -> Self {
+    /// The flow `m`.
+    pub fn of(m: DMat3) -> Self {
         Self {
             m,
             used: [0, 1, 2].map(|a| m.col(a) != DVec3::ZERO),
         }
     }
 
-    /// The box of the residuals of `x` (one block): eight at a time with
-    /// AVX-512 where the processor has it ([`super::residual_eights`]),
-    /// the same bits, and the rest one at a time.
-    fn residual_box(&self, x: &[DVec3], x_ref: &[DVec3]) -> (DVec3, DVec3) {
-        let mut from = 0;
-        let mut b = [EMPTY_BOX; 4];
-        #[cfg(target_arch = "x86_64")]
-        if crate::simd::isa::avx512() {
-            // SAFETY: the processor has AVX-512 (`isa::avx512` checks it).
-            b[0] =
-                unsafe { super::residual_eights::residual_box_avx512(x, x_ref, self.m, self.used) };
-            from = x.len().min(x_ref.len()) / 8 * 8;
-        }
-        // Four running boxes, so that each compare waits on the one four
-        // particles back.
-        for (k, (x, r)) in x[from..].iter().zip(&x_ref[from..]).enumerate() {
-            let (d, b) = (self.residual(*x, *r), &mut b[k % 4]);
-            *b = (b.0.min(d), b.1.max(d));
-        }
-        b.into_iter().fold(EMPTY_BOX, merge_boxes)
+    /// The matrix `m`.
+    pub fn matrix(&self) -> DMat3 {
+        self.m
+    }
+
+    /// Which columns of `m` are not zero.
+    pub fn used(&self) -> [bool; 3] {
+        self.used
     }
 
     /// `x − x_ref − m x_ref`, `m x_ref` summed over the columns not zero,
-    /// in axis order; the bits of `x − x_ref` for `m = 0`.
+    /// in axis order, each column times its component (`m_j x_ref,j`)
+    /// taken from the sum in turn; the bits of `x − x_ref` for `m = 0`.
+    /// Every path that computes a residual (the first half step's lanes
+    /// and registers) goes through these operations in this order.
     #[inline]
-    fn residual(&self, x: DVec3, x_ref: DVec3) -> DVec3 {
+    pub fn residual(&self, x: DVec3, x_ref: DVec3) -> DVec3 {
         let mut d = x - x_ref;
         if self.used[0] {
             d -= self.m.x_axis * x_ref.x;
@@ -214,6 +222,22 @@ impl Foreseen {
         }
         d
     }
+}
+
+/// What the first half step measures for the rule's flow test, where a
+/// flow is fitted ([`crate::integrate::kick_drift`]): the box of the
+/// residuals of `flow`, and if a `centre` is given (a point the same on
+/// every rank), their largest squared distance from it. The simulation
+/// gives the middle of the last step's box, close to this step's, so
+/// that the distance bounds the spread about this step's middle
+/// ([`residual_bound2`]), and only where the last step's test went past
+/// the box (a distance costs the drift more than a box).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ResidualScan {
+    /// The flow `m = k G` at the step.
+    pub flow: Foreseen,
+    /// The point the distance is measured from, if it is.
+    pub centre: Option<DVec3>,
 }
 
 /// The middle of a box of [`displacement_box`] (of all ranks), or 0 for
@@ -268,19 +292,53 @@ pub fn spread_bound2(
     f64::from_bits(spread[0])
 }
 
-/// [`spread_bound2`] for the residuals of `m` (a pass and a reduction for
-/// their box first; collective).
+/// [`spread_bound2`] for the residuals `r_k` of `m`, from what the first
+/// half step measured of them over all ranks ([`ResidualScan`]): their box
+/// `(lo, hi)`, and if it was measured, `about = (s2, c')` with `s2 =
+/// max_k |r_k − c'|²`. Where
+/// the box's half-diagonal does not pass `half2`, the triangle inequality
+/// `max_k |r_k − c| ≤ √s2 + |c − c'|` for the box's middle `c` (widened by
+/// a relative 10⁻¹², so that it bounds the value as computed), and only where
+/// that does not pass either, the value (a pass and a reduction;
+/// collective). Each bound is returned only where it passes `half2`, where
+/// the value would pass it too: the rule decides as the value would, with
+/// any `c'`.
 pub fn residual_bound2(
+    boxed: (DVec3, DVec3),
+    about: Option<(f64, DVec3)>,
     x: &[DVec3],
     x_ref: &[DVec3],
     m: DMat3,
     half2: f64,
     max_words: &mut dyn FnMut(&mut [u64]),
 ) -> f64 {
-    let mut words = box_words(residual_box(x, x_ref, m));
-    max_words(&mut words);
-    spread_bound2(box_of_words(&words), x, x_ref, m, half2, max_words)
+    let (lo, hi) = boxed;
+    if !lo.cmple(hi).all() {
+        return 0.0;
+    }
+    let half_diagonal2 = half_diagonal2(boxed);
+    if half_diagonal2 <= half2 {
+        return half_diagonal2;
+    }
+    if let Some((s2, c_prime)) = about {
+        let bound = (s2.sqrt() + (box_centre(boxed) - c_prime).length()) * (1.0 + ROUNDING);
+        if bound * bound <= half2 {
+            return bound * bound;
+        }
+    }
+    spread_bound2(boxed, x, x_ref, m, half2, max_words)
 }
+
+/// The squared half-diagonal of a box, which bounds `max_k |d_k − c|²`
+/// for the box's middle `c` (infinite for an empty box).
+pub fn half_diagonal2((lo, hi): (DVec3, DVec3)) -> f64 {
+    (0.5 * (hi - lo)).length_squared()
+}
+
+/// The relative widening of a bound computed in floating point, so that
+/// it is not below the value computed otherwise: far above the few
+/// roundings either takes (each 1.1·10⁻¹⁶ at most).
+const ROUNDING: f64 = 1e-12;
 
 /// A box of [`displacement_box`] as words whose element-wise maximum over
 /// the ranks ([`crate::parallel::comm::Comm::max_u64s`]) is the box of all
@@ -338,14 +396,26 @@ mod tests {
             |_| spread2(x, x_ref, m, box_centre(residual_box(x, x_ref, m))),
         );
         // The bounds from the boxes decide as the values do (one rank:
-        // the words are the maximum already).
-        let bounded = rule.due(
+        // the words are the maximum already), whatever point the residuals'
+        // distance was measured from: the box's middle, 0, or one far off.
+        let boxed = residual_box(x, x_ref, m);
+        for c_prime in [box_centre(boxed), DVec3::ZERO, DVec3::new(0.02, -0.5, 0.01)] {
+            let about = Some((spread2(x, x_ref, m, c_prime), c_prime));
+            let bounded = rule.due(
+                max2,
+                kg,
+                |h2| spread_bound2(displacement_box(x, x_ref), x, x_ref, o, h2, &mut |_| ()),
+                |h2| residual_bound2(boxed, about, x, x_ref, m, h2, &mut |_| ()),
+            );
+            assert_eq!(bounded, exact, "{x:?}, measured about {c_prime}");
+        }
+        let unmeasured = rule.due(
             max2,
             kg,
             |h2| spread_bound2(displacement_box(x, x_ref), x, x_ref, o, h2, &mut |_| ()),
-            |h2| residual_bound2(x, x_ref, m, h2, &mut |_| ()),
+            |h2| residual_bound2(boxed, None, x, x_ref, m, h2, &mut |_| ()),
         );
-        assert_eq!(bounded, exact, "{x:?}");
+        assert_eq!(unmeasured, exact, "{x:?}, no distance measured");
         exact
     }
 
@@ -556,60 +626,5 @@ mod tests {
             kept_by_flow > 20,
             "{kept_by_flow} of {kept} kept by the flow alone"
         );
-    }
-
-    /// The box of the residuals eight at a time (AVX-512, where the
-    /// processor has it) holds the bits of one particle at a time, for
-    /// every set of columns in use, a NaN passed over, and blocks whose
-    /// length is not a multiple of eight.
-    #[test]
-    fn the_residuals_box_has_the_bits_of_one_particle_at_a_time() {
-        let mut state = 0x1234_5678_9abc_def1u64;
-        let mut next = || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            (state >> 11) as f64 / (1u64 << 53) as f64 - 0.5
-        };
-        for n in [0, 5, 8, 37, 512] {
-            let x_ref: Vec<DVec3> = (0..n)
-                .map(|_| DVec3::new(next(), next(), next()) * 40.0)
-                .collect();
-            let mut x: Vec<DVec3> = (x_ref.iter())
-                .map(|r| *r + DVec3::new(next(), next(), next()) * 0.3)
-                .collect();
-            if n > 20 {
-                x[11].y = f64::NAN;
-            }
-            for used in 0..8 {
-                let col = |j: usize, v: DVec3| if used >> j & 1 == 1 { v } else { DVec3::ZERO };
-                let m = DMat3::from_cols(
-                    col(0, DVec3::new(1e-3, -2e-4, 3e-5)),
-                    col(1, DVec3::new(-7e-4, 1e-4, 0.0)),
-                    col(2, DVec3::new(4.1e-3, 0.0, -1e-5)),
-                );
-                let flow = Foreseen::of(m);
-                let one_at_a_time = (x.iter().zip(&x_ref)).fold(EMPTY_BOX, |b, (x, r)| {
-                    let d = flow.residual(*x, *r);
-                    let keep = |v: f64, b: f64, less: bool| {
-                        if v.is_nan() || (less && v >= b) || (!less && v <= b) {
-                            b
-                        } else {
-                            v
-                        }
-                    };
-                    (
-                        DVec3::from_array(std::array::from_fn(|a| keep(d[a], b.0[a], true))),
-                        DVec3::from_array(std::array::from_fn(|a| keep(d[a], b.1[a], false))),
-                    )
-                });
-                let got = residual_box(&x, &x_ref, m);
-                assert_eq!(
-                    box_words(got),
-                    box_words(one_at_a_time),
-                    "n {n}, columns {used:03b}"
-                );
-            }
-        }
     }
 }

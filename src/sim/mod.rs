@@ -83,6 +83,12 @@ pub struct Simulation {
     pub(crate) flow: DMat3,
     /// The step of the last rebuild.
     pub(crate) rebuilt_at: u64,
+    /// Where the last step's flow test went past the residuals' box: the
+    /// middle of that box, which the first half step measures their
+    /// distance from ([`crate::neighbor::trigger::ResidualScan`]); `None`
+    /// after a rebuild or a restart. It only shortens the rebuild rule's
+    /// work: any point, or none, gives the same decisions.
+    pub(crate) residual_centre: Option<DVec3>,
     pair_results: force::PairResults,
     /// What each wall gives each owned particle, kept by the force stages
     /// run while [`Self::keep_loads`] is set.
@@ -271,6 +277,7 @@ impl Simulation {
             x_ref: Vec::new(),
             flow: DMat3::ZERO,
             rebuilt_at: 0,
+            residual_centre: None,
             pair_results: force::PairResults::default(),
             wall_loads: force::WallLoads::default(),
             near_walls: force::NearWalls::default(),

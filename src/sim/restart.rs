@@ -286,6 +286,7 @@ impl Simulation {
             x_ref,
             flow: glam::DMat3::from_cols_array(&snap.flow),
             rebuilt_at: snap.rebuilt_at,
+            residual_centre: None,
             pair_results: force::PairResults::default(),
             wall_loads: force::WallLoads::default(),
             near_walls,

@@ -14,7 +14,7 @@ use crate::insert::Placer;
 use crate::integrate;
 use crate::neighbor;
 use crate::neighbor::carry::{HistoryRows, PairRecords};
-use crate::neighbor::trigger::{self, RebuildRule};
+use crate::neighbor::trigger::{self, Foreseen, RebuildRule, ResidualScan};
 use crate::parallel::grid::halo_width;
 use crate::parallel::migrate::migrate;
 use crate::rng::{PairNoise, Stream};
@@ -29,6 +29,10 @@ struct Moved {
     max_disp2: f64,
     /// The box of the displacements.
     displacements: (DVec3, DVec3),
+    /// The fitted flow's residuals, where one is fitted: what the first
+    /// half step measured of them, and their box and largest squared
+    /// distance from the scan's centre over all ranks.
+    residuals: Option<(ResidualScan, (DVec3, DVec3), f64)>,
     /// Whether the periodic images made on this rank were copied on the
     /// way ([`integrate::DriftScan::images_copied`]).
     images_copied: bool,
@@ -75,7 +79,9 @@ impl Simulation {
     /// finds the lowest bad id anywhere (non-finite, too fast for the step,
     /// or out of the box through an open side under `lost = "error"`), the
     /// largest squared displacement since the last rebuild and the box of
-    /// the displacements, and whether any rank deletes. Returns the
+    /// the displacements (and where a flow is fitted, the box of its
+    /// residuals and their spread about the last step's centre:
+    /// [`ResidualScan`]), and whether any rank deletes. Returns the
     /// displacements of all ranks and, when particles were deleted
     /// anywhere, the history of the particles that stay, lifted for the
     /// rebuild that must follow ([`Self::delete`]).
@@ -93,20 +99,29 @@ impl Simulation {
         let deferred = std::mem::take(&mut self.kick_pending);
         let (p, dt) = (&mut self.particles, self.setup.dt);
         let schedule = (self.pair_results.runs(), self.halo.local_sources());
-        let scan = integrate::kick_drift(p, dt, &self.x_ref, &bounds, deferred, schedule);
+        // The flow foreseen at the end of this step, `k G`.
+        let residuals = (self.flow != DMat3::ZERO).then(|| ResidualScan {
+            flow: Foreseen::of((self.step + 1 - self.rebuilt_at) as f64 * self.flow),
+            centre: self.residual_centre,
+        });
+        let scan =
+            integrate::kick_drift(p, dt, &self.x_ref, &bounds, deferred, schedule, residuals);
         let doomed = self.doomed();
         // One reduction decides them all: the lowest bad id (as MAX − id,
-        // so the maximum wins; 0 = none), the largest displacement (its
-        // bits), whether any rank deletes, and the box of the
-        // displacements (as words whose maximum is the box of all).
+        // so the maximum wins; 0 = none), the largest displacement and the
+        // residuals' largest distance (their bits), whether any rank
+        // deletes, and the boxes of the displacements and of the residuals
+        // (as words whose maximum is the box of all).
         let tc = Instant::now();
-        let mut global = [0; 9];
-        global[..3].copy_from_slice(&[
+        let mut global = [0; 16];
+        global[..4].copy_from_slice(&[
             scan.bad.map_or(0, |b| u64::MAX - b.1),
             scan.max_disp2.max(0.0).to_bits(),
             u64::from(!doomed.is_empty()),
+            scan.residual_spread2.max(0.0).to_bits(),
         ]);
-        global[3..].copy_from_slice(&trigger::box_words(scan.displacements));
+        global[4..10].copy_from_slice(&trigger::box_words(scan.displacements));
+        global[10..].copy_from_slice(&trigger::box_words(scan.residuals));
         self.comm.max_u64s(&mut global);
         self.timers.comm += tc.elapsed();
         if global[0] != 0 {
@@ -120,9 +135,11 @@ impl Simulation {
             });
         }
         let carried = (global[2] != 0).then(|| self.delete(&doomed));
+        let boxed = |w: &[u64]| trigger::box_of_words(w.try_into().expect("six words"));
         let moved = Moved {
             max_disp2: f64::from_bits(global[1]),
-            displacements: trigger::box_of_words(global[3..].try_into().expect("six words")),
+            displacements: boxed(&global[4..10]),
+            residuals: residuals.map(|r| (r, boxed(&global[10..]), f64::from_bits(global[3]))),
             images_copied: scan.images_copied,
         };
         Ok((moved, carried))
@@ -135,8 +152,18 @@ impl Simulation {
         let s = &self.setup;
         let rule = RebuildRule::new(s.skin, halo_width(s), self.fixed_in_space());
         // The displacement the fitted flow foresees per unit of reference
-        // position, k G.
-        let foreseen = (self.step - self.rebuilt_at) as f64 * self.flow;
+        // position, k G, and what the first half step measured of its
+        // residuals (whose box's middle the next step measures from).
+        let (scan, residuals, about2) = moved.residuals.unwrap_or((
+            ResidualScan {
+                flow: Foreseen::of(DMat3::ZERO),
+                centre: None,
+            },
+            (DVec3::INFINITY, DVec3::NEG_INFINITY),
+            0.0,
+        ));
+        let past_box = std::cell::Cell::new(false);
+        let foreseen = scan.flow.matrix();
         let kg = frobenius(foreseen);
         let tc = Instant::now();
         let (x, x_ref) = (&self.particles.x[..self.particles.n_owned], &self.x_ref[..]);
@@ -149,8 +176,16 @@ impl Simulation {
                 let (o, mut m) = (DMat3::ZERO, max_words);
                 trigger::spread_bound2(moved.displacements, x, x_ref, o, half2, &mut m)
             },
-            |half2| trigger::residual_bound2(x, x_ref, foreseen, half2, &mut { max_words }),
+            |half2| {
+                past_box.set(trigger::half_diagonal2(residuals) > half2);
+                let about = scan.centre.map(|c| (about2, c));
+                let mut m = max_words;
+                trigger::residual_bound2(residuals, about, x, x_ref, foreseen, half2, &mut m)
+            },
         );
+        // The next step measures the residuals' distance from this box's
+        // middle where this step's box did not decide.
+        self.residual_centre = past_box.get().then(|| trigger::box_centre(residuals));
         self.timers.comm += tc.elapsed();
         due
     }
@@ -484,6 +519,7 @@ impl Simulation {
         self.flow =
             neighbor::flow::fit_gradient(x, x_ref, &s.domain, s.skin, steps, self.comm.as_ref());
         self.rebuilt_at = self.step;
+        self.residual_centre = None;
     }
 
     /// Wrap, migrate, sort spatially, rebuild ghosts and the neighbour list

@@ -185,3 +185,33 @@ pub(crate) fn clear_elements(flags: u8) -> [__mmask8; 3] {
     let elements = !FLAGS_PER_ELEMENT[usize::from(flags)];
     each!(r => (elements >> (8 * r)) as __mmask8)
 }
+
+/// `d − Σ_j m_j x_ref,j` for eight particles, the residuals of the rebuild
+/// rule's fitted flow ([`crate::neighbor::trigger::Foreseen::residual`],
+/// whose operations each component goes through in the same order, so
+/// the bits are the same): over the columns `j` with `used[j]`, in axis
+/// order, the product of column `j` (`cols[j]`, [`per_element`]) and each
+/// particle's component `j` of `x_ref` (taken apart from the registers and
+/// spread over the particle's three elements by `spread`,
+/// [`spread_indices`]) taken from the running difference.
+#[target_feature(enable = "avx2,avx512f,avx512vl,avx512dq,avx512bw,avx512cd")]
+#[inline]
+pub(crate) fn minus_flow(
+    mut d: [__m512d; 3],
+    x_ref: [__m512d; 3],
+    cols: &[[__m512d; 3]; 3],
+    used: [bool; 3],
+    spread: &[__m512i; 3],
+) -> [__m512d; 3] {
+    for j in 0..3 {
+        if !used[j] {
+            continue;
+        }
+        let (first, second) = &APART[j];
+        let part = _mm512_permutex2var_pd(x_ref[0], indices(first), x_ref[1]);
+        let part = _mm512_permutex2var_pd(part, indices(second), x_ref[2]);
+        let at = each!(e => _mm512_permutexvar_pd(spread[e], part));
+        d = each!(e => _mm512_sub_pd(d[e], _mm512_mul_pd(cols[j][e], at[e])));
+    }
+    d
+}
