@@ -365,16 +365,41 @@ fn sliding_config(steps: u64, skin: f64) -> Config {
 /// too lax (16 rebuilds) misses contacts here and fails.
 #[test]
 fn a_list_kept_while_the_bed_moves_together_misses_no_contact() {
-    let (kept, act) = simulate(&sliding_config(300, 2e-4), 2, 50);
-    let (every_step, every) = simulate(&sliding_config(300, 1e-9), 2, 50);
-    eprintln!("sliding: {act:?}; skin 1 nm: {every:?}");
-    assert_identical(&kept, &every_step, "skin 0.2 mm vs a rebuild at every step");
+    let act = kept_as_if_rebuilt_every_step(sliding_config, "sliding");
     assert!(
         act.max_pair_records >= 1000 && act.max_wall_records >= 20,
         "{act:?}"
     );
-    assert_eq!(every.rebuilds, 301, "{every:?}");
     assert!(act.rebuilds <= 50, "{act:?}");
+}
+
+/// Assert that 300 steps of `config(300, skin)` with a 0.2 mm skin give the
+/// bits of the same run with a 1 nm skin, whose list is rebuilt at every
+/// step, and return the first run's activity (2 threads).
+fn kept_as_if_rebuilt_every_step(config: fn(u64, f64) -> Config, what: &str) -> Activity {
+    let (kept, act) = simulate(&config(300, 2e-4), 2, 50);
+    let (every_step, every) = simulate(&config(300, 1e-9), 2, 50);
+    eprintln!("{what}: {act:?}; skin 1 nm: {every:?}");
+    assert_identical(&kept, &every_step, "skin 0.2 mm vs a rebuild at every step");
+    assert_eq!(every.rebuilds, 301, "{every:?}");
+    act
+}
+
+/// Layer `k` (from 0) of a sheared bed: `count` glass beads at random in
+/// `xs` × [0, 12 mm] × [3k, 3k + 3] mm, moving at k m/s along x and 0.2
+/// m/s up (k even) or down.
+fn sheared_layer(k: usize, count: u64, xs: [f64; 2]) -> Table {
+    let (z, up) = (
+        0.003 * k as f64,
+        if k.is_multiple_of(2) { 0.2 } else { -0.2 },
+    );
+    random(
+        "glass",
+        radius_range(0.0004, 0.0006),
+        count,
+        region([xs[0], 0.0, z], [xs[1], 0.012, z + 0.003]),
+    )
+    .with("velocity", [k as f64, 0.0, up])
 }
 
 /// A bed sheared in layers through an open box with no walls: four
@@ -382,19 +407,7 @@ fn a_list_kept_while_the_bed_moves_together_misses_no_contact() {
 /// or down so that they run into each other while they slide; no gravity.
 /// With `skin`.
 fn sheared_config(steps: u64, skin: f64) -> Config {
-    let layer = |k: usize| {
-        let (z, up) = (
-            0.003 * k as f64,
-            if k.is_multiple_of(2) { 0.2 } else { -0.2 },
-        );
-        random(
-            "glass",
-            radius_range(0.0004, 0.0006),
-            300,
-            region([0.002, 0.0, z], [0.018, 0.012, z + 0.003]),
-        )
-        .with("velocity", [k as f64, 0.0, up])
-    };
+    let layer = |k: usize| sheared_layer(k, 300, [0.002, 0.018]);
     let c = frictional_glass(
         Config::new("sheared")
             .run("dt", 1e-5)
@@ -419,12 +432,8 @@ fn sheared_config(steps: u64, skin: f64) -> Config {
 /// between rebuilds.
 #[test]
 fn a_sheared_bed_keeps_its_list_and_misses_no_contact() {
-    let (kept, act) = simulate(&sheared_config(300, 2e-4), 2, 50);
-    let (every_step, every) = simulate(&sheared_config(300, 1e-9), 2, 50);
-    eprintln!("sheared: {act:?}; skin 1 nm: {every:?}");
-    assert_identical(&kept, &every_step, "skin 0.2 mm vs a rebuild at every step");
+    let act = kept_as_if_rebuilt_every_step(sheared_config, "sheared");
     assert!(act.max_pair_records >= 300, "{act:?}");
-    assert_eq!(every.rebuilds, 301, "{every:?}");
     assert!(act.rebuilds <= 30, "{act:?}");
 }
 
@@ -439,19 +448,7 @@ fn a_sheared_bed_keeps_its_list_and_misses_no_contact() {
 /// fails.
 #[test]
 fn a_periodic_sheared_bed_lists_every_touching_pair_at_every_step() {
-    let layer = |k: usize| {
-        let (z, up) = (
-            0.003 * k as f64,
-            if k.is_multiple_of(2) { 0.2 } else { -0.2 },
-        );
-        random(
-            "glass",
-            radius_range(0.0004, 0.0006),
-            250,
-            region([0.0, 0.0, z], [0.016, 0.012, z + 0.003]),
-        )
-        .with("velocity", [k as f64, 0.0, up])
-    };
+    let layer = |k: usize| sheared_layer(k, 250, [0.0, 0.016]);
     let c = frictional_glass(
         Config::new("sheared")
             .run("dt", 1e-5)
