@@ -1182,9 +1182,12 @@ mod tests {
                     let (start, x_ref) = jumbled(m, big, spoilt, fast);
                     // A flow of every set of columns in turn (none: 0),
                     // its distance measured for every other length.
-                    let flow = (m % 8 != 0).then(|| ResidualScan {
-                        centre: flow_of_columns(m % 8).centre.filter(|_| m % 16 < 8),
-                        ..flow_of_columns(m % 8)
+                    let flow = (m % 8 != 0).then(|| {
+                        let flow = flow_of_columns(m % 8);
+                        ResidualScan {
+                            centre: flow.centre.filter(|_| m % 16 < 8),
+                            ..flow
+                        }
                     });
                     let (mut lanes, mut eights) = (start.clone(), start);
                     let want = one_block(&mut lanes, &x_ref, deferred, false, flow);

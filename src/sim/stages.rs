@@ -152,19 +152,13 @@ impl Simulation {
         let s = &self.setup;
         let rule = RebuildRule::new(s.skin, halo_width(s), self.fixed_in_space());
         // The displacement the fitted flow foresees per unit of reference
-        // position, k G, and what the first half step measured of its
-        // residuals (whose box's middle the next step measures from).
-        let (scan, residuals, about2) = moved.residuals.unwrap_or((
-            ResidualScan {
-                flow: Foreseen::of(DMat3::ZERO),
-                centre: None,
-            },
-            (DVec3::INFINITY, DVec3::NEG_INFINITY),
-            0.0,
-        ));
-        let past_box = std::cell::Cell::new(false);
-        let foreseen = scan.flow.matrix();
+        // position, k G (zero where none is fitted), as the first half step
+        // measured its residuals.
+        let foreseen = moved
+            .residuals
+            .map_or(DMat3::ZERO, |(scan, ..)| scan.flow.matrix());
         let kg = frobenius(foreseen);
+        let mut next_centre = None;
         let tc = Instant::now();
         let (x, x_ref) = (&self.particles.x[..self.particles.n_owned], &self.x_ref[..]);
         let comm = self.comm.as_ref();
@@ -177,15 +171,19 @@ impl Simulation {
                 trigger::spread_bound2(moved.displacements, x, x_ref, o, half2, &mut m)
             },
             |half2| {
-                past_box.set(trigger::half_diagonal2(residuals) > half2);
+                // Asked for only where kg > 0: where a flow is fitted.
+                let (scan, boxed, about2) = moved.residuals.expect("a fitted flow");
+                // The next step measures the residuals' distance from this
+                // box's middle where this box does not decide.
+                if trigger::half_diagonal2(boxed) > half2 {
+                    next_centre = Some(trigger::box_centre(boxed));
+                }
                 let about = scan.centre.map(|c| (about2, c));
                 let mut m = max_words;
-                trigger::residual_bound2(residuals, about, x, x_ref, foreseen, half2, &mut m)
+                trigger::residual_bound2(boxed, about, x, x_ref, foreseen, half2, &mut m)
             },
         );
-        // The next step measures the residuals' distance from this box's
-        // middle where this step's box did not decide.
-        self.residual_centre = past_box.get().then(|| trigger::box_centre(residuals));
+        self.residual_centre = next_centre;
         self.timers.comm += tc.elapsed();
         due
     }
