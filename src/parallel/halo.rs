@@ -33,6 +33,24 @@ fn write_states(p: &Particles, list: &[u32], out: &mut [u8]) {
     }
 }
 
+/// Write the states each peer on this node gets (`send[q]`, to `at[q]`
+/// where it is on the node) into the half of this rank's pages `own` that
+/// starts at `half_start`.
+fn write_staged(
+    p: &Particles,
+    send: &[Vec<u32>],
+    at: &[Option<usize>],
+    half_start: usize,
+    own: &mut [u8],
+) {
+    for (list, at) in send.iter().zip(at) {
+        if let Some(at) = at {
+            let start = half_start + at;
+            write_states(p, list, &mut own[start..start + list.len() * STATE_BYTES]);
+        }
+    }
+}
+
 /// Read the states of ghosts `first..` from `states`, as [`write_states`]
 /// wrote them, and write their packed images.
 fn read_states(p: &mut Particles, first: usize, states: &[u8]) {
@@ -114,6 +132,9 @@ struct Staging {
     half: usize,
     /// The half the next update writes and reads (0 after a build).
     parity: usize,
+    /// Whether [`Halo::stage`] wrote that half since the last update or
+    /// build, and fenced it: the update then reads without a barrier.
+    staged: bool,
 }
 
 impl std::fmt::Debug for Staging {
@@ -124,6 +145,7 @@ impl std::fmt::Debug for Staging {
             .field("theirs", &self.theirs)
             .field("half", &self.half)
             .field("parity", &self.parity)
+            .field("staged", &self.staged)
             .finish()
     }
 }
@@ -286,6 +308,7 @@ impl Halo {
         s.theirs = vec![None; peers];
         s.half = 0;
         s.parity = 0;
+        s.staged = false;
         if comm.size() > 1 && !(s.asked && s.pages.is_none()) {
             for (q, &rank) in self.peers.iter().enumerate() {
                 if comm.shares_node_with(rank) {
@@ -336,11 +359,29 @@ impl Halo {
         if !images_copied {
             self.copy_images(p);
         }
-        // A rank with pages publishes at every update, peers on its node or
-        // not: the node's ranks meet there.
+        // A rank with pages takes part in every update, peers on its node
+        // or not: the node's ranks meet there (or at the collective call
+        // after the stage, [`Self::stage`]).
         if !self.peers.is_empty() || self.staging.pages.is_some() {
             self.copy_from_peers(p, comm);
         }
+    }
+
+    /// Write now, for the next [`Self::update`], the states this rank owes
+    /// the peers on its node (where pages are shared; else nothing), and
+    /// fence them ([`NodePages::fence`]). Every rank of the node must then
+    /// pass a collective call that meets them all (the step's reduction)
+    /// and change no owned state the peers copy before that update, which
+    /// then reads in place without a barrier of its own: the step's one
+    /// meeting serves both. A rebuild between drops what was staged.
+    pub fn stage(&mut self, p: &Particles) {
+        let s = &mut self.staging;
+        let Some(pages) = s.pages.as_mut() else {
+            return;
+        };
+        write_staged(p, &self.send, &s.mine, s.parity * s.half, pages.own());
+        pages.fence();
+        s.staged = true;
     }
 
     /// The owned particle each periodic image made on this rank copies
@@ -368,11 +409,13 @@ impl Halo {
     /// bookkeeping per value): for a peer on this node, staged in this
     /// rank's pages and read in place from the peer's after they are
     /// published; for a peer elsewhere, in messages whose buffers are kept
-    /// from the last update.
+    /// from the last update. What [`Self::stage`] wrote is not written
+    /// again, and the meeting that followed it stands for the barrier.
     fn copy_from_peers(&mut self, p: &mut Particles, comm: &dyn Comm) {
         let s = &mut self.staging;
         let parity = s.parity;
         s.parity ^= 1;
+        let staged = std::mem::take(&mut s.staged);
         let (sends, recvs) = &mut self.update_bufs;
         sends.resize_with(self.by_message.len(), Vec::new);
         recvs.resize_with(self.by_message.len(), Vec::new);
@@ -380,14 +423,8 @@ impl Halo {
             b.resize(self.send[q].len() * STATE_BYTES, 0);
             write_states(p, &self.send[q], b);
         }
-        if let Some(pages) = s.pages.as_mut() {
-            let own = pages.own();
-            for (list, at) in self.send.iter().zip(&s.mine) {
-                if let Some(at) = at {
-                    let start = parity * s.half + at;
-                    write_states(p, list, &mut own[start..start + list.len() * STATE_BYTES]);
-                }
-            }
+        if let Some(pages) = s.pages.as_mut().filter(|_| !staged) {
+            write_staged(p, &self.send, &s.mine, parity * s.half, pages.own());
         }
         for (b, &q) in recvs.iter_mut().zip(&self.by_message) {
             b.resize(self.received[q] * STATE_BYTES, 0);
@@ -395,8 +432,10 @@ impl Halo {
         if !self.by_message.is_empty() {
             comm.exchange_into(&self.message_ranks, sends, recvs);
         }
-        if let Some(pages) = &s.pages {
-            pages.publish();
+        match &s.pages {
+            Some(pages) if staged => pages.fence(),
+            Some(pages) => pages.publish(),
+            None => {}
         }
         let mut first = p.n_owned + self.local_source.len();
         let mut messages = recvs.iter();
@@ -404,12 +443,13 @@ impl Halo {
             let states = match (&s.pages, s.theirs[q]) {
                 (Some(pages), Some((at, half))) => {
                     let start = parity * half + at;
-                    // SAFETY: the peer wrote this range before the publish
-                    // just passed, and writes it next two updates on (the
-                    // halves alternate), after the publish of the update
-                    // between, which this rank reaches once done reading;
-                    // after a rebuild, only past the build's exchange with
-                    // this rank ([`Self::stage_for_peers`]).
+                    // SAFETY: the peer wrote this range before the meeting
+                    // just passed (the publish, or the collective call that
+                    // followed its stage), and writes it next two updates
+                    // on (the halves alternate), after the meeting of the
+                    // update between, which this rank reaches once done
+                    // reading; after a rebuild, only past the build's
+                    // exchange with this rank ([`Self::stage_for_peers`]).
                     unsafe { pages.part_of(self.peers[q], start..start + count * STATE_BYTES) }
                 }
                 _ => messages.next().expect("a message per peer elsewhere"),

@@ -389,6 +389,10 @@ impl NodePages for SharedWindow {
             checked("MPI_Win_sync", ffi::MPI_Win_sync(self.win));
         }
     }
+    fn fence(&self) {
+        // SAFETY: a plain MPI call on the live window.
+        unsafe { checked("MPI_Win_sync", mpi::ffi::MPI_Win_sync(self.win)) };
+    }
 }
 
 impl Drop for SharedWindow {

@@ -53,7 +53,8 @@ pub trait NodePages: Send + Sync {
     /// # Safety
     ///
     /// `rank` writes no byte of `range` while the slice lives: the caller's
-    /// protocol (a [`Self::publish`] between that rank's writes and these
+    /// protocol (a [`Self::publish`], or fences around a meeting of the
+    /// node's ranks ([`Self::fence`]), between that rank's writes and these
     /// reads, and none of its writes to `range` until this rank has passed
     /// the next one) must make sure of it, as no lock does.
     ///
@@ -65,6 +66,13 @@ pub trait NodePages: Send + Sync {
     /// rank of the node has done the same: after it, each reads what the
     /// others wrote before it. Collective over the node.
     fn publish(&self);
+    /// Half of [`Self::publish`] without its wait: order this rank's
+    /// writes before, and its reads after, a meeting of the node's ranks
+    /// that the caller makes itself (a collective call over a communicator
+    /// that holds them all, such as the step's reduction). Writes, fence,
+    /// the meeting, fence on the readers' side, reads: the same as a
+    /// publish. Not collective.
+    fn fence(&self);
 }
 
 #[cfg(test)]

@@ -106,6 +106,10 @@ impl Simulation {
         });
         let scan =
             integrate::kick_drift(p, dt, &self.x_ref, &bounds, deferred, schedule, residuals);
+        // The ghost states the peers on this node copy, staged now so that
+        // the reduction below is the meeting their halo update reads after
+        // (dropped if the step rebuilds instead).
+        self.halo.stage(&self.particles);
         let doomed = self.doomed();
         // One reduction decides them all: the lowest bad id (as MAX − id,
         // so the maximum wins; 0 = none), the largest displacement and the
