@@ -423,8 +423,19 @@ impl Halo {
             b.resize(self.send[q].len() * STATE_BYTES, 0);
             write_states(p, &self.send[q], b);
         }
-        if let Some(pages) = s.pages.as_mut().filter(|_| !staged) {
-            write_staged(p, &self.send, &s.mine, parity * s.half, pages.own());
+        if let Some(pages) = s.pages.as_mut() {
+            if !staged {
+                write_staged(p, &self.send, &s.mine, parity * s.half, pages.own());
+            } else if cfg!(debug_assertions) {
+                // What was staged must still be the owners' state.
+                let mut fresh = vec![0; s.half];
+                write_staged(p, &self.send, &s.mine, 0, &mut fresh);
+                let own = &pages.own()[parity * s.half..(parity + 1) * s.half];
+                assert!(
+                    own == &fresh[..],
+                    "owned state changed between the halo's stage and its update"
+                );
+            }
         }
         for (b, &q) in recvs.iter_mut().zip(&self.by_message) {
             b.resize(self.received[q] * STATE_BYTES, 0);
