@@ -106,17 +106,17 @@ impl Simulation {
         });
         let scan =
             integrate::kick_drift(p, dt, &self.x_ref, &bounds, deferred, schedule, residuals);
-        // The ghost states the peers on this node copy, staged now so that
-        // the reduction below is the meeting their halo update reads after
-        // (dropped if the step rebuilds instead).
-        self.halo.stage(&self.particles);
         let doomed = self.doomed();
-        // One reduction decides them all: the lowest bad id (as MAX − id,
-        // so the maximum wins; 0 = none), the largest displacement and the
-        // residuals' largest distance (their bits), whether any rank
+        // Communication from here: the ghost states the peers on this node
+        // copy, staged now so that the reduction below is the meeting their
+        // halo update reads after (dropped if the step rebuilds instead),
+        // then one reduction that decides them all: the lowest bad id (as
+        // MAX − id, so the maximum wins; 0 = none), the largest displacement
+        // and the residuals' largest distance (their bits), whether any rank
         // deletes, and the boxes of the displacements and of the residuals
         // (as words whose maximum is the box of all).
         let tc = Instant::now();
+        self.halo.stage(&self.particles);
         let mut global = [0; 16];
         global[..4].copy_from_slice(&[
             scan.bad.map_or(0, |b| u64::MAX - b.1),
