@@ -72,12 +72,26 @@ pub fn base_bytes() -> f64 {
     mib * 1024.0 * 1024.0
 }
 
-/// The HDF5 library's memory for a file of `frames` frames: its metadata
-/// cache grows by about 0.2 MiB a frame up to about 21 MiB (measured with
-/// one particle: 19.9, 28.7, 39.0, 39.6 and 40.7 MB of resident memory
-/// for 10, 50, 100, 200 and 400 frames).
-pub fn output_bytes(frames: u64) -> f64 {
-    (0.2 * frames as f64).min(21.0) * 1024.0 * 1024.0
+/// The HDF5 library's memory for a file of `frames` frames written by
+/// `ranks` ranks. One process (the serial writer,
+/// [`crate::io::collective`]'s `Transfer::Serial`): its metadata cache
+/// grows by about 0.16 MiB a frame up to about 25 MiB (measured on
+/// 2026-12-06, HDF5 from its static archive, one particle: 1.0, 7.2, 15.0,
+/// 23.9 and 24.8 MiB above a one-frame run for 10, 50, 100, 200 and 400
+/// frames; the chute on one rank: 2.4, 5.9 and 18.2 MiB for 11, 31 and 101
+/// frames). Several ranks writing through MPI-IO: about 0.5 MiB and
+/// 0.02 MiB a frame, up to 6 MiB, on the busiest rank (the chute on four
+/// ranks: 0.2–0.8 MiB for 31 frames, 1.8 for 101; one particle on two and
+/// four ranks, its rank: 1.8, 2.7, 4.0 and 5.3 MiB for 40, 100, 200 and
+/// 400 frames, the other ranks none).
+pub fn output_bytes(frames: u64, ranks: usize) -> f64 {
+    let frames = frames as f64;
+    let mib = if ranks > 1 {
+        (0.5 + 0.02 * frames).min(6.0)
+    } else {
+        (0.16 * frames).min(25.0)
+    };
+    mib * 1024.0 * 1024.0
 }
 
 /// The memory available to a new process now, in bytes: `MemAvailable` of
@@ -221,8 +235,12 @@ mod tests {
         assert_eq!(bytes_per_particle(3, 0, Some(3)), 470.0 + 32.0);
         assert_eq!(bytes_per_particle(3, 0, Some(0)), 470.0 + 32.0);
         // The HDF5 share saturates.
-        assert_eq!(output_bytes(10), 2.0 * 1024.0 * 1024.0);
-        assert_eq!(output_bytes(10_000), 21.0 * 1024.0 * 1024.0);
+        let mib = |frames, ranks| output_bytes(frames, ranks) / (1024.0 * 1024.0);
+        assert!((mib(10, 1) - 1.6).abs() < 1e-9);
+        assert_eq!(mib(10_000, 1), 25.0);
+        // Far less when the ranks write together through MPI-IO.
+        assert!((mib(100, 4) - 2.5).abs() < 1e-9);
+        assert_eq!(mib(10_000, 4), 6.0);
     }
 
     #[test]
