@@ -15,6 +15,13 @@
 //! archive ahead of it on the search path, and appends the archive's own
 //! dependencies (the "Extra libraries" of `libhdf5.settings`) after it on the
 //! link line; `--as-needed` drops those the taken objects never call.
+//!
+//! A parallel HDF5's archive calls MPI, which its settings do not list (its
+//! compiler wrapper adds it): it is linked statically only into the `mpi`
+//! build, whose `mpi` crate links the MPI library. A build without the
+//! feature against a parallel HDF5 (`cargo test` without `--features mpi`
+//! after sourcing `scripts/mpi-env`) keeps the shared library, which brings
+//! MPI with it.
 
 use std::env;
 use std::fs;
@@ -32,6 +39,11 @@ fn main() {
     let Some(root) = env::var_os("HDF5_DIR") else {
         panic!("GRAVEL_HDF5_LINK=static needs HDF5_DIR: the HDF5 whose lib/libhdf5.a to link");
     };
+    // hdf5-sys's header check (`H5_HAVE_PARALLEL`), passed on as its metadata.
+    if env::var_os("DEP_HDF5_HAVE_PARALLEL").is_some() && env::var_os("CARGO_FEATURE_MPI").is_none()
+    {
+        return;
+    }
     let lib = Path::new(&root).join("lib");
     let archive = lib.join("libhdf5.a");
     if !archive.is_file() {

@@ -287,3 +287,24 @@ fn contact_lists_read_back_and_a_restart_cuts_them_with_their_rows() {
         "{err}"
     );
 }
+
+/// `build.rs` with `GRAVEL_HDF5_LINK=static` (the scripts' setting) links
+/// HDF5 from its archive: then no shared `libhdf5`, and none of the
+/// libcurl chain the shared one loads, is mapped into the process, and
+/// the library still writes and reads a file. Fails if the linker took the
+/// shared library after all (the archive's directory no longer searched
+/// first), which would cost every rank about 6 MB.
+#[cfg(hdf5_static)]
+#[test]
+fn hdf5_is_linked_from_its_archive() {
+    let dir = tempfile::tempdir().unwrap();
+    let (path, frames) = write_sample(dir.path());
+    assert_bitwise_eq(&read_frame(&path, frames[0].step).unwrap(), &frames[0]);
+    let maps = std::fs::read_to_string("/proc/self/maps").unwrap();
+    for shared in ["libhdf5", "libcurl", "libssl", "libcrypto"] {
+        assert!(
+            !maps.contains(shared),
+            "{shared} is mapped: HDF5 was linked as a shared library"
+        );
+    }
+}
