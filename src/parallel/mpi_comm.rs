@@ -381,13 +381,10 @@ impl NodePages for SharedWindow {
         unsafe { std::slice::from_raw_parts(at.add(range.start), range.len()) }
     }
     fn publish(&self) {
-        use mpi::ffi;
-        // SAFETY: plain MPI calls on the live window and communicator.
-        unsafe {
-            checked("MPI_Win_sync", ffi::MPI_Win_sync(self.win));
-            checked("MPI_Barrier", ffi::MPI_Barrier(self.node));
-            checked("MPI_Win_sync", ffi::MPI_Win_sync(self.win));
-        }
+        self.fence();
+        // SAFETY: a plain MPI call on the live node communicator.
+        unsafe { checked("MPI_Barrier", mpi::ffi::MPI_Barrier(self.node)) };
+        self.fence();
     }
     fn fence(&self) {
         // SAFETY: a plain MPI call on the live window.

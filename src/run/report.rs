@@ -180,8 +180,8 @@ fn memory_line(s: &Setup, decomp: &Decomposition, max_n: u64) -> String {
     let run = n / ranks * shell * per + collective;
     let held = s.initial.held() as f64;
     let setup = held * limits::SETUP_BYTES_PER_PARTICLE;
-    let fixed =
-        limits::base_bytes() + limits::output_bytes(frames, decomp.size()) + mesh_bytes as f64;
+    let hdf5 = limits::output_bytes(frames, decomp.size());
+    let fixed = limits::base_bytes() + hdf5 + mesh_bytes as f64;
     let size = limits::describe_bytes;
     let meshes = if triangles > 0 {
         format!(
@@ -218,7 +218,7 @@ fn memory_line(s: &Setup, decomp: &Decomposition, max_n: u64) -> String {
         size(fixed + run.max(setup)),
         if ranks > 1.0 { " of the busiest rank" } else { "" },
         size(limits::base_bytes()),
-        size(limits::output_bytes(frames, decomp.size())),
+        size(hdf5),
     )
 }
 
