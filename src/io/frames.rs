@@ -1,6 +1,6 @@
 //! The writer of the HDF5 output file: [`OutputFile`] creates or reopens the file,
-//! writes [`Frame`]s and thermo rows, and rewrites the XDMF sidecar
-//! ([`super::xdmf`]) after every frame. The layout is described in
+//! writes [`Frame`]s and thermo rows, and brings the XDMF sidecar
+//! ([`super::sidecar`]) up to date after every frame. The layout is described in
 //! [`super::layout`].
 
 use std::borrow::Cow;
@@ -18,9 +18,10 @@ use super::layout::{
     CORE_DATASETS, DIAGNOSTICS, FRAMES, FROZEN, ID, MATERIAL, MATERIALS, POSITION, RADIUS, THERMO,
     UNITS, VERTEX_INDEX, WALLS, WALL_MESHES,
 };
-use super::read::read_layout;
+use super::read::{read_layout, read_tables, Named};
+use super::sidecar::Sidecar;
 use super::table::{Column, Table};
-use super::xdmf::{write_xdmf, WallScene, XdmfFrame};
+use super::xdmf::{WallScene, XdmfFrame};
 use crate::error::{Context, IoError, IoResult};
 use crate::geometry::mesh::TriMesh;
 use crate::parallel::comm::{Comm, RowSpan};
@@ -147,13 +148,17 @@ impl Frame<'_> {
 }
 
 /// An output file open for writing frames and thermo rows. Every frame written also
-/// rewrites the XDMF sidecar (same stem, `.xdmf`) next to it.
+/// brings the XDMF sidecar (same stem, `.xdmf`) next to it up to date.
 #[derive(Debug)]
 pub struct OutputFile {
     path: PathBuf,
     file: File,
     /// Frames in the file, sorted by step.
     frames: Vec<XdmfFrame>,
+    /// The most particles in a frame.
+    largest: usize,
+    /// The XDMF sidecar.
+    sidecar: Sidecar,
     /// The thermo table.
     thermo: Table,
     /// The diagnostics' tables, by name.
@@ -194,6 +199,8 @@ impl OutputFile {
             path: path.to_path_buf(),
             file,
             frames: Vec::new(),
+            largest: 0,
+            sidecar: sidecar_of(path),
             thermo,
             diagnostics: Vec::new(),
             walls: None,
@@ -223,6 +230,34 @@ impl OutputFile {
         let file = open_gravel(path, true)?;
         let (frames, thermo, diagnostics) =
             read_layout(&file).at(path, "reading the existing layout")?;
+        let largest = frames.iter().map(|f| f.2).max().unwrap_or(0);
+        let known = Known {
+            frames,
+            largest,
+            sidecar: sidecar_of(path),
+            walls: None,
+        };
+        Self::with_tables(path, file, known, thermo, diagnostics)
+    }
+
+    /// The file this process wrote and closed ([`Suspended`]), opened
+    /// again: its frames are `known`, so only its tables are read (reading
+    /// every frame's group again would cost each frame time in proportion
+    /// to the frames before it).
+    fn open_known(path: &Path, known: Known) -> IoResult<Self> {
+        let file = open_gravel(path, true)?;
+        let (thermo, diagnostics) = read_tables(&file).at(path, "reading the existing tables")?;
+        Self::with_tables(path, file, known, thermo, diagnostics)
+    }
+
+    /// The writer of `file`, its tables opened from their columns.
+    fn with_tables(
+        path: &Path,
+        file: File,
+        known: Known,
+        thermo: Named,
+        diagnostics: Vec<(String, Named)>,
+    ) -> IoResult<Self> {
         let thermo = Table::open(thermo).at(path, "opening the thermo table")?;
         let diagnostics = diagnostics
             .into_iter()
@@ -235,10 +270,12 @@ impl OutputFile {
         Ok(Self {
             path: path.to_path_buf(),
             file,
-            frames,
+            frames: known.frames,
+            largest: known.largest,
+            sidecar: known.sidecar,
             thermo,
             diagnostics,
-            walls: None,
+            walls: known.walls,
         })
     }
 
@@ -281,8 +318,8 @@ impl OutputFile {
                     .at(&self.path, format_args!("removing frame {s}"))?;
             }
             self.frames.retain(|f| f.0 <= step);
-            let largest = self.frames.iter().map(|f| f.2).max().unwrap_or(0);
-            set_vertex_index_len(&self.file, largest)
+            self.largest = self.frames.iter().map(|f| f.2).max().unwrap_or(0);
+            set_vertex_index_len(&self.file, vertex_capacity(self.largest))
                 .at(&self.path, "resizing the vertex index")?;
         }
         let tables = std::iter::once((format!("/{THERMO}"), &mut self.thermo)).chain(
@@ -297,6 +334,7 @@ impl OutputFile {
         }
         self.trim_contact_lists()?;
         self.flush()?;
+        self.sidecar.forget();
         if self.frames.is_empty() {
             super::remove_if_there(&self.xdmf_path())
                 .at(&self.xdmf_path(), "removing the XDMF sidecar")
@@ -307,9 +345,9 @@ impl OutputFile {
 
     /// Writes `/frames/<step as 9 digits>/` with attributes `step` and `time` and the
     /// datasets `id`, `position`, `radius`, `material` and one per field, flushes the
-    /// file, then rewrites the XDMF sidecar listing every frame written so far. A frame
-    /// already in the file at the same step (as after a restart from an earlier
-    /// checkpoint) is replaced.
+    /// file, then brings the XDMF sidecar up to date ([`Sidecar`]: the new frame added
+    /// in place). A frame already in the file at the same step (as after a restart from
+    /// an earlier checkpoint) is replaced.
     ///
     /// # Errors
     /// If the arrays do not all have one row per particle, a field name is unusable
@@ -319,18 +357,31 @@ impl OutputFile {
         let step = frame.step();
         let context = || format!("writing frame {step}");
         // Forget the old frame first: if writing fails half way, it is gone anyway.
-        self.frames.retain(|f| f.0 != step);
+        self.forget_frame(step);
         let all = RowSpan::whole(n);
         write_frame_group(&self.file, frame, all, Transfer::Serial).at(&self.path, context())?;
-        // The sidecar lists `frozen` with the fields (see `read_layout`).
-        let field_names = std::iter::once(FROZEN)
-            .chain(frame.field_names())
-            .map(ToString::to_string)
-            .collect();
+        self.add_frame(frame_entry(frame, n))
+    }
+
+    /// Drops the frame at `step` from the list, if there is one.
+    fn forget_frame(&mut self, step: u64) {
+        if self.frames.last().is_some_and(|f| f.0 >= step) {
+            self.frames.retain(|f| f.0 != step);
+            self.largest = self.frames.iter().map(|f| f.2).max().unwrap_or(0);
+        }
+    }
+
+    /// After a frame is in the file: lists it, grows the vertex index if it
+    /// must, flushes, and brings the sidecar up to date. Each costs the
+    /// same whatever the frames before (a frame after the last is pushed).
+    fn add_frame(&mut self, entry: XdmfFrame) -> IoResult<()> {
+        let step = entry.0;
+        self.forget_frame(step);
+        self.largest = self.largest.max(entry.2);
         let at = self.frames.partition_point(|f| f.0 < step);
-        self.frames.insert(at, (step, frame.time(), n, field_names));
-        let largest = self.frames.iter().map(|f| f.2).max().unwrap_or(0);
-        set_vertex_index_len(&self.file, largest).at(&self.path, context())?;
+        self.frames.insert(at, entry);
+        set_vertex_index_len(&self.file, vertex_capacity(self.largest))
+            .at(&self.path, format_args!("writing frame {step}"))?;
         self.flush()?;
         self.write_sidecar()
     }
@@ -341,19 +392,14 @@ impl OutputFile {
     #[must_use]
     pub fn suspend(self) -> Suspended {
         Suspended {
-            path: self.path.clone(),
-            walls: self.walls.clone(),
+            path: self.path,
+            known: Known {
+                frames: self.frames,
+                largest: self.largest,
+                sidecar: self.sidecar,
+                walls: self.walls,
+            },
         }
-    }
-
-    /// After a frame written by every rank: the vertex index and the XDMF
-    /// sidecar, from the frames now in the file.
-    fn finish_collective_frame(&mut self, step: u64) -> IoResult<()> {
-        let largest = self.frames.iter().map(|f| f.2).max().unwrap_or(0);
-        set_vertex_index_len(&self.file, largest)
-            .at(&self.path, format_args!("writing frame {step}"))?;
-        self.flush()?;
-        self.write_sidecar()
     }
 
     /// Writes (or replaces) `/materials`: the material names, by the index the
@@ -594,24 +640,18 @@ impl OutputFile {
         self.thermo.rows()
     }
 
-    /// Rewrites the XDMF sidecar from the frame list.
-    fn write_sidecar(&self) -> IoResult<()> {
-        let h5_name = self
-            .path
-            .file_name()
-            .map_or_else(String::new, |name| name.to_string_lossy().into_owned());
-        write_xdmf(
-            &self.xdmf_path(),
-            &h5_name,
-            &self.frames,
-            self.walls.as_ref(),
-        )
+    /// Brings the XDMF sidecar up to date with the frame list.
+    fn write_sidecar(&mut self) -> IoResult<()> {
+        let count = vertex_capacity(self.largest);
+        self.sidecar
+            .update(&self.frames, self.walls.as_ref(), count)
     }
 
     /// The walls the XDMF sidecar draws from now on (rewritten with the
     /// next frame).
     pub fn set_walls(&mut self, walls: WallScene) {
         self.walls = Some(walls);
+        self.sidecar.forget();
     }
 }
 
@@ -646,7 +686,49 @@ fn check_names<'n>(
 #[derive(Debug)]
 pub struct Suspended {
     path: PathBuf,
+    known: Known,
+}
+
+/// What an [`OutputFile`] knows of its file besides the file's tables.
+#[derive(Debug)]
+struct Known {
+    frames: Vec<XdmfFrame>,
+    largest: usize,
+    sidecar: Sidecar,
     walls: Option<WallScene>,
+}
+
+/// The sidecar of the output file `path`: `path` with extension `.xdmf`.
+fn sidecar_of(path: &Path) -> Sidecar {
+    let h5_name = path
+        .file_name()
+        .map_or_else(String::new, |name| name.to_string_lossy().into_owned());
+    Sidecar::new(&path.with_extension("xdmf"), &h5_name)
+}
+
+/// The vertex index's length for frames of at most `largest` particles:
+/// `largest` rounded up to a power of two, so that a growing pour resizes
+/// it (and rewrites the whole sidecar, whose grids name its length) a
+/// number of times that grows with the logarithm of its particles, not at
+/// every frame.
+fn vertex_capacity(largest: usize) -> usize {
+    if largest == 0 {
+        0
+    } else {
+        largest.next_power_of_two()
+    }
+}
+
+/// The frame list's entry of `frame`, of `n` particles in all: step, time,
+/// particles, and the datasets beyond the core ones, `frozen` first (as
+/// the reader of the layout lists them).
+#[must_use]
+pub fn frame_entry(frame: &dyn FrameSource, n: usize) -> XdmfFrame {
+    let fields = std::iter::once(FROZEN)
+        .chain(frame.field_names())
+        .map(ToString::to_string)
+        .collect();
+    (frame.step(), frame.time(), n, fields)
 }
 
 impl Suspended {
@@ -662,20 +744,18 @@ impl Suspended {
     /// # Errors
     /// If the file cannot be opened.
     pub fn reopen(self) -> IoResult<OutputFile> {
-        let mut file = OutputFile::open_as_left(&self.path)?;
-        file.walls = self.walls;
-        Ok(file)
+        OutputFile::open_known(&self.path, self.known)
     }
 
-    /// Open the file again after a frame written by every rank, with the
-    /// vertex index and the XDMF sidecar brought up to date.
+    /// Open the file again after a frame written by every rank (`entry`,
+    /// [`frame_entry`]), with the frame listed, the vertex index and the
+    /// XDMF sidecar brought up to date.
     ///
     /// # Errors
     /// If the file cannot be opened or written.
-    pub fn resume(self, step: u64) -> IoResult<OutputFile> {
-        let mut file = OutputFile::open_append(&self.path)?;
-        file.walls = self.walls;
-        file.finish_collective_frame(step)?;
+    pub fn resume(self, entry: XdmfFrame) -> IoResult<OutputFile> {
+        let mut file = OutputFile::open_known(&self.path, self.known)?;
+        file.add_frame(entry)?;
         Ok(file)
     }
 }
@@ -888,14 +968,25 @@ mod tests {
         for frame in &frames {
             assert!(xml.contains(&format!("run.h5:{}/position", frame_path(frame.step))));
         }
-        // The connectivity index is as long as the largest frame.
+        // The connectivity index is the largest frame (7) rounded up to a
+        // power of two, and the sidecar's grids name that length.
         let file = crate::io::open_read(&path).unwrap();
         let index = file
             .dataset(VERTEX_INDEX)
             .unwrap()
             .read_raw::<i64>()
             .unwrap();
-        assert_eq!(index, (0..7).collect::<Vec<i64>>());
+        assert_eq!(index, (0..8).collect::<Vec<i64>>());
+        assert!(xml.contains("<DataItem Dimensions=\"8\" NumberType=\"Int\""));
+    }
+
+    #[test]
+    fn the_vertex_index_grows_by_doubling() {
+        assert_eq!(vertex_capacity(0), 0);
+        assert_eq!(vertex_capacity(1), 1);
+        assert_eq!(vertex_capacity(7), 8);
+        assert_eq!(vertex_capacity(8), 8);
+        assert_eq!(vertex_capacity(1_000_001), 1 << 20);
     }
 
     #[test]

@@ -12,7 +12,8 @@
 //!   in a `units` string attribute ([`unit_of`]);
 //! - `/materials`: the material names by index (strings);
 //! - `/thermo/` with one chunked, resizable 1-D f64 dataset per column;
-//! - `/xdmf/vertex_index` (i64, as long as the largest frame, holding `0, 1, 2, ...`):
+//! - `/xdmf/vertex_index` (i64, as long as the largest frame rounded up to a power
+//!   of two, holding `0, 1, 2, ...`):
 //!   the point connectivity the XDMF sidecar refers to (see [`super::xdmf`]).
 //!
 //! Groups `/frames/<step>` and `/thermo` track link creation order, so fields and

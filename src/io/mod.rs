@@ -2,7 +2,8 @@
 //! in [`layout`], the writer in [`frames`] (tables in [`table`], contact lists in
 //! [`contact_list`]), the readers in [`read`] and the summary
 //! of `gravel info` in [`info`]), the XDMF sidecar that lets ParaView open the
-//! frames as a time series ([`xdmf`]), and checkpoints ([`checkpoint`]).
+//! frames as a time series (rendered in [`xdmf`], kept up to date frame by frame
+//! in [`sidecar`]), and checkpoints ([`checkpoint`]).
 //! Every file is written through an HDF5 driver (`vfd.rs`) that keeps an undo
 //! journal ([`journal`]), so that a run killed while HDF5 writes leaves an
 //! output its restart rolls back to the last flush.
@@ -17,6 +18,7 @@ pub mod info;
 pub mod journal;
 pub mod layout;
 pub mod read;
+pub mod sidecar;
 pub mod table;
 pub mod verify;
 mod vfd;

@@ -266,7 +266,14 @@ pub(super) fn read_layout(file: &File) -> hdf5::Result<Layout> {
             .collect::<hdf5::Result<_>>()?,
         None => Vec::new(),
     };
-    Ok((frames, thermo_datasets(file)?, diagnostic_tables(file)?))
+    let (thermo, diagnostics) = read_tables(file)?;
+    Ok((frames, thermo, diagnostics))
+}
+
+/// The thermo columns and the diagnostics' table columns (by diagnostic)
+/// of an existing file.
+pub(super) fn read_tables(file: &File) -> hdf5::Result<(Named, Vec<(String, Named)>)> {
+    Ok((thermo_datasets(file)?, diagnostic_tables(file)?))
 }
 
 /// The diagnostics' groups in `/diagnostics`, each with its table's columns.

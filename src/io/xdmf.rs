@@ -6,8 +6,8 @@
 //! `<h5>:/frames/<step>/position`, and the node-centred attributes `radius`, `id`,
 //! `material`, `frozen` (scalars) and every field (vectors). The vertex connectivity (`0..N`)
 //! is a hyperslab of the shared dataset [`VERTEX_INDEX`]
-//! in the HDF5 file, which [`OutputFile`](super::frames::OutputFile) keeps as long as
-//! the largest frame: readers that build no default connectivity (ParaView's
+//! in the HDF5 file, which [`OutputFile`](super::frames::OutputFile) keeps at least as
+//! long as the largest frame: readers that build no default connectivity (ParaView's
 //! `Xdmf3Reader*`) then still get one vertex cell per particle. Frames without
 //! particles are left out of the sidecar, since readers reject zero-sized arrays.
 //!
@@ -18,17 +18,17 @@
 //! collection is drawn at every frame's time, inside a `Temporal` collection, each
 //! wall placed where it is then (a function of the time alone,
 //! [`crate::geometry::motion`]).
+//!
+//! Each temporal collection ends in room (whitespace, [`section_len`]) where
+//! the next frame's grid is written in place ([`super::sidecar`]). This module
+//! renders; [`super::sidecar`] writes the file.
 
 use std::borrow::Cow;
 use std::fmt::Write as _;
-use std::fs;
-use std::io::Write as _;
-use std::path::{Path, PathBuf};
 
 use super::layout::{
     frame_path, FROZEN, ID, MATERIAL, POSITION, RADIUS, VERTEX_INDEX, WALL_MESHES,
 };
-use crate::error::{Context, IoResult};
 use crate::geometry::domain::Domain;
 use crate::geometry::mesh::{Pose, TriMesh};
 use crate::geometry::motion::{place_walls, MovingWall};
@@ -80,60 +80,190 @@ impl Num {
     }
 }
 
-/// Writes the XDMF sidecar `xdmf_path` listing `frames` (in step order, whatever order
-/// they are given in) whose data live in the HDF5 file `h5_file_name`, a name relative
-/// to the sidecar's folder. Frames without particles are left out: XDMF readers fail
-/// on zero-sized arrays.
+/// The particles' temporal collection, opened (the frames' grids follow).
+const PARTICLES_OPEN: &str =
+    "    <Grid Name=\"particles\" GridType=\"Collection\" CollectionType=\"Temporal\">\n";
+/// The moving walls' temporal collection, opened (a placement per frame follows).
+const WALLS_OPEN: &str =
+    "    <Grid Name=\"walls\" GridType=\"Collection\" CollectionType=\"Temporal\">\n";
+/// A collection closed.
+const COLLECTION_CLOSE: &str = "    </Grid>\n";
+/// The document closed.
+const DOCUMENT_CLOSE: &str = "  </Domain>\n</Xdmf>\n";
+
+/// Bytes of the sections a collection's grids are written into: 64 KiB,
+/// doubled up to 4 MiB, then in steps of 4 MiB.
+const SECTION_FIRST: usize = 64 << 10;
+/// See [`SECTION_FIRST`].
+const SECTION_STEP: usize = 4 << 20;
+
+/// The length of the section that holds `used` bytes of a collection's
+/// grids and the room after them: the first of 64 KiB, 128 KiB, … 4 MiB,
+/// 8 MiB, 12 MiB, … that leaves at least one byte of room (the room's
+/// closing newline).
 ///
-/// The file is written atomically: to a temporary file in the same folder that is then
-/// renamed over `xdmf_path`, so a reader never sees half a file.
-///
-/// # Errors
-/// If the temporary file cannot be written or renamed.
-pub fn write_xdmf(
-    xdmf_path: &Path,
+/// The room is whitespace, so the document reads the same with any
+/// amount of it; it lets a frame's grid be written in place after the
+/// last one ([`super::sidecar`]). The length depends on `used` alone, so
+/// a sidecar grown frame by frame and one written whole from the same
+/// frames are the same bytes; and a room stays under 4 MiB, well below
+/// the 10 MB that libxml2 (ParaView's XML parser) accepts in one text
+/// node.
+#[must_use]
+pub fn section_len(used: usize) -> usize {
+    let mut len = SECTION_FIRST;
+    while len <= used && len < SECTION_STEP {
+        len *= 2;
+    }
+    if len > used {
+        len
+    } else {
+        (used / SECTION_STEP + 1) * SECTION_STEP
+    }
+}
+
+/// `len` bytes of room: spaces, then a newline.
+#[must_use]
+pub fn room(len: usize) -> String {
+    let mut room = " ".repeat(len.saturating_sub(1));
+    room.push('\n');
+    room
+}
+
+/// The sidecar as a document, and where its rooms are.
+#[derive(Debug, Clone)]
+pub struct Document {
+    /// The whole text.
+    pub text: String,
+    /// The particles' section: from its first grid to the end of its room.
+    pub particles: Section,
+    /// The moving walls' section, where a wall moves.
+    pub walls: Option<Section>,
+}
+
+/// Where a collection's grids and their room lie in a [`Document`] (byte
+/// offsets).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Section {
+    /// Where the first grid starts.
+    pub start: usize,
+    /// Where the room starts (the next grid goes here).
+    pub room: usize,
+    /// Where the room ends (the collection's closing tag).
+    pub end: usize,
+}
+
+/// The sidecar listing `frames` (in step order, whatever order they are
+/// given in) whose data live in the HDF5 file `h5_file_name`, a name
+/// relative to the sidecar's folder, with `/xdmf/vertex_index` of
+/// `vertex_count` entries (at least the largest frame's particles). Frames
+/// without particles are left out: XDMF readers fail on zero-sized arrays.
+/// Each temporal collection ends with its room ([`section_len`]).
+#[must_use]
+pub fn render(
     h5_file_name: &str,
     frames: &[XdmfFrame],
     walls: Option<&WallScene>,
-) -> IoResult<()> {
-    write_atomically(xdmf_path, &render(h5_file_name, frames, walls))
-}
-
-/// The whole XDMF document.
-fn render(h5_file_name: &str, frames: &[XdmfFrame], walls: Option<&WallScene>) -> String {
-    let h5 = escape(h5_file_name);
+    vertex_count: usize,
+) -> Document {
     // Readers fail on zero-sized arrays, so frames without particles are left out.
     let mut listed: Vec<&XdmfFrame> = frames.iter().filter(|f| f.2 > 0).collect();
     listed.sort_by_key(|f| f.0);
-    let vertex_count = listed.iter().map(|f| f.2).max().unwrap_or(0);
 
     let mut out = String::new();
     out.push_str("<?xml version=\"1.0\" encoding=\"utf-8\"?>\n");
     out.push_str("<Xdmf Version=\"3.0\" xmlns:xi=\"http://www.w3.org/2001/XInclude\">\n");
     out.push_str("  <Domain>\n");
-    out.push_str(
-        "    <Grid Name=\"particles\" GridType=\"Collection\" CollectionType=\"Temporal\">\n",
-    );
+    out.push_str(PARTICLES_OPEN);
+    let start = out.len();
     for &frame in &listed {
-        render_frame(&mut out, &h5, vertex_count, frame);
+        out.push_str(&frame_grid(h5_file_name, frame, vertex_count));
     }
-    out.push_str("    </Grid>\n");
+    let particles = close_section(&mut out, start);
+    let mut moving = None;
     if let Some(scene) = walls.filter(|s| !s.walls.is_empty()) {
         if scene.moving.is_empty() {
-            render_walls(&mut out, 4, &h5, scene, &scene.walls, None);
-        } else {
-            out.push_str(
-                "    <Grid Name=\"walls\" GridType=\"Collection\" CollectionType=\"Temporal\">\n",
+            render_walls(
+                &mut out,
+                4,
+                &escape(h5_file_name),
+                scene,
+                &scene.walls,
+                None,
             );
-            let mut placed = scene.walls.clone();
+        } else {
+            out.push_str(WALLS_OPEN);
+            let start = out.len();
             for frame in &listed {
-                place_walls(&mut placed, &scene.moving, frame.1);
-                render_walls(&mut out, 6, &h5, scene, &placed, Some(frame.1));
+                out.push_str(&walls_grid(h5_file_name, scene, frame.1));
             }
-            out.push_str("    </Grid>\n");
+            moving = Some(close_section(&mut out, start));
         }
     }
-    out.push_str("  </Domain>\n</Xdmf>\n");
+    out.push_str(DOCUMENT_CLOSE);
+    Document {
+        text: out,
+        particles,
+        walls: moving,
+    }
+}
+
+/// Ends the section of grids that started at `start` with its room and
+/// closes the collection.
+fn close_section(out: &mut String, start: usize) -> Section {
+    let room_at = out.len();
+    let end = start + section_len(room_at - start);
+    out.push_str(&room(end - room_at));
+    out.push_str(COLLECTION_CLOSE);
+    Section {
+        start,
+        room: room_at,
+        end,
+    }
+}
+
+/// What follows the particles' section where no wall moves: the
+/// collection's closing tag, the walls at rest (if any) and the
+/// document's end.
+#[must_use]
+pub fn after_particles(h5_file_name: &str, walls: Option<&WallScene>) -> String {
+    let mut out = String::from(COLLECTION_CLOSE);
+    if let Some(scene) = walls.filter(|s| !s.walls.is_empty()) {
+        render_walls(
+            &mut out,
+            4,
+            &escape(h5_file_name),
+            scene,
+            &scene.walls,
+            None,
+        );
+    }
+    out.push_str(DOCUMENT_CLOSE);
+    out
+}
+
+/// What follows the moving walls' section: its closing tag and the
+/// document's end.
+#[must_use]
+pub fn after_walls() -> String {
+    format!("{COLLECTION_CLOSE}{DOCUMENT_CLOSE}")
+}
+
+/// The walls of `scene` placed where they are at `time`, as the moving
+/// walls' collection lists them at a frame's time.
+#[must_use]
+pub fn walls_grid(h5_file_name: &str, scene: &WallScene, time: f64) -> String {
+    let mut placed = scene.walls.clone();
+    place_walls(&mut placed, &scene.moving, time);
+    let mut out = String::new();
+    render_walls(
+        &mut out,
+        6,
+        &escape(h5_file_name),
+        scene,
+        &placed,
+        Some(time),
+    );
     out
 }
 
@@ -227,33 +357,39 @@ fn render_mesh(out: &mut String, pad: &str, h5: &str, name: &str, mesh: &TriMesh
     let _ = writeln!(out, "{pad}    </Geometry>\n{pad}  </Grid>");
 }
 
-/// One `Uniform` grid: time, topology, geometry and attributes of a frame.
-fn render_frame(out: &mut String, h5: &str, vertex_count: usize, frame: &XdmfFrame) {
+/// One frame's `Uniform` grid: time, topology, geometry and attributes, its
+/// data in the HDF5 file `h5_file_name`, its connectivity from a vertex index
+/// of `vertex_count` entries.
+#[must_use]
+pub fn frame_grid(h5_file_name: &str, frame: &XdmfFrame, vertex_count: usize) -> String {
+    let h5 = escape(h5_file_name);
     let (step, time, n, fields) = frame;
     let group = frame_path(*step);
     let data = |name: &str| format!("{h5}:{group}/{}", escape(name));
     let (scalar, vector) = (n.to_string(), format!("{n} 3"));
+    let mut out = String::new();
     let _ = writeln!(
         out,
         "      <Grid Name=\"step {step}\" GridType=\"Uniform\">"
     );
     // `{}` on f64 prints the shortest text that reads back to the same value.
     let _ = writeln!(out, "        <Time Value=\"{time}\"/>");
-    render_topology(out, h5, *n, vertex_count);
+    render_topology(&mut out, &h5, *n, vertex_count);
     out.push_str("        <Geometry GeometryType=\"XYZ\">\n");
-    data_item(out, 10, &vector, Num::F64, &data(POSITION));
+    data_item(&mut out, 10, &vector, Num::F64, &data(POSITION));
     out.push_str("        </Geometry>\n");
     for (name, num) in [(RADIUS, Num::F64), (ID, Num::U64), (MATERIAL, Num::U32)] {
-        attribute(out, name, "Scalar", &scalar, num, &data(name));
+        attribute(&mut out, name, "Scalar", &scalar, num, &data(name));
     }
     for name in fields {
         if name == FROZEN {
-            attribute(out, name, "Scalar", &scalar, Num::U8, &data(name));
+            attribute(&mut out, name, "Scalar", &scalar, Num::U8, &data(name));
         } else {
-            attribute(out, name, "Vector", &vector, Num::F64, &data(name));
+            attribute(&mut out, name, "Vector", &vector, Num::F64, &data(name));
         }
     }
     out.push_str("      </Grid>\n");
+    out
 }
 
 /// A `Polyvertex` topology whose connectivity is the first `n` entries of the shared
@@ -320,31 +456,6 @@ fn escape(text: &str) -> Cow<'_, str> {
     Cow::Owned(escaped)
 }
 
-/// Writes `contents` to a temporary file beside `path`, then renames it over `path`.
-fn write_atomically(path: &Path, contents: &str) -> IoResult<()> {
-    let tmp = temporary_path(path);
-    let result = (|| {
-        let mut file = fs::File::create(&tmp)?;
-        file.write_all(contents.as_bytes())?;
-        file.sync_all()?;
-        fs::rename(&tmp, path)
-    })();
-    if result.is_err() {
-        // Best effort: the temporary file is useless now, and the error that matters
-        // is the one returned below.
-        let _ = fs::remove_file(&tmp);
-    }
-    result.at(path, "writing the XDMF sidecar")
-}
-
-/// `<dir>/.<name>.tmp`: hidden, and in the same folder so the rename is atomic.
-fn temporary_path(path: &Path) -> PathBuf {
-    let name = path
-        .file_name()
-        .map_or_else(|| "xdmf".into(), |name| name.to_string_lossy().into_owned());
-    path.with_file_name(format!(".{name}.tmp"))
-}
-
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
@@ -375,7 +486,7 @@ pub(crate) mod tests {
         names
     }
 
-    fn frames() -> Vec<XdmfFrame> {
+    pub(crate) fn frames() -> Vec<XdmfFrame> {
         vec![
             (
                 200,
@@ -390,7 +501,7 @@ pub(crate) mod tests {
 
     #[test]
     fn document_is_well_formed_and_ordered_by_step() {
-        let xml = render("run&co.h5", &frames(), None);
+        let xml = render("run&co.h5", &frames(), None, 5).text;
         let names = element_names(&xml);
         assert_eq!(names.iter().filter(|n| *n == "Grid").count(), 3);
         assert_eq!(
@@ -407,7 +518,7 @@ pub(crate) mod tests {
 
     #[test]
     fn number_types_match_the_datasets() {
-        let xml = render("run.h5", &frames(), None);
+        let xml = render("run.h5", &frames(), None, 5).text;
         let item = |name: &str| {
             let start = xml.find(&format!("Attribute Name=\"{name}\"")).unwrap();
             xml[start..].lines().nth(1).unwrap().to_owned()
@@ -420,8 +531,54 @@ pub(crate) mod tests {
             item("velocity").contains("Dimensions=\"4 3\""),
             "first frame listed is step 100"
         );
-        // The connectivity hyperslab reads from an index as long as the largest frame.
+        // The connectivity hyperslab reads from an index of the length given.
         assert!(xml.contains("Dimensions=\"5\" NumberType=\"Int\" Precision=\"8\""));
+        let longer = render("run.h5", &frames(), None, 8).text;
+        assert!(longer.contains("Dimensions=\"8\" NumberType=\"Int\" Precision=\"8\""));
+    }
+
+    #[test]
+    fn sections_double_to_4_mib_then_grow_by_4_mib() {
+        assert_eq!(section_len(0), 64 << 10);
+        assert_eq!(section_len((64 << 10) - 1), 64 << 10);
+        assert_eq!(section_len(64 << 10), 128 << 10);
+        assert_eq!(section_len(3 << 20), 4 << 20);
+        assert_eq!(section_len((4 << 20) - 1), 4 << 20);
+        assert_eq!(section_len(4 << 20), 8 << 20);
+        assert_eq!(section_len((8 << 20) + 5), 12 << 20);
+        // Every section leaves room for the closing newline, and no room
+        // reaches 4 MiB.
+        for used in [0, 1, 1000, 65_535, 65_536, 5_000_000, 40_000_000] {
+            let len = section_len(used);
+            assert!(len > used && len - used <= 4 << 20, "{used}: {len}");
+        }
+    }
+
+    #[test]
+    fn rooms_are_whitespace_where_the_sections_say() {
+        for walls in [None, Some(scene(false)), Some(scene(true))] {
+            let doc = render("run.h5", &frames(), walls.as_ref(), 5);
+            element_names(&doc.text);
+            let mut sections = vec![doc.particles];
+            sections.extend(doc.walls);
+            assert_eq!(
+                doc.walls.is_some(),
+                walls.is_some_and(|w| !w.moving.is_empty())
+            );
+            for s in sections {
+                assert_eq!(s.end - s.start, section_len(s.room - s.start));
+                let room = &doc.text[s.room..s.end];
+                assert!(room.ends_with('\n') && room.trim().is_empty());
+                assert!(doc.text[s.end..].starts_with(COLLECTION_CLOSE));
+            }
+            let p = doc.particles;
+            assert!(doc.text[..p.start].ends_with(PARTICLES_OPEN));
+            let grids: String = [&frames()[1], &frames()[0]]
+                .iter()
+                .map(|f| frame_grid("run.h5", f, 5))
+                .collect();
+            assert_eq!(&doc.text[p.start..p.room], grids);
+        }
     }
 
     #[test]
@@ -430,27 +587,7 @@ pub(crate) mod tests {
         assert_eq!(escape("a<b>&\"c'"), "a&lt;b&gt;&amp;&quot;c&apos;");
     }
 
-    #[test]
-    fn write_replaces_the_file_and_leaves_no_temporary() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("run.xdmf");
-        write_xdmf(&path, "run.h5", &frames()[..1], None).unwrap();
-        write_xdmf(&path, "run.h5", &frames(), None).unwrap();
-        let text = fs::read_to_string(&path).unwrap();
-        assert!(text.contains("000000100") && text.contains("000000200"));
-        let entries: Vec<_> = fs::read_dir(dir.path()).unwrap().collect();
-        assert_eq!(entries.len(), 1, "temporary file left behind");
-    }
-
-    #[test]
-    fn write_into_missing_folder_names_the_path() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("missing").join("run.xdmf");
-        let err = write_xdmf(&path, "run.h5", &frames(), None).unwrap_err();
-        assert!(err.to_string().contains(&*path.to_string_lossy()), "{err}");
-    }
-
-    fn scene(moving: bool) -> WallScene {
+    pub(crate) fn scene(moving: bool) -> WallScene {
         use crate::geometry::motion::{Motion, Translation};
         use crate::geometry::walls::{Rigid, WallShape};
         let floor = Wall {
@@ -500,7 +637,7 @@ pub(crate) mod tests {
 
     #[test]
     fn walls_at_rest_are_drawn_once_as_triangle_surfaces() {
-        let xml = render("run.h5", &frames(), Some(&scene(false)));
+        let xml = render("run.h5", &frames(), Some(&scene(false)), 5).text;
         let names = element_names(&xml);
         // The particles' frames, then one spatial collection of two walls.
         let listed = frames().iter().filter(|f| f.2 > 0).count();
@@ -519,7 +656,7 @@ pub(crate) mod tests {
 
     #[test]
     fn moving_walls_are_drawn_where_they_are_at_each_frame() {
-        let xml = render("run.h5", &frames(), Some(&scene(true)));
+        let xml = render("run.h5", &frames(), Some(&scene(true)), 5).text;
         element_names(&xml);
         let listed = frames().iter().filter(|f| f.2 > 0).count();
         assert_eq!(xml.matches("<Grid Name=\"floor\"").count(), listed);

@@ -686,9 +686,10 @@ impl Output {
             return Ok(());
         }
         let suspended = self.file.take().map(OutputFile::suspend);
-        frames::write_frame_collective(&self.path, sim.comm(), &frame)?;
+        let total = frames::write_frame_collective(&self.path, sim.comm(), &frame)?;
         if let Some(s) = suspended {
-            self.file = Some(s.resume(sim.step)?);
+            let entry = frames::frame_entry(&frame, total as usize);
+            self.file = Some(s.resume(entry)?);
         }
         Ok(())
     }
