@@ -591,13 +591,71 @@ fn walls_tested_near_only_give_the_bits_of_every_particle_tested() {
     near_only_against_every(&walls, &[]);
 }
 
+/// The same with a bumpy mesh over part of the cluster's top (index 3),
+/// whose contacts the near particles find among the triangles listed at
+/// the rebuild ([`NearWalls::mesh_candidates`]), the others by searching
+/// the mesh: faces, edges and vertices, as contacts form and open.
+#[test]
+fn a_mesh_tested_among_its_listed_triangles_gives_the_bits_of_the_search() {
+    use crate::geometry::mesh::{Pose, TriMesh};
+    use crate::geometry::walls::{Rigid, WallShape};
+    let (mut walls, moving) = cluster_walls();
+    let n = 14;
+    let at = |i: usize, j: usize| {
+        let (x, y) = (
+            -0.5 + 3.0 * i as f64 / n as f64,
+            -0.5 + 3.0 * j as f64 / n as f64,
+        );
+        DVec3::new(x, y, 5.35 + 0.08 * (3.0 * x).sin() * (2.0 * y).cos())
+    };
+    let mut tris = Vec::new();
+    for j in 0..n {
+        for i in 0..n {
+            tris.push([at(i, j), at(i + 1, j), at(i + 1, j + 1)]);
+            tris.push([at(i, j), at(i + 1, j + 1), at(i, j + 1)]);
+        }
+    }
+    walls.push(Wall {
+        shape: WallShape::Mesh {
+            mesh: std::sync::Arc::new(TriMesh::new("lid", &tris).unwrap()),
+            pose: Pose::REST,
+        },
+        material: 0,
+        rigid: Rigid::REST,
+    });
+    let p = cluster();
+    let records = walls.iter().map(|w| w.history_records(3)).sum();
+    let mut near = NearWalls::default();
+    near.find(
+        &p,
+        (&walls, &moving),
+        &WallHistory::new(216, records, 3),
+        0.1,
+    );
+    let listed = (0..p.n_owned)
+        .filter_map(|k| near.mesh_candidates(k, 3, &walls[3]))
+        .filter(|t| !t.is_empty())
+        .count();
+    assert!(listed > 5, "{listed} particles with triangles listed");
+    // Lists hold for the mesh they were found in only.
+    let mut other = walls[3].clone();
+    if let WallShape::Mesh { mesh, .. } = &mut other.shape {
+        *mesh = std::sync::Arc::new((**mesh).clone());
+    }
+    assert!(near.mesh_candidates(0, 3, &other).is_none());
+    assert!(near.mesh_candidates(0, 0, &walls[0]).is_none(), "a plane");
+    near_only_against_every(&walls, &moving);
+    near_only_against_every(&walls, &[]);
+}
+
 fn near_only_against_every(walls: &[Wall], moving: &[MovingWall]) {
     let laws = table(hooke_spring(false), 1);
     let h = laws.history_len;
     let skin = 0.1;
     let mut p = cluster();
     let mut nl = NeighborList::build(&p, skin, h);
-    let mut wh = WallHistory::new(p.n_owned, walls.len(), h);
+    let records = walls.iter().map(|w| w.history_records(h)).sum();
+    let mut wh = WallHistory::new(p.n_owned, records, h);
     let mut near = NearWalls::default();
     near.find(&p, (walls, moving), &wh, skin);
     let listed = (0..p.n_owned)

@@ -44,7 +44,7 @@ pub(super) fn wall_forces(
             continue;
         }
         if let WallShape::Mesh { .. } = wall.shape {
-            let load = mesh_forces(p, k, wall, rec, h, fp);
+            let load = mesh_forces(p, (k, w), wall, rec, h, fp);
             f += load.force;
             t += load.torque;
             if let Some(l) = loads.get_mut(w) {
@@ -75,7 +75,9 @@ pub(super) fn wall_forces(
     (f, t)
 }
 
-/// The contacts of owned particle `k` with the mesh `wall`, each evaluated
+/// The contacts of owned particle `k` with the mesh `wall` (wall `w`;
+/// among the triangles [`super::NearWalls::mesh_candidates`] gives, where
+/// it gives them), each evaluated
 /// with the history slot that follows it, summed in order of feature;
 /// `rec` is the particle's [`MESH_SLOTS`] slots with this mesh, each a
 /// key (the contact's last normal, padded to whole records) and then the
@@ -89,7 +91,7 @@ pub(super) fn wall_forces(
 /// mesh) is evaluated from a fresh record each step.
 fn mesh_forces(
     p: &ParticleView,
-    k: usize,
+    (k, w): (usize, usize),
     wall: &Wall,
     rec: &mut [f64],
     h: usize,
@@ -101,7 +103,10 @@ fn mesh_forces(
         return Contribution::default();
     }
     let mut found = Contacts::default();
-    wall.mesh_contacts(p.x[k], p.radius[k], &mut found);
+    match fp.near_walls.mesh_candidates(k, w, wall) {
+        Some(candidates) => wall.mesh_contacts_among(p.x[k], p.radius[k], candidates, &mut found),
+        None => wall.mesh_contacts(p.x[k], p.radius[k], &mut found),
+    }
     if found.is_empty() {
         clear(rec);
         return Contribution::default();

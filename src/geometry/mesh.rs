@@ -975,11 +975,48 @@ impl TriMesh {
         let r2 = reach * reach;
         let mut near = SmallList::<u32, 32>::default();
         self.for_each_near(x, r2, |t| near.push(t));
+        self.contacts_of_near(x, r2, near.as_slice(), out);
+    }
+
+    /// Appends to `out` the triangles whose bounding boxes lie nearer than
+    /// `reach` to `x`: a sphere's candidates for [`Self::contacts_among`]
+    /// while it stays within `reach` less its radius of `x`.
+    pub fn near_triangles(&self, x: DVec3, reach: f64, out: &mut Vec<u32>) {
+        if self.within(x, reach) {
+            self.for_each_near(x, reach * reach, |t| out.push(t));
+        }
+    }
+
+    /// [`Self::contacts`] among `candidates` alone, without the search:
+    /// the same contacts, to the bit, where `candidates` holds every
+    /// triangle whose bounding box lies within `reach` of `x` (as
+    /// [`Self::near_triangles`] found them with a reach larger by at least
+    /// how far the sphere has moved since). The contacts do not depend on
+    /// the order the triangles are found in: their claims are sorted by
+    /// feature and triangle.
+    pub fn contacts_among(&self, x: DVec3, reach: f64, candidates: &[u32], out: &mut Contacts) {
+        out.clear();
+        let r2 = reach * reach;
+        let mut near = SmallList::<u32, 32>::default();
+        for &t in candidates {
+            let [lo, hi] = self.boxes[t as usize];
+            if gap2_to_box(x, lo, hi) < r2 {
+                near.push(t);
+            }
+        }
+        self.contacts_of_near(x, r2, near.as_slice(), out);
+    }
+
+    /// The contacts of a sphere at `x` among the triangles `near` (those
+    /// whose bounding boxes lie within the root of `r2`), into `out`
+    /// (cleared).
+    fn contacts_of_near(&self, x: DVec3, r2: f64, near: &[u32], out: &mut Contacts) {
+        out.clear();
         if near.is_empty() {
             return;
         }
         let mut claims = SmallList::<Claim, 16>::default();
-        for &t in near.as_slice() {
+        for &t in near {
             let c = self.claim(t, x);
             if c.d2 < r2 {
                 claims.push(c);
@@ -1308,6 +1345,58 @@ mod tests {
         assert!(m.clears(DVec3::new(0.5, 0.5, 0.3), 0.3));
         assert!(!m.clears(DVec3::new(0.5, 0.5, 0.3), 0.31));
         assert!(!m.clears(DVec3::new(0.5, 0.5, -3.0), 0.3));
+    }
+
+    /// The contacts found among the triangles near where a sphere was
+    /// (reach larger by the skin) are those of the full search wherever it
+    /// has moved since by less than the skin: faces, edges and vertices of
+    /// a bumpy surface, above and below it, on the grid and down the
+    /// hierarchy (a mesh finer than the reach), and on a part of a mesh.
+    #[test]
+    fn contacts_among_the_triangles_found_near_are_those_of_the_search() {
+        let skin = 0.03;
+        for (mesh, reach) in [(bumps(12), 0.08), (bumps(60), 0.08), (bumps(12), 0.3)] {
+            let part = mesh
+                .near(DVec3::new(0.3, 0.2, -1.0), DVec3::new(0.8, 0.9, 1.0))
+                .unwrap();
+            for m in [&mesh, &part] {
+                let (mut searched, mut among) = (Contacts::default(), Contacts::default());
+                let (mut found, mut compared) = (Vec::new(), 0);
+                for i in 0..15 {
+                    for j in 0..15 {
+                        let (x, y) = (0.35 + 0.4 * i as f64 / 14.0, 0.25 + 0.6 * j as f64 / 14.0);
+                        let z = 0.1 * (7.0 * x).sin() * (5.0 * y).cos() + 0.05 * x * y;
+                        // Near the surface, and just beyond the reach above and
+                        // below it (coming into reach as it moves towards it).
+                        let side = if (i + j) % 2 == 0 { 1.0 } else { -1.0 };
+                        for offset in [0.07 * ((i * j) as f64).sin(), side * (reach + 0.9 * skin)] {
+                            let was = DVec3::new(x, y, z + offset);
+                            found.clear();
+                            m.near_triangles(was, reach + skin, &mut found);
+                            // Moved by just under the skin: along each axis, a
+                            // diagonal, and towards the surface.
+                            let d = 0.999 * skin;
+                            let steps = [
+                                DVec3::ZERO,
+                                DVec3::X * d,
+                                -DVec3::Y * d,
+                                DVec3::Z * d,
+                                DVec3::new(1.0, -1.0, 1.0).normalize() * d,
+                                -DVec3::Z * d * offset.signum(),
+                            ];
+                            for step in steps {
+                                let now = was + step;
+                                m.contacts(now, reach, &mut searched);
+                                m.contacts_among(now, reach, &found, &mut among);
+                                assert_eq!(searched.as_slice(), among.as_slice(), "{now}");
+                                compared += searched.len();
+                            }
+                        }
+                    }
+                }
+                assert!(compared > 1000, "{compared} contacts compared");
+            }
+        }
     }
 
     /// A bumpy height field `z = f(x, y)` over `[0, 1]²`, `n × n` cells.

@@ -255,14 +255,52 @@ impl Wall {
     /// than `reach`, where the wall is now (none for another shape).
     #[inline]
     pub fn mesh_contacts(&self, x: DVec3, reach: f64, out: &mut Contacts) {
+        self.in_mesh_frame(x, out, |mesh, x, out| mesh.contacts(x, reach, out));
+    }
+
+    /// [`Self::mesh_contacts`] among the triangles `candidates` alone
+    /// ([`TriMesh::contacts_among`]: the same contacts where they hold
+    /// every triangle within `reach`).
+    pub fn mesh_contacts_among(
+        &self,
+        x: DVec3,
+        reach: f64,
+        candidates: &[u32],
+        out: &mut Contacts,
+    ) {
+        self.in_mesh_frame(x, out, |mesh, x, out| {
+            mesh.contacts_among(x, reach, candidates, out);
+        });
+    }
+
+    /// Appends to `out` the triangles of a mesh wall whose bounding boxes
+    /// lie nearer than `reach` to `x` where the mesh is now
+    /// ([`TriMesh::near_triangles`]); none for another shape.
+    pub fn mesh_near_triangles(&self, x: DVec3, reach: f64, out: &mut Vec<u32>) {
+        if let WallShape::Mesh { mesh, pose } = &self.shape {
+            // In the mesh's frame as `in_mesh_frame` brings it there.
+            let x = if pose.is_rest() { x } else { pose.back(x) };
+            mesh.near_triangles(x, reach, out);
+        }
+    }
+
+    /// `contacts` of the mesh with a sphere at `x` brought into the mesh's
+    /// frame, placed where the mesh is now (none for another shape).
+    #[inline]
+    fn in_mesh_frame(
+        &self,
+        x: DVec3,
+        out: &mut Contacts,
+        contacts: impl FnOnce(&TriMesh, DVec3, &mut Contacts),
+    ) {
         let WallShape::Mesh { mesh, pose } = &self.shape else {
             out.clear();
             return;
         };
         if pose.is_rest() {
-            return mesh.contacts(x, reach, out);
+            return contacts(mesh, x, out);
         }
-        mesh.contacts(pose.back(x), reach, out);
+        contacts(mesh, pose.back(x), out);
         for c in out.as_mut_slice() {
             *c = MeshContact {
                 point: pose.place(c.point),
