@@ -200,7 +200,7 @@ impl Sampled for Bins {
                 }
                 None => {
                     virial.fill(f64::NAN);
-                    contacts_of(p, v.nl, v.laws, v.walls, k, Sides::Both)
+                    contacts_of(p, v.nl, v.laws, (v.walls, v.near_walls), k, Sides::Both)
                         .filter(|c| c.delta > 0.0)
                         .count()
                 }

@@ -59,7 +59,7 @@ pub fn local_contacts(v: &View) -> Vec<ListedContact> {
     let mut out = Vec::new();
     for k in 0..p.n_owned {
         let x = v.domain.wrap(p.x[k]);
-        let mine: Vec<_> = contacts_of(p, v.nl, v.laws, v.walls, k, Sides::Lower)
+        let mine: Vec<_> = contacts_of(p, v.nl, v.laws, (v.walls, v.near_walls), k, Sides::Lower)
             .filter(|c| c.delta > 0.0)
             .collect();
         for c in &mine {

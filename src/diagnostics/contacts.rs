@@ -5,7 +5,7 @@
 
 use crate::config::LawTable;
 use crate::contact::ContactLaw;
-use crate::force::WallLoads;
+use crate::force::{NearWalls, WallLoads};
 use crate::geometry::mesh::{Contacts, MeshContact};
 use crate::geometry::walls::{Wall, WallShape};
 use crate::neighbor::NeighborList;
@@ -58,7 +58,7 @@ pub(crate) fn contacts_of<'a>(
     p: &'a Particles,
     nl: &'a NeighborList,
     laws: &'a LawTable,
-    walls: &'a [Wall],
+    walls: (&'a [Wall], &'a NearWalls),
     k: usize,
     sides: Sides,
 ) -> impl Iterator<Item = Contact<'a>> + 'a {
@@ -112,18 +112,25 @@ pub(crate) fn pair_contact<'a>(
 }
 
 /// Every contact of the owned particle `k` with a wall, walls by index
-/// (one, or a mesh's several): the wall part of [`contacts_of`].
+/// (one, or a mesh's several): the wall part of [`contacts_of`]. As in the
+/// force stage, a wall is tested where `near` says it must be, and a mesh
+/// among the triangles it lists ([`NearWalls`]: the same contacts).
 pub(crate) fn wall_contacts_of<'a>(
     p: &'a Particles,
     laws: &'a LawTable,
-    walls: &'a [Wall],
+    (walls, near): (&'a [Wall], &'a NearWalls),
     k: usize,
 ) -> impl Iterator<Item = Contact<'a>> + 'a {
     let rk = p.radius[k];
     walls.iter().enumerate().flat_map(move |(i, w)| {
         let mut list = Contacts::default();
-        if let WallShape::Mesh { .. } = w.shape {
-            w.mesh_contacts(p.x[k], rk, &mut list);
+        if !near.wall_for(k, i) {
+            // No contact before the next rebuild.
+        } else if let WallShape::Mesh { .. } = w.shape {
+            match near.mesh_candidates(k, i, w) {
+                Some(listed) => w.mesh_contacts_among(p.x[k], rk, listed, &mut list),
+                None => w.mesh_contacts(p.x[k], rk, &mut list),
+            }
         } else if let Some(t) = w.touch(p.x[k], rk, 0.0) {
             list.push(MeshContact {
                 n: t.n,

@@ -16,7 +16,7 @@ pub mod stress;
 pub mod thermo;
 
 use crate::config::{DiagnosticSpec, LawTable, Measure};
-use crate::force::WallLoads;
+use crate::force::{NearWalls, WallLoads};
 use crate::geometry::domain::Domain;
 use crate::geometry::walls::Wall;
 use crate::io::frames::Fixed;
@@ -40,6 +40,9 @@ pub struct View<'a> {
     pub laws: &'a LawTable,
     /// The walls.
     pub walls: &'a [Wall],
+    /// Which owned particles can touch which walls (and mesh triangles)
+    /// until the next rebuild, as the force stage found them.
+    pub near_walls: &'a NearWalls,
     /// The box.
     pub domain: &'a Domain,
     /// Gravity.

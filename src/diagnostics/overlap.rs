@@ -2,6 +2,7 @@
 
 use super::contacts::{contacts_of, Partner, Sides};
 use crate::config::LawTable;
+use crate::force::near_walls::{NearWalls, TEST_EVERY_PARTICLE};
 use crate::geometry::walls::Wall;
 use crate::neighbor::NeighborList;
 use crate::state::particles::Particles;
@@ -42,15 +43,17 @@ pub fn deep_contact(
     laws: &LawTable,
     walls: &[Wall],
 ) -> Option<DeepContact> {
-    deep_contact_among(p, nl, laws, walls, |_| true)
+    deep_contact_among(p, nl, laws, (walls, &TEST_EVERY_PARTICLE), |_| true)
 }
 
-/// [`deep_contact`] among the owned particles that `pick` names.
+/// [`deep_contact`] among the owned particles that `pick` names, each
+/// tested against the walls `near` says it can touch (as the force stage
+/// tests them, [`NearWalls`]).
 pub fn deep_contact_among(
     p: &Particles,
     nl: &NeighborList,
     laws: &LawTable,
-    walls: &[Wall],
+    walls: (&[Wall], &NearWalls),
     pick: impl Fn(usize) -> bool + Sync,
 ) -> Option<DeepContact> {
     (0..p.n_owned)

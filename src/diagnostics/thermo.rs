@@ -141,7 +141,9 @@ impl Thermo {
 /// run's per-rank summary.
 pub fn contacts_on_rank(v: &View) -> u64 {
     (0..v.p.n_owned)
-        .map(|k| contacts_of(v.p, v.nl, v.laws, v.walls, k, Sides::Both).count() as u64)
+        .map(|k| {
+            contacts_of(v.p, v.nl, v.laws, (v.walls, v.near_walls), k, Sides::Both).count() as u64
+        })
         .sum::<u64>()
 }
 
@@ -216,7 +218,7 @@ impl ThermoSums {
         if v.walls.is_empty() {
             return;
         }
-        for c in wall_contacts_of(p, v.laws, v.walls, k) {
+        for c in wall_contacts_of(p, v.laws, (v.walls, v.near_walls), k) {
             self.add_contact(&c);
         }
         if let Some(loads) = v.loads {

@@ -712,6 +712,20 @@ fn near_only_against_every(walls: &[Wall], moving: &[MovingWall]) {
         assert_eq!(bits(&p.force), bits(&p2.force));
         assert_eq!(bits(&p.torque), bits(&p2.torque));
         assert_eq!(wh, wh2);
+        // The diagnostics' wall contacts, read with the list and without.
+        let wall_contacts = |near: &NearWalls, k: usize| -> Vec<(String, u64, [u64; 3])> {
+            let laws = &laws;
+            crate::diagnostics::contacts::wall_contacts_of(&p, laws, (walls, near), k)
+                .map(|c| {
+                    let n = c.wall_normal.to_array().map(f64::to_bits);
+                    (format!("{:?}", c.partner), c.delta.to_bits(), n)
+                })
+                .collect()
+        };
+        for k in 0..p.n_owned {
+            let every = wall_contacts(&near_walls::TEST_EVERY_PARTICLE, k);
+            assert_eq!(wall_contacts(&near, k), every, "particle {k}");
+        }
         assert_eq!((loads.rows(), loads2.rows()), (tested, p.n_owned));
         for (k, &was) in before.iter().enumerate() {
             for w in 0..walls.len() {

@@ -380,6 +380,7 @@ impl Simulation {
             nl: &self.neighbors,
             laws: &self.setup.laws,
             walls: &self.setup.walls,
+            near_walls: &self.near_walls,
             domain: &self.setup.domain,
             gravity: self.setup.gravity,
             loads: fresh.then_some(&self.wall_loads),

@@ -304,7 +304,7 @@ impl Simulation {
             &self.particles,
             &self.neighbors,
             &self.setup.laws,
-            &self.setup.walls,
+            (&self.setup.walls, &self.near_walls),
             pick,
         );
         let mut global = [deep.as_ref().map_or(0, |d| u64::MAX - d.id)];
