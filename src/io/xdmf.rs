@@ -183,14 +183,7 @@ pub fn render(
     let mut moving = None;
     if let Some(scene) = walls.filter(|s| !s.walls.is_empty()) {
         if scene.moving.is_empty() {
-            render_walls(
-                &mut out,
-                4,
-                &escape(h5_file_name),
-                scene,
-                &scene.walls,
-                None,
-            );
+            render_walls_at_rest(&mut out, h5_file_name, scene);
         } else {
             out.push_str(WALLS_OPEN);
             let start = out.len();
@@ -206,6 +199,12 @@ pub fn render(
         particles,
         walls: moving,
     }
+}
+
+/// The walls of `scene` where they are at rest, drawn once: the
+/// `Spatial` collection `walls` at the document's top level.
+fn render_walls_at_rest(out: &mut String, h5_file_name: &str, scene: &WallScene) {
+    render_walls(out, 4, &escape(h5_file_name), scene, &scene.walls, None);
 }
 
 /// Ends the section of grids that started at `start` with its room and
@@ -229,14 +228,7 @@ fn close_section(out: &mut String, start: usize) -> Section {
 pub fn after_particles(h5_file_name: &str, walls: Option<&WallScene>) -> String {
     let mut out = String::from(COLLECTION_CLOSE);
     if let Some(scene) = walls.filter(|s| !s.walls.is_empty()) {
-        render_walls(
-            &mut out,
-            4,
-            &escape(h5_file_name),
-            scene,
-            &scene.walls,
-            None,
-        );
+        render_walls_at_rest(&mut out, h5_file_name, scene);
     }
     out.push_str(DOCUMENT_CLOSE);
     out
