@@ -230,10 +230,9 @@ impl OutputFile {
         let file = open_gravel(path, true)?;
         let (frames, thermo, diagnostics) =
             read_layout(&file).at(path, "reading the existing layout")?;
-        let largest = frames.iter().map(|f| f.2).max().unwrap_or(0);
         let known = Known {
+            largest: largest_of(&frames),
             frames,
-            largest,
             sidecar: sidecar_of(path),
             walls: None,
         };
@@ -318,7 +317,7 @@ impl OutputFile {
                     .at(&self.path, format_args!("removing frame {s}"))?;
             }
             self.frames.retain(|f| f.0 <= step);
-            self.largest = self.frames.iter().map(|f| f.2).max().unwrap_or(0);
+            self.largest = largest_of(&self.frames);
             set_vertex_index_len(&self.file, vertex_capacity(self.largest))
                 .at(&self.path, "resizing the vertex index")?;
         }
@@ -367,7 +366,7 @@ impl OutputFile {
     fn forget_frame(&mut self, step: u64) {
         if self.frames.last().is_some_and(|f| f.0 >= step) {
             self.frames.retain(|f| f.0 != step);
-            self.largest = self.frames.iter().map(|f| f.2).max().unwrap_or(0);
+            self.largest = largest_of(&self.frames);
         }
     }
 
@@ -704,6 +703,11 @@ fn sidecar_of(path: &Path) -> Sidecar {
         .file_name()
         .map_or_else(String::new, |name| name.to_string_lossy().into_owned());
     Sidecar::new(&path.with_extension("xdmf"), &h5_name)
+}
+
+/// The most particles in one of `frames`.
+fn largest_of(frames: &[XdmfFrame]) -> usize {
+    frames.iter().map(|f| f.2).max().unwrap_or(0)
 }
 
 /// The vertex index's length for frames of at most `largest` particles:

@@ -66,8 +66,6 @@ struct Written {
     particles: Section,
     /// The moving walls' section, where a wall moves.
     walls: Option<Section>,
-    /// What follows the particles' section, where no wall moves.
-    after_particles: Option<String>,
     /// The file's length.
     len: usize,
 }
@@ -142,10 +140,6 @@ impl Sidecar {
             vertex_count,
             particles: doc.particles,
             walls: doc.walls,
-            after_particles: doc
-                .walls
-                .is_none()
-                .then(|| after_particles(&self.h5_name, walls)),
             len: doc.text.len(),
         });
         Ok(())
@@ -170,35 +164,18 @@ impl Sidecar {
         }
         let grid = frame_grid(&self.h5_name, frame, w.vertex_count);
         let placed = moving.map(|scene| walls_grid(&self.h5_name, scene, frame.1));
-        let grid_fits = fits(w.particles, grid.len());
-        if !grid_fits && w.after_particles.is_none() {
+        if !fits(w.particles, grid.len()) && w.walls.is_some() {
             return Ok(false); // the walls' collection follows: rewrite
         }
         let file = fs::OpenOptions::new().write(true).open(&self.path)?;
         if file.metadata()?.len() != w.len as u64 {
             return Ok(false); // not as this writer left it
         }
-        if grid_fits {
-            file.write_all_at(grid.as_bytes(), w.particles.room as u64)?;
-            w.particles.room += grid.len();
-        } else if let Some(after) = &w.after_particles {
-            let (text, section) = moved_on(w.particles, &grid, after);
-            file.write_all_at(text.as_bytes(), w.particles.room as u64)?;
-            w.len = w.particles.room + text.len();
-            file.set_len(w.len as u64)?;
-            w.particles = section;
-        }
+        let h5 = &self.h5_name;
+        let after = || after_particles(h5, walls);
+        w.len = write_into(&file, &mut w.particles, &grid, after, w.len)?;
         if let (Some(placed), Some(section)) = (placed, w.walls.as_mut()) {
-            if fits(*section, placed.len()) {
-                file.write_all_at(placed.as_bytes(), section.room as u64)?;
-                section.room += placed.len();
-            } else {
-                let (text, moved) = moved_on(*section, &placed, &after_walls());
-                file.write_all_at(text.as_bytes(), section.room as u64)?;
-                w.len = section.room + text.len();
-                file.set_len(w.len as u64)?;
-                *section = moved;
-            }
+            w.len = write_into(&file, section, &placed, after_walls, w.len)?;
         }
         w.frames += 1;
         w.last_step = frame.0;
@@ -209,6 +186,30 @@ impl Sidecar {
 /// Whether `len` bytes fit in `section`'s room, its closing newline kept.
 fn fits(section: Section, len: usize) -> bool {
     section.room + len < section.end
+}
+
+/// Writes `grid` into `section`'s room in `file` (of `len` bytes), or, where
+/// the room is full, moves the section on with `after` (what follows it to
+/// the file's end, made only then) written after its new room; returns
+/// the file's length.
+fn write_into(
+    file: &fs::File,
+    section: &mut Section,
+    grid: &str,
+    after: impl FnOnce() -> String,
+    len: usize,
+) -> std::io::Result<usize> {
+    if fits(*section, grid.len()) {
+        file.write_all_at(grid.as_bytes(), section.room as u64)?;
+        section.room += grid.len();
+        return Ok(len);
+    }
+    let (text, moved) = moved_on(*section, grid, &after());
+    file.write_all_at(text.as_bytes(), section.room as u64)?;
+    let len = section.room + text.len();
+    file.set_len(len as u64)?;
+    *section = moved;
+    Ok(len)
 }
 
 /// A full `section` moved on to hold `grid`: the text to write at its
