@@ -127,10 +127,7 @@ pub(crate) fn wall_contacts_of<'a>(
         if !near.wall_for(k, i) {
             // No contact before the next rebuild.
         } else if let WallShape::Mesh { .. } = w.shape {
-            match near.mesh_candidates(k, i, w) {
-                Some(listed) => w.mesh_contacts_among(p.x[k], rk, listed, &mut list),
-                None => w.mesh_contacts(p.x[k], rk, &mut list),
-            }
+            near.mesh_contacts((k, i), w, (p.x[k], rk), &mut list);
         } else if let Some(t) = w.touch(p.x[k], rk, 0.0) {
             list.push(MeshContact {
                 n: t.n,

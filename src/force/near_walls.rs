@@ -41,6 +41,7 @@ use crate::geometry::motion::MovingWall;
 use crate::geometry::walls::{Wall, WallShape};
 use crate::state::history::WallHistory;
 use crate::state::particles::Particles;
+use glam::DVec3;
 use rayon::prelude::*;
 use std::sync::Arc;
 
@@ -60,7 +61,7 @@ pub struct NearWalls {
     /// triangles they were found in (a rank's part of a mesh is cut again
     /// when its subdomain moves: the lists hold for the part they were
     /// found in, and only for that one).
-    meshes: Vec<(usize, Arc<TriMesh>)>,
+    meshes: Vec<Arc<TriMesh>>,
     /// Per wall, its place in `meshes` (`u32::MAX`: not there).
     mesh_slot: Vec<u32>,
     /// Per owned particle `k` and place `m` in `meshes`, where its
@@ -184,7 +185,7 @@ impl NearWalls {
                 None => u32::MAX,
             });
             if let Some(mesh) = mesh {
-                self.meshes.push((w, mesh));
+                self.meshes.push(mesh);
             }
         }
         let n = p.n_owned;
@@ -224,7 +225,7 @@ impl NearWalls {
     #[inline]
     pub fn mesh_candidates(&self, k: usize, w: usize, wall: &Wall) -> Option<&[u32]> {
         let m = *self.mesh_slot.get(w)?;
-        let (_, found_in) = self.meshes.get(m as usize)?;
+        let found_in = self.meshes.get(m as usize)?;
         match &wall.shape {
             WallShape::Mesh { mesh, .. } if Arc::ptr_eq(mesh, found_in) => {}
             _ => return None,
@@ -232,6 +233,24 @@ impl NearWalls {
         let at = k * self.meshes.len() + m as usize;
         let (start, end) = (*self.starts.get(at)?, *self.starts.get(at + 1)?);
         Some(&self.triangles[start as usize..end as usize])
+    }
+
+    /// The contacts of owned particle `k` (at `x`, radius `r`) with the
+    /// mesh wall `w` (`wall`), into `out`: among its listed triangles
+    /// ([`Self::mesh_candidates`]) where there are, else by searching the
+    /// mesh; the same contacts either way.
+    #[inline]
+    pub fn mesh_contacts(
+        &self,
+        (k, w): (usize, usize),
+        wall: &Wall,
+        (x, r): (DVec3, f64),
+        out: &mut Contacts,
+    ) {
+        match self.mesh_candidates(k, w, wall) {
+            Some(listed) => wall.mesh_contacts_among(x, r, listed, out),
+            None => wall.mesh_contacts(x, r, out),
+        }
     }
 
     /// Whether owned particle `k` must be tested against any wall: it is

@@ -103,10 +103,7 @@ fn mesh_forces(
         return Contribution::default();
     }
     let mut found = Contacts::default();
-    match fp.near_walls.mesh_candidates(k, w, wall) {
-        Some(candidates) => wall.mesh_contacts_among(p.x[k], p.radius[k], candidates, &mut found),
-        None => wall.mesh_contacts(p.x[k], p.radius[k], &mut found),
-    }
+    (fp.near_walls).mesh_contacts((k, w), wall, (p.x[k], p.radius[k]), &mut found);
     if found.is_empty() {
         clear(rec);
         return Contribution::default();
