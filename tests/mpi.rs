@@ -955,18 +955,88 @@ fn frames_and_checkpoint_of_3_ranks_are_the_1_rank_ones_sorted_by_id() {
 /// own axis and shakes up and down along a piecewise-linear `path`), with
 /// frictional, rolling-resistant grains against the side and both caps.
 fn shaken_drum() -> Config {
-    let drum = cylinder([0.015, 0.006, 0.015], [0.0, 1.0, 0.0], 0.012, true, "glass")
+    let drum = cylinder(DRUM_AXIS_POINT, [0.0, 1.0, 0.0], 0.012, true, "glass")
         .with("name", "drum")
         .with("length", 0.01)
         .with("caps", true)
-        .with(
-            "rotation",
-            raw("{ axis = [0, 1, 0], point = [0.015, 0.006, 0.015], angular_velocity = 8.0 }"),
-        )
-        .with(
-            "path",
-            raw("{ times = [0, 0.02, 0.04, 0.06, 0.08], offsets = [[0, 0, 0], [0, 0, 0.0005], [0, 0, 0], [0, 0, 0.0005], [0, 0, 0]] }"),
-        );
+        .with("path", drum_shake());
+    drum_with(drum.with("rotation", drum_turn()))
+}
+
+/// The drum's axis point (its middle).
+const DRUM_AXIS_POINT: [f64; 3] = [0.015, 0.006, 0.015];
+
+/// The drum's turn about its own axis.
+fn drum_turn() -> Value {
+    raw("{ axis = [0, 1, 0], point = [0.015, 0.006, 0.015], angular_velocity = 8.0 }")
+}
+
+/// The drum's shake, up and down twice.
+fn drum_shake() -> Value {
+    raw("{ times = [0, 0.02, 0.04, 0.06, 0.08], offsets = [[0, 0, 0], [0, 0, 0.0005], [0, 0, 0], [0, 0, 0.0005], [0, 0, 0]] }")
+}
+
+/// The same drum as an STL mesh in `dir` (`drum.stl`): its side in 24
+/// quads of two triangles and each cap in 24 triangles about its centre,
+/// every normal pointing in; the mesh turns and shakes as a whole, so
+/// it is searched for each grain near it among the triangles listed at
+/// the rebuild, in its own frame.
+fn shaken_mesh_drum(dir: &Path) -> Config {
+    let (r, half, n) = (0.012, 0.005, 24);
+    let c = DRUM_AXIS_POINT;
+    let at = |i: usize, y: f64| {
+        let a = 2.0 * std::f64::consts::PI * (i % n) as f64 / n as f64;
+        [c[0] + r * a.cos(), c[1] + y, c[2] + r * a.sin()]
+    };
+    let (front, back) = ([c[0], c[1] - half, c[2]], [c[0], c[1] + half, c[2]]);
+    let mut tris = Vec::new();
+    for i in 0..n {
+        let (a, b) = (at(i, -half), at(i + 1, -half));
+        let (d, e) = (at(i, half), at(i + 1, half));
+        tris.extend([[a, d, b], [b, d, e], [front, a, b], [back, e, d]]);
+    }
+    // Each triangle's corners ordered so that its normal (right-hand
+    // rule) points into the drum.
+    let triangles: Vec<stl_io::Triangle> = (tris.iter())
+        .map(|&[a, b, c]| {
+            let (u, v) = (sub3(b, a), sub3(c, a));
+            let m = [
+                u[1] * v[2] - u[2] * v[1],
+                u[2] * v[0] - u[0] * v[2],
+                u[0] * v[1] - u[1] * v[0],
+            ];
+            let centroid = [0, 1, 2].map(|k| (a[k] + b[k] + c[k]) / 3.0);
+            let inward = sub3(DRUM_AXIS_POINT, centroid);
+            let (b, c, m) = if m.iter().zip(inward).map(|(m, i)| m * i).sum::<f64>() < 0.0 {
+                (c, b, m.map(|x| -x))
+            } else {
+                (b, c, m)
+            };
+            let l = m.iter().map(|x| x * x).sum::<f64>().sqrt();
+            stl_io::Triangle {
+                normal: stl_io::Normal::new(m.map(|x| (x / l) as f32)),
+                vertices: [a, b, c].map(|p| stl_io::Vertex::new(p.map(|x| x as f32))),
+            }
+        })
+        .collect();
+    let path = dir.join("drum.stl");
+    let mut file = std::fs::File::create(&path).unwrap();
+    stl_io::write_stl(&mut file, triangles.iter()).unwrap();
+    let drum = Table::new()
+        .with("name", "drum")
+        .with("kind", "mesh")
+        .with("path", path.to_str().unwrap())
+        .with("material", "glass")
+        .with("trajectory", drum_shake());
+    drum_with(drum.with("rotation", drum_turn()))
+}
+
+fn sub3(a: [f64; 3], b: [f64; 3]) -> [f64; 3] {
+    [a[0] - b[0], a[1] - b[1], a[2] - b[2]]
+}
+
+/// 200 frictional, rolling-resistant grains in the drum `drum`.
+fn drum_with(drum: Table) -> Config {
     Config::new("drum")
         .run("dt", 1.5e-5)
         .run("steps", 6000)
@@ -998,12 +1068,7 @@ fn shaken_drum() -> Config {
 #[test]
 fn a_shaken_drum_with_turning_caps_is_bit_identical_and_restarts() {
     let dir = tempfile::tempdir().unwrap();
-    let config = write_file(
-        dir.path(),
-        "drum.toml",
-        &shaken_drum().output("checkpoint_every", 3000).text(),
-    );
-    let reference = run_dump(dir.path(), &config, 1, 1, &[]);
+    let reference = drum_is_bit_identical_and_restarts(dir.path(), shaken_drum());
     let (n, pair, wall) = dump_counts(&reference);
     // Contacts with history with the side (wall 0) and both caps (1, 2).
     let on_wall = |w: usize| {
@@ -1020,15 +1085,42 @@ fn a_shaken_drum_with_turning_caps_is_bit_identical_and_restarts() {
         side > 20 && caps[0] > 5 && caps[1] > 5,
         "side {side}, caps {caps:?}"
     );
+}
+
+/// The same with the drum an STL mesh turning and shaking as a whole:
+/// the same bits on 1 and 2 ranks and 2 threads, and across a restart
+/// from 2 ranks to 1, with the mesh listed per grain in its own frame
+/// (`force::near_walls`) and the list rebuilt as the rule asks.
+#[test]
+fn a_shaken_mesh_drum_is_bit_identical_and_restarts() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = shaken_mesh_drum(dir.path());
+    let reference = drum_is_bit_identical_and_restarts(dir.path(), config);
+    let (n, pair, wall) = dump_counts(&reference);
+    eprintln!("{n} particles, {pair} pair and {wall} wall records");
+    assert_eq!(n, 200);
+    assert!(pair > 100 && wall > 20, "pair {pair}, wall {wall}");
+}
+
+/// Runs the drum `config` (6,000 steps) on 1 rank, 2 ranks and 1 rank × 2
+/// threads, and from a checkpoint taken on 2 ranks at step 3,000 on 1
+/// rank, asserting the same dump each time; returns the 1-rank dump.
+fn drum_is_bit_identical_and_restarts(dir: &Path, config: Config) -> String {
+    let config = write_file(
+        dir,
+        "drum.toml",
+        &config.output("checkpoint_every", 3000).text(),
+    );
+    let reference = run_dump(dir, &config, 1, 1, &[]);
     for (np, threads) in [(2, 1), (1, 2)] {
-        let other = run_dump(dir.path(), &config, np, threads, &[]);
+        let other = run_dump(dir, &config, np, threads, &[]);
         assert_same_dump(
             &reference,
             &other,
             &format!("{np} ranks x {threads} threads"),
         );
     }
-    let out = dir.path().join("split");
+    let out = dir.join("split");
     let o = mpirun(
         2,
         &[
@@ -1040,10 +1132,10 @@ fn a_shaken_drum_with_turning_caps_is_bit_identical_and_restarts() {
             "--out",
             out.to_str().unwrap(),
         ],
-        dir.path(),
+        dir,
     );
     assert!(o.status.success(), "{}", describe(&o));
-    let dump = dir.path().join("restarted.txt");
+    let dump = dir.join("restarted.txt");
     let o = mpirun(
         1,
         &[
@@ -1057,7 +1149,7 @@ fn a_shaken_drum_with_turning_caps_is_bit_identical_and_restarts() {
             "--dump-state",
             dump.to_str().unwrap(),
         ],
-        dir.path(),
+        dir,
     );
     assert!(o.status.success(), "{}", describe(&o));
     let restarted = std::fs::read_to_string(&dump).unwrap();
@@ -1066,6 +1158,7 @@ fn a_shaken_drum_with_turning_caps_is_bit_identical_and_restarts() {
         &restarted,
         "2-rank checkpoint restarted on 1 rank",
     );
+    reference
 }
 
 /// An output another process holds the lock of is refused on every rank (exit

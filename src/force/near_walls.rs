@@ -1,6 +1,6 @@
-//! Which owned particles can reach a wall that never moves before the next
-//! rebuild: found at each rebuild, so that the force stage tests only those
-//! against such walls (a bed on a floor has a layer of a few hundred
+//! Which owned particles can reach a wall that never moves, or a moving
+//! mesh, before the next rebuild: found at each rebuild, so that the force
+//! stage tests only those against such walls (a bed on a floor has a layer of a few hundred
 //! spheres against it out of tens of thousands; LAMMPS's `fix wall/gran`
 //! tests every particle of its group every step).
 //!
@@ -22,13 +22,27 @@
 //!   which never changes the bits of the contact sum (never `−0`), and
 //!   leaves its wall load at zero.
 //!
-//! Walls that move ([`crate::geometry::motion`]) are tested for every
-//! particle at every step; so is every wall while no list has been found.
+//! A moving mesh ([`crate::geometry::motion`]) is listed the same way in
+//! its own frame, where it stands still: a particle `p` seen from there
+//! moves by at most its own displacement plus the mesh's frame drift
+//! since the list was found
+//! ([`crate::geometry::motion::Motion::frame_drift`]: the translation, and
+//! the turn's angle times the box's largest distance from the axis).
+//! It is listed within its radius plus [`MOVING_REACH_SKINS`] skins, and
+//! the rebuild rule rebuilds before the largest displacement plus that
+//! drift passes them (less the hair), so a particle left out stays
+//! farther than its radius from the mesh, as above. A mesh that drifts
+//! by more than [`MOVING_STEP_SHARE`] of the skin in the step after a
+//! rebuild is not listed until a later rebuild finds it slower (the
+//! rebuilds it would call for cost more than its search). Other walls that
+//! move are tested for every particle at every step (a plane's test costs
+//! less than a rebuild it would call for); so is every wall while no list
+//! has been found.
 //!
-//! A mesh wall that never moves also gets, per particle near a wall, the
-//! triangles whose bounding boxes lie within its radius plus the skin at
-//! the rebuild ([`NearWalls::mesh_candidates`]): the force stage looks for
-//! its contacts among those ([`crate::geometry::mesh::TriMesh::contacts_among`])
+//! A listed mesh wall also gets, per particle near a wall, the triangles
+//! whose bounding boxes lie within its reach at the rebuild
+//! ([`NearWalls::mesh_candidates`]): the force stage looks for its
+//! contacts among those ([`crate::geometry::mesh::TriMesh::contacts_among`])
 //! instead of searching the mesh at every step, with the same bits, since
 //! by the rule above they hold every triangle whose box comes within the
 //! radius until the next rebuild. (LIGGGHTS keeps such per-particle
@@ -45,22 +59,29 @@ use glam::DVec3;
 use rayon::prelude::*;
 use std::sync::Arc;
 
-/// Per owned particle, whether it must be tested against the walls that
-/// never move ([`Self::find`]).
+/// Per owned particle, whether it must be tested against the walls the
+/// list speaks for ([`Self::find`]).
 #[derive(Debug, Clone, Default)]
 pub struct NearWalls {
-    /// Per wall: whether it never moves (a wall the list speaks for).
-    fixed: Vec<bool>,
-    /// Whether any wall moves (tested for every particle).
-    any_moving: bool,
+    /// Per wall: whether the list speaks for it (it never moves, or it is
+    /// a moving mesh listed at this rebuild).
+    listed: Vec<bool>,
+    /// Whether any wall is not listed (tested for every particle).
+    any_unlisted: bool,
+    /// The moving meshes listed, by their index in the moving walls, the
+    /// time they were listed at and the reach beyond a particle's radius
+    /// they were listed within.
+    moving: Vec<usize>,
+    listed_at: f64,
+    moving_reach: f64,
     /// Per owned particle, in the order of the last rebuild: whether it
-    /// lies within its radius plus the skin of a wall that never moves.
-    /// Empty while none has been found: every particle is tested.
+    /// lies within its reach of a wall the list speaks for. Empty while
+    /// none has been found: every particle is tested.
     near: Vec<bool>,
-    /// The walls that are meshes and never move, in order, with the
-    /// triangles they were found in (a rank's part of a mesh is cut again
-    /// when its subdomain moves: the lists hold for the part they were
-    /// found in, and only for that one).
+    /// The listed walls that are meshes, in order, with the triangles
+    /// they were found in (a rank's part of a mesh is cut again when its
+    /// subdomain moves: the lists hold for the part they were found in,
+    /// and only for that one).
     meshes: Vec<Arc<TriMesh>>,
     /// Per wall, its place in `meshes` (`u32::MAX`: not there).
     mesh_slot: Vec<u32>,
@@ -77,8 +98,11 @@ pub struct NearWalls {
 /// No list: every particle tested against every wall (for force stages
 /// outside a run, such as the tests').
 pub static TEST_EVERY_PARTICLE: NearWalls = NearWalls {
-    fixed: Vec::new(),
-    any_moving: false,
+    listed: Vec::new(),
+    any_unlisted: false,
+    moving: Vec::new(),
+    listed_at: 0.0,
+    moving_reach: 0.0,
     near: Vec::new(),
     meshes: Vec::new(),
     mesh_slot: Vec::new(),
@@ -86,31 +110,76 @@ pub static TEST_EVERY_PARTICLE: NearWalls = NearWalls {
     triangles: Vec::new(),
 };
 
+/// How far beyond its radius a particle lists a moving mesh, in skins: the
+/// skin its own displacement may take and as much again for the mesh's
+/// motion. The rebuild rule rebuilds before the two together pass it
+/// ([`crate::neighbor::trigger::RebuildRule::with_moving_meshes`]).
+pub const MOVING_REACH_SKINS: f64 = 2.0;
+
+/// A moving mesh is listed at a rebuild only where it drifts
+/// ([`crate::geometry::motion::Motion::frame_drift`]) by at most this
+/// share of the skin over the next step: a faster one would call for a
+/// rebuild every few steps, which costs more than searching it for every
+/// particle at every step.
+pub const MOVING_STEP_SHARE: f64 = 0.125;
+
+/// When and over what a list is found: the skin, the time the walls are
+/// placed for, the step `dt`, and the box every particle lies in
+/// (`lo, hi`; the domain's).
+#[derive(Debug, Clone, Copy)]
+pub struct Listing {
+    /// The neighbour skin.
+    pub skin: f64,
+    /// The time the walls are placed for.
+    pub time: f64,
+    /// The time step.
+    pub dt: f64,
+    /// The box every particle lies in.
+    pub bounds: (DVec3, DVec3),
+}
+
+impl Listing {
+    /// A listing with skin `skin` at time 0 in a step of `dt` over the box
+    /// `bounds`.
+    pub fn new(skin: f64, dt: f64, bounds: (DVec3, DVec3)) -> Self {
+        Self {
+            skin,
+            time: 0.0,
+            dt,
+            bounds,
+        }
+    }
+
+    /// The same at time `time`.
+    pub fn at(self, time: f64) -> Self {
+        Self { time, ..self }
+    }
+}
+
 /// Owned particles per task of [`NearWalls::find`].
 const BLOCK: usize = 256;
 
 /// What [`find_block`] finds for a block of owned particles.
 struct Block {
-    /// Per particle, whether it is near a wall that never moves (or has
-    /// a wall record not zero).
+    /// Per particle, whether it is near a listed wall (or has a wall
+    /// record not zero).
     near: Vec<bool>,
-    /// Per particle and mesh that never moves, how many of its triangles
-    /// it keeps.
+    /// Per particle and listed mesh, how many of its triangles it keeps.
     counts: Vec<u32>,
     /// Those triangles.
     triangles: Vec<u32>,
 }
 
-/// [`NearWalls::find`] for the owned particles `ks`. A mesh's triangles
-/// within a particle's radius plus the skin are found once, and decide
-/// both whether the particle is near the mesh (its contacts among them,
-/// the same as [`Wall::touch`] would search for) and what it keeps.
+/// [`NearWalls::find`] for the owned particles `ks`, where wall `w` is
+/// listed within `reach[w]` beyond a particle's radius (`f64::NAN`: not
+/// listed). A mesh's triangles within that distance are found once, and
+/// decide both whether the particle is near the mesh (its contacts among
+/// them, the same as [`Wall::touch`] would search for) and what it keeps.
 fn find_block(
     p: &Particles,
     ks: std::ops::Range<usize>,
-    (walls, fixed, meshes): (&[Wall], &[bool], usize),
+    (walls, reach, meshes): (&[Wall], &[f64], usize),
     records: &WallHistory,
-    skin: f64,
 ) -> Block {
     let mut block = Block {
         near: Vec::with_capacity(ks.len()),
@@ -122,22 +191,22 @@ fn find_block(
         let (x, r) = (p.x[k], p.radius[k]);
         let first = block.triangles.len();
         let mut near = false;
-        for (w, wall) in walls.iter().enumerate() {
-            if !fixed[w] {
+        for (wall, &reach) in walls.iter().zip(reach) {
+            if reach.is_nan() {
                 continue;
             }
             if let WallShape::Mesh { .. } = wall.shape {
                 let from = block.triangles.len();
-                wall.mesh_near_triangles(x, r + skin, &mut block.triangles);
+                wall.mesh_near_triangles(x, r + reach, &mut block.triangles);
                 block.counts.push((block.triangles.len() - from) as u32);
                 if !near && block.triangles.len() > from {
-                    // As `Wall::touch(x, r, skin)`: the nearest contact.
+                    // As `Wall::touch(x, r, reach)`: the nearest contact.
                     let mine = &block.triangles[from..];
-                    wall.mesh_contacts_among(x, r + skin, mine, &mut contacts);
-                    near = (contacts.as_slice().iter()).any(|c| c.dist < r + skin);
+                    wall.mesh_contacts_among(x, r + reach, mine, &mut contacts);
+                    near = (contacts.as_slice().iter()).any(|c| c.dist < r + reach);
                 }
             } else {
-                near = near || wall.touch(x, r, skin).is_some();
+                near = near || wall.touch(x, r, reach).is_some();
             }
         }
         near = near || records.row(k).iter().any(|v| v.to_bits() != 0);
@@ -153,31 +222,47 @@ fn find_block(
 }
 
 impl NearWalls {
-    /// Find the owned particles of `p` within their radius plus `skin` of a
-    /// wall of `walls` that never moves (`moving` are those that do), at
-    /// their current positions, and those with a wall record (`records`)
-    /// not zero, and for those the triangles of the meshes that never move
-    /// within their radius plus `skin`: call at a rebuild, after the
-    /// particles are sorted, or where the last rebuild saw them. The
-    /// storage of the last list is reused.
+    /// Find the owned particles of `p` within their radius plus the skin
+    /// of a wall of `walls` that never moves (`moving` are those that do)
+    /// or within their radius plus [`MOVING_REACH_SKINS`] skins of a
+    /// moving mesh slow enough to list ([`MOVING_STEP_SHARE`]), at their
+    /// current positions and the walls' place at `at.time`, and those with
+    /// a wall record (`records`) not zero; and for those the triangles of
+    /// the listed meshes within the same reach. Call at a rebuild, after
+    /// the particles are sorted, or where the last rebuild saw them (with
+    /// the walls where they were then). The storage of the last list is
+    /// reused.
     pub fn find(
         &mut self,
         p: &Particles,
         (walls, moving): (&[Wall], &[MovingWall]),
         records: &WallHistory,
-        skin: f64,
+        at: Listing,
     ) {
-        self.fixed.clear();
-        self.fixed.resize(walls.len(), true);
-        for m in moving {
-            self.fixed[m.index] = false;
+        let skin = at.skin;
+        let mut reach = vec![skin; walls.len()];
+        self.moving.clear();
+        for (i, m) in moving.iter().enumerate() {
+            let slow = matches!(walls[m.index].shape, WallShape::Mesh { .. })
+                && (m.motion).frame_drift((at.time, at.time + at.dt), at.bounds)
+                    <= MOVING_STEP_SHARE * skin;
+            reach[m.index] = if slow {
+                self.moving.push(i);
+                MOVING_REACH_SKINS * skin
+            } else {
+                f64::NAN
+            };
         }
-        self.any_moving = self.fixed.iter().any(|&f| !f);
+        self.listed_at = at.time;
+        self.moving_reach = MOVING_REACH_SKINS * skin;
+        self.listed.clear();
+        self.listed.extend(reach.iter().map(|r| !r.is_nan()));
+        self.any_unlisted = self.listed.iter().any(|&l| !l);
         self.meshes.clear();
         self.mesh_slot.clear();
         for (w, wall) in walls.iter().enumerate() {
             let mesh = match &wall.shape {
-                WallShape::Mesh { mesh, .. } if self.fixed[w] => Some(mesh.clone()),
+                WallShape::Mesh { mesh, .. } if self.listed[w] => Some(mesh.clone()),
                 _ => None,
             };
             self.mesh_slot.push(match mesh {
@@ -189,20 +274,20 @@ impl NearWalls {
             }
         }
         let n = p.n_owned;
-        let (fixed, meshes) = (&self.fixed, &self.meshes);
+        let meshes = self.meshes.len();
         let blocks: Vec<Block> = (0..n.div_ceil(BLOCK))
             .into_par_iter()
             .map(|b| {
                 let ks = b * BLOCK..((b + 1) * BLOCK).min(n);
-                find_block(p, ks, (walls, fixed, meshes.len()), records, skin)
+                find_block(p, ks, (walls, &reach, meshes), records)
             })
             .collect();
         self.near.clear();
         self.near.reserve(n);
         self.starts.clear();
         self.triangles.clear();
-        if !meshes.is_empty() {
-            self.starts.reserve(n * meshes.len() + 1);
+        if meshes > 0 {
+            self.starts.reserve(n * meshes + 1);
             self.starts.push(0);
         }
         let mut at = 0u32;
@@ -218,10 +303,34 @@ impl NearWalls {
         }
     }
 
+    /// For the moving meshes the list speaks for: the reach beyond a
+    /// particle's radius they were listed within, and how far they have
+    /// drifted since (the largest
+    /// [`crate::geometry::motion::Motion::frame_drift`] at `time`; see
+    /// [`Listing`] for `bounds`). `None` where none is listed. The list
+    /// holds while every particle's displacement since it was found plus
+    /// this drift stays within the reach: nothing that was farther comes
+    /// within a radius of a listed mesh.
+    pub fn moving_meshes_drift(
+        &self,
+        moving: &[MovingWall],
+        time: f64,
+        bounds: (DVec3, DVec3),
+    ) -> Option<(f64, f64)> {
+        if self.moving.is_empty() {
+            return None;
+        }
+        let drift = (self.moving.iter())
+            .map(|&i| moving[i].motion.frame_drift((self.listed_at, time), bounds))
+            .fold(0.0, f64::max);
+        Some((self.moving_reach, drift))
+    }
+
     /// The triangles of wall `w` (`wall`) that owned particle `k` can
     /// touch before the next rebuild (given [`Self::wall_for`]), where `w`
-    /// is a mesh that never moves, holding the triangles a list was found
-    /// in; else `None` (search the mesh).
+    /// is a listed mesh (one that never moves, or a moving one listed at
+    /// the last rebuild), holding the triangles a list was found in; else
+    /// `None` (search the mesh).
     #[inline]
     pub fn mesh_candidates(&self, k: usize, w: usize, wall: &Wall) -> Option<&[u32]> {
         let m = *self.mesh_slot.get(w)?;
@@ -254,17 +363,17 @@ impl NearWalls {
     }
 
     /// Whether owned particle `k` must be tested against any wall: it is
-    /// near a wall that never moves, or a wall moves, or there is no list.
+    /// near a listed wall, or a wall is not listed, or there is no list.
     #[inline(always)]
     pub fn any_for(&self, k: usize) -> bool {
-        self.any_moving || self.near.get(k).copied().unwrap_or(true)
+        self.any_unlisted || self.near.get(k).copied().unwrap_or(true)
     }
 
     /// Whether owned particle `k` must be tested against wall `w` (given
-    /// [`Self::any_for`]): it moves, or the particle is near a wall that
-    /// does not, or there is no list.
+    /// [`Self::any_for`]): the wall is not listed, or the particle is near
+    /// a wall that is, or there is no list.
     #[inline(always)]
     pub fn wall_for(&self, k: usize, w: usize) -> bool {
-        !self.fixed.get(w).copied().unwrap_or(false) || self.near.get(k).copied().unwrap_or(true)
+        !self.listed.get(w).copied().unwrap_or(false) || self.near.get(k).copied().unwrap_or(true)
     }
 }

@@ -10,6 +10,7 @@ use crate::contact::ContactLaw;
 use crate::contact::Kinematics;
 use crate::contact::{NormalModel, TangentialModel};
 use crate::geometry::motion::MovingWall;
+use crate::geometry::walls::WallShape;
 use crate::rng::Stream;
 use crate::state::particles::ParticleRecord;
 use pairs::body_of;
@@ -556,7 +557,7 @@ fn shares_take_one_pool_entry_per_contact_from_the_front() {
 /// another side that counts as moving (index 2).
 fn cluster_walls() -> (Vec<Wall>, Vec<MovingWall>) {
     use crate::geometry::motion::{Motion, Translation};
-    use crate::geometry::walls::{Rigid, WallShape};
+    use crate::geometry::walls::Rigid;
     let plane = |point: DVec3, normal: DVec3| Wall {
         shape: WallShape::Plane { point, normal },
         material: 0,
@@ -597,41 +598,13 @@ fn walls_tested_near_only_give_the_bits_of_every_particle_tested() {
 /// the mesh: faces, edges and vertices, as contacts form and open.
 #[test]
 fn a_mesh_tested_among_its_listed_triangles_gives_the_bits_of_the_search() {
-    use crate::geometry::mesh::{Pose, TriMesh};
-    use crate::geometry::walls::{Rigid, WallShape};
     let (mut walls, moving) = cluster_walls();
-    let n = 14;
-    let at = |i: usize, j: usize| {
-        let (x, y) = (
-            -0.5 + 3.0 * i as f64 / n as f64,
-            -0.5 + 3.0 * j as f64 / n as f64,
-        );
-        DVec3::new(x, y, 5.35 + 0.08 * (3.0 * x).sin() * (2.0 * y).cos())
-    };
-    let mut tris = Vec::new();
-    for j in 0..n {
-        for i in 0..n {
-            tris.push([at(i, j), at(i + 1, j), at(i + 1, j + 1)]);
-            tris.push([at(i, j), at(i + 1, j + 1), at(i, j + 1)]);
-        }
-    }
-    walls.push(Wall {
-        shape: WallShape::Mesh {
-            mesh: std::sync::Arc::new(TriMesh::new("lid", &tris).unwrap()),
-            pose: Pose::REST,
-        },
-        material: 0,
-        rigid: Rigid::REST,
-    });
+    walls.push(bumpy_lid());
     let p = cluster();
     let records = walls.iter().map(|w| w.history_records(3)).sum();
     let mut near = NearWalls::default();
-    near.find(
-        &p,
-        (&walls, &moving),
-        &WallHistory::new(216, records, 3),
-        0.1,
-    );
+    let wh = WallHistory::new(216, records, 3);
+    near.find(&p, (&walls, &moving), &wh, cluster_listing());
     let listed = (0..p.n_owned)
         .filter_map(|k| near.mesh_candidates(k, 3, &walls[3]))
         .filter(|t| !t.is_empty())
@@ -648,16 +621,115 @@ fn a_mesh_tested_among_its_listed_triangles_gives_the_bits_of_the_search() {
     near_only_against_every(&walls, &[]);
 }
 
-fn near_only_against_every(walls: &[Wall], moving: &[MovingWall]) {
+/// The same with the lid moving down into the cluster and turning: it is
+/// listed in its own frame at the rebuild, and the particles left out
+/// stay out of its reach while their displacement plus its drift stays
+/// within the reach it was listed within (the rebuild rule's test,
+/// asserted at each step); a lid too fast to list is searched for every
+/// particle.
+#[test]
+fn a_moving_mesh_listed_in_its_own_frame_gives_the_bits_of_the_search() {
+    use crate::force::near_walls::{MOVING_REACH_SKINS, MOVING_STEP_SHARE};
+    use crate::geometry::motion::{Motion, Translation, Turn};
+    let (mut walls, mut moving) = cluster_walls();
+    walls.push(bumpy_lid());
+    let motion = |speed: f64| Motion {
+        translation: Translation::Velocity(DVec3::new(0.3, 0.0, -2.0) * speed),
+        turn: Some(Turn {
+            axis: DVec3::Z,
+            point: DVec3::new(1.0, 1.0, 0.0),
+            rate: 0.1 * speed,
+        }),
+    };
+    moving.push(MovingWall {
+        index: 3,
+        base: walls[3].clone(),
+        motion: motion(1.0),
+    });
+    let at = cluster_listing();
+    let one_step = motion(1.0).frame_drift((0.0, at.dt), at.bounds);
+    assert!(one_step > 0.5 * MOVING_STEP_SHARE * at.skin && one_step < MOVING_STEP_SHARE * at.skin);
+    let p = cluster();
+    let wh = WallHistory::new(216, walls.iter().map(|w| w.history_records(3)).sum(), 3);
+    let mut near = NearWalls::default();
+    near.find(&p, (&walls, &moving), &wh, at);
+    let lists = |near: &NearWalls| {
+        (0..p.n_owned)
+            .filter_map(|k| near.mesh_candidates(k, 3, &walls[3]))
+            .filter(|t| !t.is_empty())
+            .count()
+    };
+    assert!(lists(&near) > 5, "{} particles list the lid", lists(&near));
+    let (reach, drift) = near.moving_meshes_drift(&moving, 0.0, at.bounds).unwrap();
+    assert_eq!((reach, drift), (MOVING_REACH_SKINS * at.skin, 0.0));
+    let touched = near_only_against_every(&walls, &moving);
+    assert!(touched[3] > 10, "{touched:?} contacts with the lid");
+    // Twice as fast: not listed, searched for every particle.
+    moving[1].motion = motion(2.0);
+    near.find(&p, (&walls, &moving), &wh, at);
+    assert_eq!(lists(&near), 0);
+    assert!(near.moving_meshes_drift(&moving, 0.0, at.bounds).is_none());
+    assert!((0..p.n_owned).all(|k| near.any_for(k) && near.wall_for(k, 3)));
+    let touched = near_only_against_every(&walls, &moving);
+    assert!(touched[3] > 10, "{touched:?} contacts with the lid");
+}
+
+/// The listing of the cluster's walls: skin 0.1, the step 0.004 that
+/// [`near_only_against_every`] moves the particles by, a box holding the
+/// cluster.
+fn cluster_listing() -> crate::force::near_walls::Listing {
+    let bounds = (DVec3::splat(-1.0), DVec3::splat(6.5));
+    crate::force::near_walls::Listing::new(0.1, 0.004, bounds)
+}
+
+/// A bumpy mesh over part of the cluster's top, at rest.
+fn bumpy_lid() -> Wall {
+    use crate::geometry::mesh::{Pose, TriMesh};
+    use crate::geometry::walls::Rigid;
+    let n = 14;
+    let at = |i: usize, j: usize| {
+        let (x, y) = (
+            -0.5 + 3.0 * i as f64 / n as f64,
+            -0.5 + 3.0 * j as f64 / n as f64,
+        );
+        DVec3::new(x, y, 5.35 + 0.08 * (3.0 * x).sin() * (2.0 * y).cos())
+    };
+    let mut tris = Vec::new();
+    for j in 0..n {
+        for i in 0..n {
+            tris.push([at(i, j), at(i + 1, j), at(i + 1, j + 1)]);
+            tris.push([at(i, j), at(i + 1, j + 1), at(i, j + 1)]);
+        }
+    }
+    Wall {
+        shape: WallShape::Mesh {
+            mesh: std::sync::Arc::new(TriMesh::new("lid", &tris).unwrap()),
+            pose: Pose::REST,
+        },
+        material: 0,
+        rigid: Rigid::REST,
+    }
+}
+
+/// Six steps of the cluster (positions moved by `0.004 v` between them,
+/// `moving` placed at `0.004 ·` the step) with the walls tested near only
+/// and for every particle: the same bits. Returns, per wall, the contacts
+/// it had over the steps (loads not zero).
+fn near_only_against_every(walls: &[Wall], moving: &[MovingWall]) -> Vec<usize> {
+    use crate::geometry::motion::place_walls;
+    use crate::neighbor::trigger::FIXED_REACH;
     let laws = table(hooke_spring(false), 1);
     let h = laws.history_len;
-    let skin = 0.1;
+    let at = cluster_listing();
+    let skin = at.skin;
     let mut p = cluster();
+    let start = p.x.clone();
     let mut nl = NeighborList::build(&p, skin, h);
     let records = walls.iter().map(|w| w.history_records(h)).sum();
     let mut wh = WallHistory::new(p.n_owned, records, h);
     let mut near = NearWalls::default();
-    near.find(&p, (walls, moving), &wh, skin);
+    let mut placed = walls.to_vec();
+    near.find(&p, (walls, moving), &wh, at);
     let listed = (0..p.n_owned)
         .filter(|&k| near.wall_for(k, 0) || near.wall_for(k, 1))
         .count();
@@ -676,18 +748,28 @@ fn near_only_against_every(walls: &[Wall], moving: &[MovingWall]) {
         assert!((0..p.n_owned).all(|k| near.any_for(k) && near.wall_for(k, 2)));
     }
     let (mut results, mut every) = (PairResults::default(), PairResults::default());
-    let fp_near = ForceParams {
-        walls,
-        near_walls: &near,
-        ..params(&laws)
-    };
-    let fp_every = ForceParams {
-        near_walls: &near_walls::TEST_EVERY_PARTICLE,
-        ..fp_near
-    };
     let (mut formed, mut opened) = (0, 0);
+    let mut touched = vec![0; walls.len()];
     // The fastest particle moves 1.73 · 6 · 0.004 = 0.042 < skin / 2.
-    for _ in 0..6 {
+    for step in 0..6 {
+        let time = step as f64 * at.dt;
+        place_walls(&mut placed, moving, time);
+        if let Some((reach, drift)) = near.moving_meshes_drift(moving, time, at.bounds) {
+            // The rebuild rule's test: the list still holds.
+            let moved = (p.x.iter().zip(&start)).map(|(x, s)| (*x - *s).length());
+            let largest = moved.fold(0.0, f64::max);
+            assert!(largest + drift < FIXED_REACH * reach, "{largest} + {drift}");
+        }
+        let walls = &placed[..];
+        let fp_near = ForceParams {
+            walls,
+            near_walls: &near,
+            ..params(&laws)
+        };
+        let fp_every = ForceParams {
+            near_walls: &near_walls::TEST_EVERY_PARTICLE,
+            ..fp_near
+        };
         let (mut p2, mut nl2, mut wh2) = (p.clone(), nl.clone(), wh.clone());
         let (mut loads, mut loads2) = (WallLoads::default(), WallLoads::default());
         let before: Vec<bool> = (0..p.n_owned)
@@ -728,8 +810,9 @@ fn near_only_against_every(walls: &[Wall], moving: &[MovingWall]) {
         }
         assert_eq!((loads.rows(), loads2.rows()), (tested, p.n_owned));
         for (k, &was) in before.iter().enumerate() {
-            for w in 0..walls.len() {
+            for (w, touched) in touched.iter_mut().enumerate() {
                 assert_eq!(loads.get(k, w), loads2.get(k, w), "particle {k}, wall {w}");
+                *touched += usize::from(loads2.get(k, w).force != DVec3::ZERO);
             }
             let now = wh.row(k).iter().any(|&v| v != 0.0);
             formed += usize::from(now && !was);
@@ -747,6 +830,7 @@ fn near_only_against_every(walls: &[Wall], moving: &[MovingWall]) {
         formed > 20 && opened > 0,
         "{formed} wall contacts formed, {opened} opened"
     );
+    touched
 }
 
 /// A particle is near a wall that never moves within its radius plus the
@@ -770,13 +854,13 @@ fn near_walls_reach_the_radius_plus_the_skin() {
     }
     let mut records = WallHistory::new(p.n_owned, walls.len(), 3);
     let mut near = NearWalls::default();
-    near.find(&p, (&walls, &[]), &records, 0.1);
+    near.find(&p, (&walls, &[]), &records, cluster_listing());
     assert!(!near.wall_for(0, 0) && near.wall_for(1, 0));
     assert!(!near.any_for(0) && near.any_for(1));
     // A particle far from the walls with a record not zero (a contact that
     // opened by more than the skin in one step) is tested, to clear it.
     records.record_mut(0, 0)[2] = -0.0;
-    near.find(&p, (&walls, &[]), &records, 0.1);
+    near.find(&p, (&walls, &[]), &records, cluster_listing());
     assert!(near.wall_for(0, 0) && near.any_for(0));
     // With no list, every particle is tested.
     assert!(near_walls::TEST_EVERY_PARTICLE.any_for(0));

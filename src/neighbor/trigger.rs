@@ -59,6 +59,13 @@
 //! faces) nothing bounds how far the bed as a whole moves between
 //! rebuilds: the ranks' halos and the periodic images move with it.
 //!
+//! A moving mesh listed at a rebuild within `R + m` of a particle (`m`
+//! a multiple of the skin, [`crate::force::near_walls`]) stays out of the
+//! reach of a particle farther than that while the particle's own
+//! displacement plus the mesh's drift in its own frame since the rebuild
+//! stays within [`FIXED_REACH`] of `m`: the rule rebuilds when `max |Δ|`
+//! plus that drift passes it.
+//!
 //! The centres and boxes are measured afresh at each step that needs them,
 //! from the positions alone, with minima and maxima (which do not depend
 //! on the order they are taken in), and `G` is fitted in exact integer
@@ -83,6 +90,10 @@ pub struct RebuildRule {
     fixed_in_space: bool,
     /// The largest pair's reach at a build, `2 R_max + pad + s`.
     reach: f64,
+    /// For moving meshes listed at the last build: the reach beyond a
+    /// particle's radius they were listed within, and how far they have
+    /// drifted since ([`crate::force::NearWalls::moving_meshes_drift`]).
+    moving_meshes: Option<(f64, f64)>,
 }
 
 impl RebuildRule {
@@ -94,6 +105,17 @@ impl RebuildRule {
             skin,
             fixed_in_space,
             reach,
+            moving_meshes: None,
+        }
+    }
+
+    /// The same rule where moving meshes were listed within `reach` beyond
+    /// a particle's radius at the last build, and have drifted by `drift`
+    /// in their own frame since (`(reach, drift)`; `None`: none listed).
+    pub fn with_moving_meshes(self, moving_meshes: Option<(f64, f64)>) -> Self {
+        Self {
+            moving_meshes,
+            ..self
         }
     }
 
@@ -103,9 +125,10 @@ impl RebuildRule {
     /// box (or a bound of it, exact where the bound passes `half2`), `kg`
     /// is `k ‖G‖` for the fitted flow (0 where none was fitted), and
     /// `residual2(half2)` gives the same for the residuals `Δ − k G x_ref`.
-    /// Rebuild when `max |Δ| >` [`FIXED_REACH`] `· s` with something fixed
-    /// in space, or else when every test of the module's documentation
-    /// fails: `max |Δ| ≤ s/2`, `max |r − c| ≤ (s − k‖G‖ (C + s))/2` (where
+    /// Rebuild when `max |Δ| + drift >` [`FIXED_REACH`] `· reach` with
+    /// moving meshes listed, when `max |Δ| >` [`FIXED_REACH`] `· s` with
+    /// something fixed in space, or else when every test of the module's
+    /// documentation fails: `max |Δ| ≤ s/2`, `max |r − c| ≤ (s − k‖G‖ (C + s))/2` (where
     /// `kg > 0`), `max |Δ − c| ≤ s/2`, in that order. Each closure is
     /// called (collectively, on every rank alike) only when the tests
     /// before it did not decide.
@@ -117,6 +140,12 @@ impl RebuildRule {
         residual2: impl FnOnce(f64) -> f64,
     ) -> bool {
         let half = 0.5 * self.skin;
+        if let Some((reach, drift)) = self.moving_meshes {
+            let left = FIXED_REACH * reach - drift;
+            if left < 0.0 || max2 > left * left {
+                return true;
+            }
+        }
         let fixed = FIXED_REACH * self.skin;
         if self.fixed_in_space && max2 > fixed * fixed {
             return true;
@@ -473,6 +502,26 @@ mod tests {
         // Past FIXED_REACH of the skin, a wall might be reached.
         assert!(due(rule, &[DVec3::new(skin, 0.0, 0.0); 2]));
         assert!(!due(rule, &[DVec3::new(0.999 * skin, 0.0, 0.0); 2]));
+    }
+
+    #[test]
+    fn a_listed_moving_mesh_rebuilds_when_its_drift_and_a_displacement_pass_its_reach() {
+        // Listed within 0.2 beyond the radius: a particle's 0.05 and the
+        // mesh's 0.14 stay within it, 0.05 and 0.151 do not, nor does a
+        // drift past the reach alone; a bed moving together past the skin
+        // with nothing fixed in space rebuilds only for the mesh.
+        let ds = [DVec3::new(0.05, 0.0, 0.0), DVec3::new(0.05, 0.0, 0.0)];
+        for fixed in [true, false] {
+            let rule = |m| RebuildRule::new(0.1, 1.1, fixed).with_moving_meshes(m);
+            assert!(!due(rule(Some((0.2, 0.14))), &ds));
+            assert!(due(rule(Some((0.2, 0.151))), &ds));
+            assert!(due(rule(Some((0.2, 0.2001))), &[DVec3::ZERO]));
+            assert!(!due(rule(None), &ds));
+            let together = [DVec3::new(0.15, 0.0, 0.0); 2];
+            assert_eq!(due(rule(None), &together), fixed);
+            assert_eq!(due(rule(Some((0.2, 0.04))), &together), fixed);
+            assert!(due(rule(Some((0.2, 0.06))), &together));
+        }
     }
 
     #[test]

@@ -308,13 +308,47 @@ impl Simulation {
         }
     }
 
-    /// Find the owned particles near the walls that never move, where they
-    /// are now ([`force::NearWalls`]): at a rebuild, or where the last one
-    /// saw them.
+    /// Find the owned particles near the walls that never move and the
+    /// moving meshes slow enough to list, where they are now
+    /// ([`force::NearWalls`]): at a rebuild.
     pub(crate) fn find_near_walls(&mut self) {
         let s = &self.setup;
         let walls = (&s.walls[..], &s.moving_walls[..]);
-        (self.near_walls).find(&self.particles, walls, &self.wall_history, s.skin);
+        let at = s.wall_listing().at(self.time());
+        (self.near_walls).find(&self.particles, walls, &self.wall_history, at);
+    }
+
+    /// A check of the wall lists for tests: where an owned particle is not
+    /// tested against a wall ([`force::NearWalls::wall_for`]), the wall as
+    /// it is now finds no contact with it (nor any within its radius), and
+    /// where a mesh's listed triangles are searched, they give the contacts
+    /// of the whole mesh. The first particle and wall that break this,
+    /// described; `None` where none does.
+    pub fn wall_lists_miss(&self) -> Option<String> {
+        use crate::geometry::mesh::Contacts;
+        let (p, near) = (&self.particles, &self.near_walls);
+        let (mut listed, mut whole) = (Contacts::default(), Contacts::default());
+        for k in 0..p.n_owned {
+            let (x, r) = (p.x[k], p.radius[k]);
+            for (w, wall) in self.setup.walls.iter().enumerate() {
+                let tested = near.any_for(k) && near.wall_for(k, w);
+                let step = self.step;
+                if !tested && wall.touch(x, r, 0.0).is_some() {
+                    return Some(format!(
+                        "step {step}: particle id {} touches wall {w} untested",
+                        p.id[k]
+                    ));
+                }
+                if tested && matches!(wall.shape, crate::geometry::walls::WallShape::Mesh { .. }) {
+                    near.mesh_contacts((k, w), wall, (x, r), &mut listed);
+                    wall.mesh_contacts(x, r, &mut whole);
+                    if listed.as_slice() != whole.as_slice() {
+                        return Some(format!("step {step}: particle id {} meets mesh wall {w} at {:?} among its listed triangles, at {:?} in the whole", p.id[k], listed.as_slice(), whole.as_slice()));
+                    }
+                }
+            }
+        }
+        None
     }
 
     /// The transport.

@@ -6,6 +6,7 @@ use super::Simulation;
 use crate::config::Setup;
 use crate::force;
 use crate::geometry::domain::Domain;
+use crate::geometry::motion::place_walls;
 use crate::insert::initial::Files;
 use crate::neighbor::{self, NeighborList};
 use crate::parallel::comm::Comm;
@@ -256,11 +257,14 @@ impl Simulation {
                 .record_mut(local[i], w as usize)
                 .copy_from_slice(&snap.wall_values[r * h..(r + 1) * h]);
         }
-        // Found where the last rebuild saw the particles (at x_ref), with
-        // the records the checkpoint holds.
+        // Found where the last rebuild saw the particles (at x_ref) and
+        // the walls, with the records the checkpoint holds.
         let mut near_walls = force::NearWalls::default();
+        let rebuilt = snap.rebuilt_at as f64 * setup.dt;
+        place_walls(&mut setup.walls, &setup.moving_walls, rebuilt);
         let walls = (&setup.walls[..], &setup.moving_walls[..]);
-        near_walls.find(&particles, walls, &wall_history, setup.skin);
+        let at = setup.wall_listing().at(rebuilt);
+        near_walls.find(&particles, walls, &wall_history, at);
         for (k, &i) in source.iter().enumerate() {
             particles.x[k] = snap.particles[i].x;
         }

@@ -154,7 +154,11 @@ impl Simulation {
     /// ranks' displacements. Collective.
     fn rebuild_due(&mut self, moved: &Moved) -> bool {
         let s = &self.setup;
-        let rule = RebuildRule::new(s.skin, halo_width(s), self.fixed_in_space());
+        let bounds = (s.domain.lo, s.domain.hi);
+        let moving_meshes =
+            (self.near_walls).moving_meshes_drift(&s.moving_walls, self.time(), bounds);
+        let rule = RebuildRule::new(s.skin, halo_width(s), self.fixed_in_space())
+            .with_moving_meshes(moving_meshes);
         // The displacement the fitted flow foresees per unit of reference
         // position, k G (zero where none is fitted), as the first half step
         // measured its residuals.
