@@ -657,17 +657,14 @@ impl TriMesh {
             / triangles.len() as f64;
         let grid = Grid::build(lo, hi, &boxes, size);
         let bvh = Bvh::build(&boxes);
-        let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-        let mut eat = |bits: u64| {
-            hash ^= bits;
-            hash = hash.wrapping_mul(0x0100_0000_01b3);
-        };
+        let mut hash = crate::state::snapshot::Fnv::default();
         for v in &vertices {
-            v.to_array().iter().for_each(|c| eat(c.to_bits()));
+            v.to_array().iter().for_each(|c| hash.word(c.to_bits()));
         }
         for t in &triangles {
-            t.iter().for_each(|&i| eat(i as u64));
+            t.iter().for_each(|&i| hash.word(i as u64));
         }
+        let hash = hash.finish();
         let (vertices_len, triangles_len) = (vertices.len(), triangles.len());
         Ok(TriMesh {
             source: source.to_owned(),

@@ -352,9 +352,14 @@ pub struct RecordRanges {
 #[derive(Debug, Clone, Copy)]
 pub struct Fnv(u64);
 
+/// The 64-bit FNV offset basis (Fowler, Noll, Vo).
+const FNV_OFFSET_BASIS: u64 = 0xcbf2_9ce4_8422_2325;
+/// The 64-bit FNV prime, `2^40 + 2^8 + 0xb3`.
+const FNV_PRIME: u64 = 0x0000_0100_0000_01b3;
+
 impl Default for Fnv {
     fn default() -> Self {
-        Self(0xcbf2_9ce4_8422_2325)
+        Self(FNV_OFFSET_BASIS)
     }
 }
 
@@ -362,8 +367,17 @@ impl Fnv {
     /// Mix in bytes.
     pub fn bytes(&mut self, data: &[u8]) {
         for &b in data {
-            self.0 = (self.0 ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3);
+            self.0 = (self.0 ^ u64::from(b)).wrapping_mul(FNV_PRIME);
         }
+    }
+
+    /// Mix in a whole 64-bit word in one step, `h ← (h ⊕ w) · p`: FNV-1a's
+    /// step over words instead of bytes, eight times fewer multiplies, and
+    /// a hash of its own (not [`Self::u64`]'s). For a given word the step is
+    /// a bijection of `h`, so two sequences of words that differ in one
+    /// place never hash alike.
+    pub fn word(&mut self, w: u64) {
+        self.0 = (self.0 ^ w).wrapping_mul(FNV_PRIME);
     }
 
     /// Mix in a u64 (little-endian).
