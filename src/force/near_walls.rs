@@ -27,7 +27,13 @@
 //! moves by at most its own displacement plus the mesh's frame drift
 //! since the list was found
 //! ([`crate::geometry::motion::Motion::frame_drift`]: the translation, and
-//! the turn's angle times the box's largest distance from the axis).
+//! the turn's angle times the largest distance from the axis that
+//! matters). That distance is the box's farthest corner's, or the mesh's
+//! own extent from the axis plus the largest radius and the reach where
+//! that is less: a turn keeps each point's distance from its axis, so a
+//! particle farther out than that, whose distance from the axis changes
+//! by at most its displacement plus the translation, never comes within
+//! its radius of the mesh before the rule rebuilds.
 //! It is listed within its radius plus [`MOVING_REACH_SKINS`] skins, and
 //! the rebuild rule rebuilds before the largest displacement plus that
 //! drift passes them (less the hair), so a particle left out stays
@@ -68,10 +74,11 @@ pub struct NearWalls {
     listed: Vec<bool>,
     /// Whether any wall is not listed (tested for every particle).
     any_unlisted: bool,
-    /// The moving meshes listed, by their index in the moving walls, the
-    /// time they were listed at and the reach beyond a particle's radius
-    /// they were listed within.
-    moving: Vec<usize>,
+    /// The moving meshes listed, by their index in the moving walls with
+    /// the farthest from their turn's axis that a particle can lie and
+    /// still reach them; the time they were listed at and the reach beyond
+    /// a particle's radius they were listed within.
+    moving: Vec<(usize, f64)>,
     listed_at: f64,
     moving_reach: f64,
     /// Per owned particle, in the order of the last rebuild: whether it
@@ -123,13 +130,15 @@ pub const MOVING_REACH_SKINS: f64 = 2.0;
 /// particle at every step.
 pub const MOVING_STEP_SHARE: f64 = 0.125;
 
-/// When and over what a list is found: the skin, the time the walls are
-/// placed for, the step `dt`, and the box every particle lies in
-/// (`lo, hi`; the domain's).
+/// When and over what a list is found: the skin, the largest particle
+/// radius, the time the walls are placed for, the step `dt`, and the box
+/// every particle lies in (`lo, hi`; the domain's).
 #[derive(Debug, Clone, Copy)]
 pub struct Listing {
     /// The neighbour skin.
     pub skin: f64,
+    /// The largest particle radius.
+    pub largest_radius: f64,
     /// The time the walls are placed for.
     pub time: f64,
     /// The time step.
@@ -139,11 +148,12 @@ pub struct Listing {
 }
 
 impl Listing {
-    /// A listing with skin `skin` at time 0 in a step of `dt` over the box
-    /// `bounds`.
-    pub fn new(skin: f64, dt: f64, bounds: (DVec3, DVec3)) -> Self {
+    /// A listing with skin `skin` for particles of radius up to
+    /// `largest_radius` at time 0 in a step of `dt` over the box `bounds`.
+    pub fn new(skin: f64, largest_radius: f64, dt: f64, bounds: (DVec3, DVec3)) -> Self {
         Self {
             skin,
+            largest_radius,
             time: 0.0,
             dt,
             bounds,
@@ -221,6 +231,17 @@ fn find_block(
     block
 }
 
+/// The largest distance of `mesh` (at rest) from the axis `axis` through
+/// `point`: at a vertex, since a triangle's points lie between its corners
+/// and a distance from a line is convex.
+fn axis_extent(mesh: &TriMesh, point: DVec3, axis: DVec3) -> f64 {
+    let off_axis = |v: &DVec3| {
+        let d = *v - point;
+        (d - axis * axis.dot(d)).length()
+    };
+    mesh.vertices().iter().map(off_axis).fold(0.0, f64::max)
+}
+
 impl NearWalls {
     /// Find the owned particles of `p` within their radius plus the skin
     /// of a wall of `walls` that never moves (`moving` are those that do)
@@ -243,15 +264,22 @@ impl NearWalls {
         let mut reach = vec![skin; walls.len()];
         self.moving.clear();
         for (i, m) in moving.iter().enumerate() {
-            let slow = matches!(walls[m.index].shape, WallShape::Mesh { .. })
-                && (m.motion).frame_drift((at.time, at.time + at.dt), at.bounds)
-                    <= MOVING_STEP_SHARE * skin;
-            reach[m.index] = if slow {
-                self.moving.push(i);
-                MOVING_REACH_SKINS * skin
-            } else {
-                f64::NAN
+            reach[m.index] = f64::NAN;
+            let WallShape::Mesh { mesh, .. } = &m.base.shape else {
+                continue;
             };
+            // The farthest from the turn's axis a particle can lie and
+            // still come within reach before the rule rebuilds
+            // ([`Self::moving_meshes_drift`]).
+            let within = m.motion.turn.map_or(f64::INFINITY, |turn| {
+                let extent = axis_extent(mesh, turn.point, turn.axis);
+                extent + at.largest_radius + MOVING_REACH_SKINS * skin
+            });
+            let step = (at.time, at.time + at.dt);
+            if m.motion.frame_drift(step, at.bounds, within) <= MOVING_STEP_SHARE * skin {
+                self.moving.push((i, within));
+                reach[m.index] = MOVING_REACH_SKINS * skin;
+            }
         }
         self.listed_at = at.time;
         self.moving_reach = MOVING_REACH_SKINS * skin;
@@ -321,7 +349,9 @@ impl NearWalls {
             return None;
         }
         let drift = (self.moving.iter())
-            .map(|&i| moving[i].motion.frame_drift((self.listed_at, time), bounds))
+            .map(|&(i, within)| {
+                (moving[i].motion).frame_drift((self.listed_at, time), bounds, within)
+            })
             .fold(0.0, f64::max);
         Some((self.moving_reach, drift))
     }

@@ -623,10 +623,11 @@ fn a_mesh_tested_among_its_listed_triangles_gives_the_bits_of_the_search() {
 
 /// The same with the lid moving down into the cluster and turning: it is
 /// listed in its own frame at the rebuild, and the particles left out
-/// stay out of its reach while their displacement plus its drift stays
-/// within the reach it was listed within (the rebuild rule's test,
-/// asserted at each step); a lid too fast to list is searched for every
-/// particle.
+/// stay out of its reach while their displacement plus its drift (its
+/// turn's part taken no farther from the axis than a particle that can
+/// reach it) stays within the reach it was listed within (the rebuild
+/// rule's test, asserted at each step); a lid too fast to list is
+/// searched for every particle.
 #[test]
 fn a_moving_mesh_listed_in_its_own_frame_gives_the_bits_of_the_search() {
     use crate::force::near_walls::{MOVING_REACH_SKINS, MOVING_STEP_SHARE};
@@ -634,11 +635,11 @@ fn a_moving_mesh_listed_in_its_own_frame_gives_the_bits_of_the_search() {
     let (mut walls, mut moving) = cluster_walls();
     walls.push(bumpy_lid());
     let motion = |speed: f64| Motion {
-        translation: Translation::Velocity(DVec3::new(0.3, 0.0, -2.0) * speed),
+        translation: Translation::Velocity(DVec3::new(0.2, 0.0, -1.2) * speed),
         turn: Some(Turn {
             axis: DVec3::Z,
             point: DVec3::new(1.0, 1.0, 0.0),
-            rate: 0.1 * speed,
+            rate: 0.5 * speed,
         }),
     };
     moving.push(MovingWall {
@@ -647,8 +648,12 @@ fn a_moving_mesh_listed_in_its_own_frame_gives_the_bits_of_the_search() {
         motion: motion(1.0),
     });
     let at = cluster_listing();
-    let one_step = motion(1.0).frame_drift((0.0, at.dt), at.bounds);
-    assert!(one_step > 0.5 * MOVING_STEP_SHARE * at.skin && one_step < MOVING_STEP_SHARE * at.skin);
+    // Its drift in a step, with the whole box's corners as far from the
+    // axis as a particle can be, passes the share that lists it: it is
+    // listed for the particles that can reach it, within 2.12 (the lid's
+    // corners) + 0.55 + 0.2 of the axis.
+    let one_step = motion(1.0).frame_drift((0.0, at.dt), at.bounds, f64::INFINITY);
+    assert!(one_step > MOVING_STEP_SHARE * at.skin, "{one_step}");
     let p = cluster();
     let wh = WallHistory::new(216, walls.iter().map(|w| w.history_records(3)).sum(), 3);
     let mut near = NearWalls::default();
@@ -665,6 +670,8 @@ fn a_moving_mesh_listed_in_its_own_frame_gives_the_bits_of_the_search() {
     let touched = near_only_against_every(&walls, &moving);
     assert!(touched[3] > 10, "{touched:?} contacts with the lid");
     // Twice as fast: not listed, searched for every particle.
+    let one_step = motion(2.0).frame_drift((0.0, at.dt), at.bounds, 2.87);
+    assert!(one_step > MOVING_STEP_SHARE * at.skin, "{one_step}");
     moving[1].motion = motion(2.0);
     near.find(&p, (&walls, &moving), &wh, at);
     assert_eq!(lists(&near), 0);
@@ -674,12 +681,110 @@ fn a_moving_mesh_listed_in_its_own_frame_gives_the_bits_of_the_search() {
     assert!(touched[3] > 10, "{touched:?} contacts with the lid");
 }
 
-/// The listing of the cluster's walls: skin 0.1, the step 0.004 that
-/// [`near_only_against_every`] moves the particles by, a box holding the
-/// cluster.
+/// A moving mesh's list holds to the edge of the rebuild rule's budget:
+/// spheres on a grid over the whole box (near the lid, beside it, far from
+/// its turn's axis) are listed with the lid at rest; at later times, with
+/// the lid sliding down and turning, each sphere moved by 0.999 of what
+/// the rule leaves (`FIXED_REACH · reach − drift`) in each of 26
+/// directions and straight at the lid: one left out touches nothing, and
+/// a listed one meets among its triangles what a search of the whole lid
+/// finds.
+#[test]
+fn a_moving_mesh_list_holds_to_the_edge_of_the_rule() {
+    use crate::geometry::mesh::Contacts;
+    use crate::geometry::motion::{place_walls, Motion, Translation, Turn};
+    use crate::neighbor::trigger::FIXED_REACH;
+    let lid = bumpy_lid();
+    let moving = vec![MovingWall {
+        index: 0,
+        base: lid.clone(),
+        motion: Motion {
+            translation: Translation::Velocity(DVec3::new(0.1, 0.0, -0.5)),
+            turn: Some(Turn {
+                axis: DVec3::new(1.0, 0.3, 0.0).normalize(),
+                point: DVec3::new(1.0, 1.0, 5.0),
+                rate: 0.9,
+            }),
+        },
+    }];
+    let at = cluster_listing();
+    let (lo, hi) = at.bounds;
+    let mut p = Particles::default();
+    let mut rng = Lcg(11);
+    let side = 16;
+    for i in 0..side * side * side {
+        let f = DVec3::new(
+            (i % side) as f64,
+            (i / side % side) as f64,
+            (i / side / side) as f64,
+        );
+        let radius = 0.3 + 0.25 * rng.unit();
+        p.push_owned(&ParticleRecord {
+            id: i as u64,
+            x: lo + (f + 0.5) / side as f64 * (hi - lo),
+            v: DVec3::ZERO,
+            omega: DVec3::ZERO,
+            radius,
+            mass: 1.0,
+            material: 0,
+            frozen: false,
+        });
+    }
+    let mut walls = vec![lid];
+    let wh = WallHistory::new(p.n_owned, walls[0].history_records(3), 3);
+    let mut near = NearWalls::default();
+    near.find(&p, (&walls, &moving), &wh, at);
+    let listed = (0..p.n_owned).filter(|&k| near.wall_for(k, 0)).count();
+    assert!(listed > 20 && listed < p.n_owned / 4, "{listed} listed");
+    let directions: Vec<DVec3> = (0..27)
+        .filter(|&d| d != 13)
+        .map(|d| (DVec3::new((d % 3) as f64, (d / 3 % 3) as f64, (d / 9) as f64) - 1.0).normalize())
+        .collect();
+    let (mut among, mut whole) = (Contacts::default(), Contacts::default());
+    let mut met = 0;
+    for step in [1, 4, 8, 12, 14, 16] {
+        let time = step as f64 * at.dt;
+        place_walls(&mut walls, &moving, time);
+        let (reach, drift) = near.moving_meshes_drift(&moving, time, at.bounds).unwrap();
+        let budget = FIXED_REACH * reach - drift;
+        assert!(
+            budget > 0.0 && (step < 16 || budget < 0.02),
+            "step {step}: {budget}"
+        );
+        for k in 0..p.n_owned {
+            // The 26 directions, and straight at the lid where it is now.
+            walls[0].mesh_contacts(p.x[k], p.radius[k] + 1.0, &mut whole);
+            let nearest = (whole.as_slice().iter()).min_by(|a, b| a.dist.total_cmp(&b.dist));
+            let at_lid = nearest.map(|c| c.n);
+            for d in directions.iter().chain(&at_lid) {
+                let (x, r) = (p.x[k] + 0.999 * budget * *d, p.radius[k]);
+                if !near.wall_for(k, 0) {
+                    assert!(
+                        walls[0].touch(x, r, 0.0).is_none(),
+                        "step {step}, particle {k}"
+                    );
+                    continue;
+                }
+                near.mesh_contacts((k, 0), &walls[0], (x, r), &mut among);
+                walls[0].mesh_contacts(x, r, &mut whole);
+                assert_eq!(
+                    among.as_slice(),
+                    whole.as_slice(),
+                    "step {step}, particle {k}"
+                );
+                met += usize::from(!whole.is_empty());
+            }
+        }
+    }
+    assert!(met > 500, "{met} contacts met");
+}
+
+/// The listing of the cluster's walls: skin 0.1, its largest radius 0.55,
+/// the step 0.004 that [`near_only_against_every`] moves the particles by,
+/// a box holding the cluster.
 fn cluster_listing() -> crate::force::near_walls::Listing {
     let bounds = (DVec3::splat(-1.0), DVec3::splat(6.5));
-    crate::force::near_walls::Listing::new(0.1, 0.004, bounds)
+    crate::force::near_walls::Listing::new(0.1, 0.55, 0.004, bounds)
 }
 
 /// A bumpy mesh over part of the cluster's top, at rest.

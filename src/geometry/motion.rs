@@ -192,9 +192,11 @@ impl Motion {
     /// `c + d(t0)` (turns about one axis commute, and `|R(θ) v − v| = 2
     /// |sin(θ/2)| |v⊥|`). The bound takes `2 |sin(x/2)| ≤ min(|x|, 2)` and
     /// `ρ` at the box's farthest corner (a distance from a line is convex,
-    /// so it is greatest at a corner). The same on every rank: a function
-    /// of the times and the box alone.
-    pub fn frame_drift(&self, (t0, t): (f64, f64), (lo, hi): (DVec3, DVec3)) -> f64 {
+    /// so it is greatest at a corner), or `within` where that is less: the
+    /// caller's bound on the distance from the axis of the points it asks
+    /// about (`f64::INFINITY`: none). The same on every rank: a function of
+    /// the times, the box and `within` alone.
+    pub fn frame_drift(&self, (t0, t): (f64, f64), (lo, hi): (DVec3, DVec3), within: f64) -> f64 {
         let (d0, _) = self.translation.at(t0);
         let (d, _) = self.translation.at(t);
         let turned = self.turn.map_or(0.0, |turn| {
@@ -205,7 +207,8 @@ impl Motion {
                     let v = DVec3::new(pick(0), pick(1), pick(2)) - on_axis;
                     (v - turn.axis * turn.axis.dot(v)).length()
                 })
-                .fold(0.0, f64::max);
+                .fold(0.0, f64::max)
+                .min(within);
             (turn.rate * (t - t0)).abs().min(2.0) * farthest
         });
         (d - d0).length() + turned
@@ -408,7 +411,7 @@ mod tests {
         };
         let mut tightest: f64 = 0.0;
         for (t0, t) in [(0.0, 0.01), (0.2, 0.45), (0.9, 1.4), (0.5, 6.0)] {
-            let bound = m.frame_drift((t0, t), bounds);
+            let bound = m.frame_drift((t0, t), bounds, f64::INFINITY);
             assert!(bound > 0.0);
             for i in 0..=4 {
                 for j in 0..=4 {
@@ -442,7 +445,7 @@ mod tests {
             WallShape::Mesh { pose, .. } => pose,
             _ => unreachable!(),
         };
-        let bound = turning.frame_drift((0.2, 0.21), bounds);
+        let bound = turning.frame_drift((0.2, 0.21), bounds, f64::INFINITY);
         let corner = (0..8)
             .map(|c| {
                 let pick = |a: usize| {
@@ -460,11 +463,14 @@ mod tests {
             corner <= bound && corner > 0.99 * bound,
             "{corner} of {bound}"
         );
+        // Points within 0.5 of the axis: their turn's drift, and no more.
+        let near_axis = turning.frame_drift((0.2, 0.21), bounds, 0.5);
+        assert!((near_axis - 1.3 * 0.01 * 0.5).abs() < 1e-15, "{near_axis}");
         // Still: no drift.
         let still = Motion {
             translation: Translation::Velocity(DVec3::ZERO),
             turn: None,
         };
-        assert_eq!(still.frame_drift((0.0, 5.0), bounds), 0.0);
+        assert_eq!(still.frame_drift((0.0, 5.0), bounds, f64::INFINITY), 0.0);
     }
 }
