@@ -719,16 +719,8 @@ fn a_moving_mesh_list_holds_to_the_edge_of_the_rule() {
             (i / side / side) as f64,
         );
         let radius = 0.3 + 0.25 * rng.unit();
-        p.push_owned(&ParticleRecord {
-            id: i as u64,
-            x: lo + (f + 0.5) / side as f64 * (hi - lo),
-            v: DVec3::ZERO,
-            omega: DVec3::ZERO,
-            radius,
-            mass: 1.0,
-            material: 0,
-            frozen: false,
-        });
+        let x = lo + (f + 0.5) / side as f64 * (hi - lo);
+        p.push_owned(&ParticleRecord::resting(i as u64, x, radius));
     }
     let mut walls = vec![lid];
     let wh = WallHistory::new(p.n_owned, walls[0].history_records(3), 3);
@@ -946,16 +938,8 @@ fn near_walls_reach_the_radius_plus_the_skin() {
     let mut p = Particles::default();
     // Over the floor (z = -0.5) by the radius and 0.101, then 0.099.
     for (id, gap) in [(0, 0.101), (1, 0.099)] {
-        p.push_owned(&ParticleRecord {
-            id,
-            x: DVec3::new(2.0, 2.0, -0.5 + 0.5 + gap),
-            v: DVec3::ZERO,
-            omega: DVec3::ZERO,
-            radius: 0.5,
-            mass: 1.0,
-            material: 0,
-            frozen: false,
-        });
+        let x = DVec3::new(2.0, 2.0, -0.5 + 0.5 + gap);
+        p.push_owned(&ParticleRecord::resting(id, x, 0.5));
     }
     let mut records = WallHistory::new(p.n_owned, walls.len(), 3);
     let mut near = NearWalls::default();

@@ -738,15 +738,10 @@ mod tests {
     fn spheres() -> (Particles, Vec<DVec3>) {
         let mut p = Particles::default();
         for (k, id) in [7u64, 3, 5, 1].into_iter().enumerate() {
+            let x = DVec3::new(2.0 + k as f64, 5.0, 5.0);
             p.push_owned(&ParticleRecord {
-                id,
-                x: DVec3::new(2.0 + k as f64, 5.0, 5.0),
-                v: DVec3::ZERO,
-                omega: DVec3::ZERO,
-                radius: 0.5,
-                mass: 1.0,
-                material: 0,
                 frozen: k == 3,
+                ..ParticleRecord::resting(id, x, 0.5)
             });
         }
         let x_ref = p.x.clone();

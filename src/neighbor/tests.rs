@@ -16,15 +16,10 @@ fn spheres() -> Particles {
     let record = |k: u64| {
         let (a, b, c) = ((k % 5) as f64, ((k / 5) % 5) as f64, (k / 25) as f64);
         let radius = 0.25 + 0.5 * ((k * 37 % 11) as f64 / 10.0);
+        let x = DVec3::new(a, b, c) * 1.1 + DVec3::splat(0.01 * (k % 3) as f64);
         ParticleRecord {
-            id: (k * 53) % 125,
-            x: DVec3::new(a, b, c) * 1.1 + DVec3::splat(0.01 * (k % 3) as f64),
-            v: DVec3::ZERO,
-            omega: DVec3::ZERO,
-            radius,
-            mass: 1.0,
-            material: 0,
             frozen: k % 9 == 4,
+            ..ParticleRecord::resting((k * 53) % 125, x, radius)
         }
     };
     for k in 0..125 {
@@ -180,16 +175,11 @@ fn the_search_flags_pairs_that_may_overlap_beyond_the_bound() {
     let pair = |ra: f64, rb: f64, d: f64| {
         let mut p = Particles::default();
         for (id, x, radius) in [(1, 1.0, ra), (2, 1.0 + d, rb)] {
-            p.push_owned(&ParticleRecord {
+            p.push_owned(&ParticleRecord::resting(
                 id,
-                x: DVec3::new(x, 1.0, 1.0),
-                v: DVec3::ZERO,
-                omega: DVec3::ZERO,
+                DVec3::new(x, 1.0, 1.0),
                 radius,
-                mass: 1.0,
-                material: 0,
-                frozen: false,
-            });
+            ));
         }
         p.refresh_packed();
         NeighborList::build(&p, 0.1, 0).may_overlap_deeply()
@@ -253,16 +243,7 @@ fn records_carried_in_the_share_slots_storage_give_the_same_list() {
 #[test]
 fn a_contact_that_comes_to_meet_through_images_keeps_its_record_on_both_sides() {
     use crate::neighbor::carry::{HistoryRows, PairRecords};
-    let sphere = |id: u64, x: f64| ParticleRecord {
-        id,
-        x: DVec3::new(x, 1.0, 1.0),
-        v: DVec3::ZERO,
-        omega: DVec3::ZERO,
-        radius: 0.4,
-        mass: 1.0,
-        material: 0,
-        frozen: false,
-    };
+    let sphere = |id: u64, x: f64| ParticleRecord::resting(id, DVec3::new(x, 1.0, 1.0), 0.4);
     let mut before = Particles::default();
     before.push_owned(&sphere(1, 0.2));
     before.push_owned(&sphere(2, 0.9));
@@ -459,15 +440,10 @@ fn cloud() -> Particles {
     let records: Vec<ParticleRecord> = (0..1500u64)
         .map(|k| {
             let u = crate::rng::particle_uniforms(7, 0, crate::rng::Stream::RandomInsertion, k);
+            let x = DVec3::new(12.0 * u[0], 4.0 * u[1], 4.0 * u[2]);
             ParticleRecord {
-                id: (k * 389) % 1500,
-                x: DVec3::new(12.0 * u[0], 4.0 * u[1], 4.0 * u[2]),
-                v: DVec3::ZERO,
-                omega: DVec3::ZERO,
-                radius: 0.1 + 0.2 * u[3],
-                mass: 1.0,
-                material: 0,
                 frozen: k % 11 == 3,
+                ..ParticleRecord::resting((k * 389) % 1500, x, 0.1 + 0.2 * u[3])
             }
         })
         .collect();

@@ -32,6 +32,22 @@ pub struct ParticleRecord {
 }
 
 impl ParticleRecord {
+    /// A particle at rest of unit mass, material 0, not frozen: the
+    /// tests' sphere.
+    #[cfg(test)]
+    pub(crate) fn resting(id: u64, x: DVec3, radius: f64) -> Self {
+        Self {
+            id,
+            x,
+            v: DVec3::ZERO,
+            omega: DVec3::ZERO,
+            radius,
+            mass: 1.0,
+            material: 0,
+            frozen: false,
+        }
+    }
+
     /// Mass of a solid sphere of this radius and density.
     pub fn sphere_mass(radius: f64, density: f64) -> f64 {
         density * 4.0 / 3.0 * std::f64::consts::PI * radius * radius * radius
