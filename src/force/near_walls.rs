@@ -1,8 +1,9 @@
 //! Which owned particles can reach a wall that never moves, or a moving
 //! mesh, before the next rebuild: found at each rebuild, so that the force
-//! stage tests only those against such walls (a bed on a floor has a layer of a few hundred
-//! spheres against it out of tens of thousands; LAMMPS's `fix wall/gran`
-//! tests every particle of its group every step).
+//! stage tests only those against such walls (a bed on a floor has a
+//! layer of a few hundred spheres against it out of tens of thousands;
+//! LAMMPS's `fix wall/gran` tests every particle of its group every
+//! step).
 //!
 //! Why a particle left out gives the same bits as when it was tested:
 //!
@@ -33,17 +34,17 @@
 //! that is less: a turn keeps each point's distance from its axis, so a
 //! particle farther out than that, whose distance from the axis changes
 //! by at most its displacement plus the translation, never comes within
-//! its radius of the mesh before the rule rebuilds.
-//! It is listed within its radius plus [`MOVING_REACH_SKINS`] skins, and
-//! the rebuild rule rebuilds before the largest displacement plus that
-//! drift passes them (less the hair), so a particle left out stays
-//! farther than its radius from the mesh, as above. A mesh that drifts
-//! by more than [`MOVING_STEP_SHARE`] of the skin in the step after a
-//! rebuild is not listed until a later rebuild finds it slower (the
-//! rebuilds it would call for cost more than its search). Other walls that
-//! move are tested for every particle at every step (a plane's test costs
-//! less than a rebuild it would call for); so is every wall while no list
-//! has been found.
+//! its radius of the mesh before the rule rebuilds. It is listed within
+//! its radius plus [`MOVING_REACH_SKINS`] skins, and the rebuild rule
+//! rebuilds before the largest displacement plus that drift passes them
+//! (less the hair), so a particle left out stays farther than its radius
+//! from the mesh, as above. A mesh that drifts by more than
+//! [`MOVING_STEP_SHARE`] of the skin in the step after a rebuild is not
+//! listed until a later rebuild finds it slower (the rebuilds it would
+//! call for cost more than its search). Other walls that move are tested
+//! for every particle at every step (a plane's test costs less than a
+//! rebuild it would call for); so is every wall while no list has been
+//! found.
 //!
 //! A listed mesh wall also gets, per particle near a wall, the triangles
 //! whose bounding boxes lie within its reach at the rebuild
@@ -74,12 +75,13 @@ pub struct NearWalls {
     listed: Vec<bool>,
     /// Whether any wall is not listed (tested for every particle).
     any_unlisted: bool,
-    /// The moving meshes listed, by their index in the moving walls with
-    /// the farthest from their turn's axis that a particle can lie and
-    /// still reach them; the time they were listed at and the reach beyond
-    /// a particle's radius they were listed within.
+    /// The moving meshes listed, by their index in the moving walls, each
+    /// with the farthest from its turn's axis that a particle can lie and
+    /// still reach it.
     moving: Vec<(usize, f64)>,
+    /// The time the moving meshes were listed at.
     listed_at: f64,
+    /// The reach beyond a particle's radius they were listed within.
     moving_reach: f64,
     /// Per owned particle, in the order of the last rebuild: whether it
     /// lies within its reach of a wall the list speaks for. Empty while
