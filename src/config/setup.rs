@@ -155,6 +155,12 @@ pub struct Setup {
 }
 
 impl Setup {
+    /// The simulated time at `step`, `step · dt`: where moving walls are
+    /// placed from (the same bits wherever it is asked for).
+    pub fn time_at(&self, step: u64) -> f64 {
+        step as f64 * self.dt
+    }
+
     /// How the walls near each particle are listed at a rebuild
     /// ([`crate::force::NearWalls::find`]): with the skin, the largest
     /// radius, the step and the domain's box, at time 0 (`.at(t)` for

@@ -79,10 +79,8 @@ pub struct NearWalls {
     /// with the farthest from its turn's axis that a particle can lie and
     /// still reach it.
     moving: Vec<(usize, f64)>,
-    /// The time the moving meshes were listed at.
-    listed_at: f64,
-    /// The reach beyond a particle's radius they were listed within.
-    moving_reach: f64,
+    /// What the last list was found for (its time and skin, the box).
+    listing: Listing,
     /// Per owned particle, in the order of the last rebuild: whether it
     /// lies within its reach of a wall the list speaks for. Empty while
     /// none has been found: every particle is tested.
@@ -110,8 +108,7 @@ pub static TEST_EVERY_PARTICLE: NearWalls = NearWalls {
     listed: Vec::new(),
     any_unlisted: false,
     moving: Vec::new(),
-    listed_at: 0.0,
-    moving_reach: 0.0,
+    listing: Listing::new(0.0, 0.0, 0.0, (DVec3::ZERO, DVec3::ZERO)),
     near: Vec::new(),
     meshes: Vec::new(),
     mesh_slot: Vec::new(),
@@ -135,7 +132,7 @@ pub const MOVING_STEP_SHARE: f64 = 0.125;
 /// When and over what a list is found: the skin, the largest particle
 /// radius, the time the walls are placed for, the step `dt`, and the box
 /// every particle lies in (`lo, hi`; the domain's).
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, Default)]
 pub struct Listing {
     /// The neighbour skin.
     pub skin: f64,
@@ -152,7 +149,7 @@ pub struct Listing {
 impl Listing {
     /// A listing with skin `skin` for particles of radius up to
     /// `largest_radius` at time 0 in a step of `dt` over the box `bounds`.
-    pub fn new(skin: f64, largest_radius: f64, dt: f64, bounds: (DVec3, DVec3)) -> Self {
+    pub const fn new(skin: f64, largest_radius: f64, dt: f64, bounds: (DVec3, DVec3)) -> Self {
         Self {
             skin,
             largest_radius,
@@ -283,8 +280,7 @@ impl NearWalls {
                 reach[m.index] = MOVING_REACH_SKINS * skin;
             }
         }
-        self.listed_at = at.time;
-        self.moving_reach = MOVING_REACH_SKINS * skin;
+        self.listing = at;
         self.listed.clear();
         self.listed.extend(reach.iter().map(|r| !r.is_nan()));
         self.any_unlisted = self.listed.iter().any(|&l| !l);
@@ -336,26 +332,20 @@ impl NearWalls {
     /// For the moving meshes the list speaks for: the reach beyond a
     /// particle's radius they were listed within, and how far they have
     /// drifted since (the largest
-    /// [`crate::geometry::motion::Motion::frame_drift`] at `time`; see
-    /// [`Listing`] for `bounds`). `None` where none is listed. The list
+    /// [`crate::geometry::motion::Motion::frame_drift`] at `time`, over
+    /// the box the list was found for). `None` where none is listed. The list
     /// holds while every particle's displacement since it was found plus
     /// this drift stays within the reach: nothing that was farther comes
     /// within a radius of a listed mesh.
-    pub fn moving_meshes_drift(
-        &self,
-        moving: &[MovingWall],
-        time: f64,
-        bounds: (DVec3, DVec3),
-    ) -> Option<(f64, f64)> {
+    pub fn moving_meshes_drift(&self, moving: &[MovingWall], time: f64) -> Option<(f64, f64)> {
         if self.moving.is_empty() {
             return None;
         }
+        let at = &self.listing;
         let drift = (self.moving.iter())
-            .map(|&(i, within)| {
-                (moving[i].motion).frame_drift((self.listed_at, time), bounds, within)
-            })
+            .map(|&(i, within)| (moving[i].motion).frame_drift((at.time, time), at.bounds, within))
             .fold(0.0, f64::max);
-        Some((self.moving_reach, drift))
+        Some((MOVING_REACH_SKINS * at.skin, drift))
     }
 
     /// The triangles of wall `w` (`wall`) that owned particle `k` can

@@ -665,7 +665,7 @@ fn a_moving_mesh_listed_in_its_own_frame_gives_the_bits_of_the_search() {
             .count()
     };
     assert!(lists(&near) > 5, "{} particles list the lid", lists(&near));
-    let (reach, drift) = near.moving_meshes_drift(&moving, 0.0, at.bounds).unwrap();
+    let (reach, drift) = near.moving_meshes_drift(&moving, 0.0).unwrap();
     assert_eq!((reach, drift), (MOVING_REACH_SKINS * at.skin, 0.0));
     let touched = near_only_against_every(&walls, &moving);
     assert!(touched[3] > 10, "{touched:?} contacts with the lid");
@@ -675,7 +675,7 @@ fn a_moving_mesh_listed_in_its_own_frame_gives_the_bits_of_the_search() {
     moving[1].motion = motion(2.0);
     near.find(&p, (&walls, &moving), &wh, at);
     assert_eq!(lists(&near), 0);
-    assert!(near.moving_meshes_drift(&moving, 0.0, at.bounds).is_none());
+    assert!(near.moving_meshes_drift(&moving, 0.0).is_none());
     assert!((0..p.n_owned).all(|k| near.any_for(k) && near.wall_for(k, 3)));
     let touched = near_only_against_every(&walls, &moving);
     assert!(touched[3] > 10, "{touched:?} contacts with the lid");
@@ -737,7 +737,7 @@ fn a_moving_mesh_list_holds_to_the_edge_of_the_rule() {
     for step in [1, 4, 8, 12, 14, 16] {
         let time = step as f64 * at.dt;
         place_walls(&mut walls, &moving, time);
-        let (reach, drift) = near.moving_meshes_drift(&moving, time, at.bounds).unwrap();
+        let (reach, drift) = near.moving_meshes_drift(&moving, time).unwrap();
         let budget = FIXED_REACH * reach - drift;
         assert!(
             budget > 0.0 && (step < 16 || budget < 0.02),
@@ -851,7 +851,7 @@ fn near_only_against_every(walls: &[Wall], moving: &[MovingWall]) -> Vec<usize> 
     for step in 0..6 {
         let time = step as f64 * at.dt;
         place_walls(&mut placed, moving, time);
-        if let Some((reach, drift)) = near.moving_meshes_drift(moving, time, at.bounds) {
+        if let Some((reach, drift)) = near.moving_meshes_drift(moving, time) {
             // The rebuild rule's test: the list still holds.
             let moved = (p.x.iter().zip(&start)).map(|(x, s)| (*x - *s).length());
             let largest = moved.fold(0.0, f64::max);

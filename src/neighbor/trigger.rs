@@ -128,8 +128,9 @@ impl RebuildRule {
     /// Rebuild when `max |Δ| + drift >` [`FIXED_REACH`] `· reach` with
     /// moving meshes listed, when `max |Δ| >` [`FIXED_REACH`] `· s` with
     /// something fixed in space, or else when every test of the module's
-    /// documentation fails: `max |Δ| ≤ s/2`, `max |r − c| ≤ (s − k‖G‖ (C + s))/2` (where
-    /// `kg > 0`), `max |Δ − c| ≤ s/2`, in that order. Each closure is
+    /// documentation fails: `max |Δ| ≤ s/2`,
+    /// `max |r − c| ≤ (s − k‖G‖ (C + s))/2` (where `kg > 0`),
+    /// `max |Δ − c| ≤ s/2`, in that order. Each closure is
     /// called (collectively, on every rank alike) only when the tests
     /// before it did not decide.
     pub fn due(

@@ -296,7 +296,7 @@ impl Simulation {
 
     /// Simulated time.
     pub fn time(&self) -> f64 {
-        self.step as f64 * self.setup.dt
+        self.setup.time_at(self.step)
     }
 
     /// Move the moving walls to where they are at the current time: a
@@ -328,11 +328,11 @@ impl Simulation {
         use crate::geometry::mesh::Contacts;
         let (p, near) = (&self.particles, &self.near_walls);
         let (mut listed, mut whole) = (Contacts::default(), Contacts::default());
+        let step = self.step;
         for k in 0..p.n_owned {
             let (x, r) = (p.x[k], p.radius[k]);
             for (w, wall) in self.setup.walls.iter().enumerate() {
                 let tested = near.any_for(k) && near.wall_for(k, w);
-                let step = self.step;
                 if !tested && wall.touch(x, r, 0.0).is_some() {
                     return Some(format!(
                         "step {step}: particle id {} touches wall {w} untested",

@@ -260,7 +260,7 @@ impl Simulation {
         // Found where the last rebuild saw the particles (at x_ref) and
         // the walls, with the records the checkpoint holds.
         let mut near_walls = force::NearWalls::default();
-        let rebuilt = snap.rebuilt_at as f64 * setup.dt;
+        let rebuilt = setup.time_at(snap.rebuilt_at);
         place_walls(&mut setup.walls, &setup.moving_walls, rebuilt);
         let walls = (&setup.walls[..], &setup.moving_walls[..]);
         let at = setup.wall_listing().at(rebuilt);

@@ -154,9 +154,7 @@ impl Simulation {
     /// ranks' displacements. Collective.
     fn rebuild_due(&mut self, moved: &Moved) -> bool {
         let s = &self.setup;
-        let bounds = (s.domain.lo, s.domain.hi);
-        let moving_meshes =
-            (self.near_walls).moving_meshes_drift(&s.moving_walls, self.time(), bounds);
+        let moving_meshes = (self.near_walls).moving_meshes_drift(&s.moving_walls, self.time());
         let rule = RebuildRule::new(s.skin, halo_width(s), self.fixed_in_space())
             .with_moving_meshes(moving_meshes);
         // The displacement the fitted flow foresees per unit of reference
