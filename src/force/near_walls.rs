@@ -195,7 +195,6 @@ fn find_block(
         counts: Vec::with_capacity(ks.len() * meshes),
         triangles: Vec::new(),
     };
-    let mut contacts = Contacts::default();
     for k in ks {
         let (x, r) = (p.x[k], p.radius[k]);
         let first = block.triangles.len();
@@ -209,10 +208,8 @@ fn find_block(
                 wall.mesh_near_triangles(x, r + reach, &mut block.triangles);
                 block.counts.push((block.triangles.len() - from) as u32);
                 if !near && block.triangles.len() > from {
-                    // As `Wall::touch(x, r, reach)`: the nearest contact.
-                    let mine = &block.triangles[from..];
-                    wall.mesh_contacts_among(x, r + reach, mine, &mut contacts);
-                    near = (contacts.as_slice().iter()).any(|c| c.dist < r + reach);
+                    let mine = Some(&block.triangles[from..]);
+                    near = wall.touch_among(x, r, reach, mine).is_some();
                 }
             } else {
                 near = near || wall.touch(x, r, reach).is_some();

@@ -206,10 +206,28 @@ impl Wall {
     /// [`Wall::mesh_contacts`]).
     #[inline]
     pub fn touch(&self, x: DVec3, r: f64, extra: f64) -> Option<WallTouch> {
+        self.touch_among(x, r, extra, None)
+    }
+
+    /// [`Self::touch`], with a mesh's contacts sought among `triangles`
+    /// only where given (those [`Self::mesh_near_triangles`] found within
+    /// `r + extra`, which hold every contact nearer than that); the same
+    /// for another shape.
+    #[inline]
+    pub fn touch_among(
+        &self,
+        x: DVec3,
+        r: f64,
+        extra: f64,
+        triangles: Option<&[u32]>,
+    ) -> Option<WallTouch> {
         let (dist, n) = match &self.shape {
             WallShape::Mesh { .. } => {
                 let mut out = Contacts::default();
-                self.mesh_contacts(x, r + extra, &mut out);
+                match triangles {
+                    Some(among) => self.mesh_contacts_among(x, r + extra, among, &mut out),
+                    None => self.mesh_contacts(x, r + extra, &mut out),
+                }
                 let c = out
                     .as_slice()
                     .iter()
