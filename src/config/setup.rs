@@ -162,13 +162,11 @@ impl Setup {
     }
 
     /// How the walls near each particle are listed at a rebuild
-    /// ([`crate::force::NearWalls::find`]): with the skin, the largest
-    /// radius, the step and the domain's box, at time 0 (`.at(t)` for
-    /// another).
+    /// ([`crate::force::NearWalls::find`]): with the skin, the step and
+    /// the domain's box, at time 0 (`.at(t)` for another).
     pub fn wall_listing(&self) -> crate::force::near_walls::Listing {
         let bounds = (self.domain.lo, self.domain.hi);
-        let (skin, largest) = (self.skin, self.max_radius);
-        crate::force::near_walls::Listing::new(skin, largest, self.dt, bounds)
+        crate::force::near_walls::Listing::new(self.skin, self.dt, bounds)
     }
 
     /// The wall-history records each particle keeps: one per wall, a

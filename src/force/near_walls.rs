@@ -24,21 +24,20 @@
 //!   leaves its wall load at zero.
 //!
 //! A moving mesh ([`crate::geometry::motion`]) is listed the same way in
-//! its own frame, where it stands still: a particle `p` seen from there
-//! moves by at most its own displacement plus the mesh's frame drift
+//! its own frame, where it stands still. A particle's distance from the
+//! mesh shrinks by at most its own displacement plus the mesh's drift
 //! since the list was found
 //! ([`crate::geometry::motion::Motion::frame_drift`]: the translation, and
-//! the turn's angle times the largest distance from the axis that
-//! matters). That distance is the box's farthest corner's, or the mesh's
-//! own extent from the axis plus the largest radius and the reach where
-//! that is less: a turn keeps each point's distance from its axis, so a
-//! particle farther out than that, whose distance from the axis changes
-//! by at most its displacement plus the translation, never comes within
-//! its radius of the mesh before the rule rebuilds. It is listed within
-//! its radius plus [`MOVING_REACH_SKINS`] skins, and the rebuild rule
-//! rebuilds before the largest displacement plus that drift passes them
-//! (less the hair), so a particle left out stays farther than its radius
-//! from the mesh, as above. A mesh that drifts by more than
+//! the turn's angle times the lesser of two distances from the axis: the
+//! box's farthest corner's, which bounds how far a particle moves in the
+//! mesh's frame, and the mesh's own farthest point's, which bounds how
+//! far each point of the mesh moves: a point of the mesh at one time lies
+//! that near to one at the other). It is listed within its radius plus
+//! [`MOVING_REACH_SKINS`] skins, and the rebuild rule rebuilds before the
+//! largest displacement plus that drift passes them (less the hair), so a
+//! particle left out stays farther than its radius from the mesh, as
+//! above; a listed particle's triangles hold every one it can touch
+//! until then, by the same bound for each triangle. A mesh that drifts by more than
 //! [`MOVING_STEP_SHARE`] of the skin in the step after a rebuild is not
 //! listed until a later rebuild finds it slower (the rebuilds it would
 //! call for cost more than its search). Other walls that move are tested
@@ -76,8 +75,7 @@ pub struct NearWalls {
     /// Whether any wall is not listed (tested for every particle).
     any_unlisted: bool,
     /// The moving meshes listed, by their index in the moving walls, each
-    /// with the farthest from its turn's axis that a particle can lie and
-    /// still reach it.
+    /// with the farthest its points lie from its turn's axis.
     moving: Vec<(usize, f64)>,
     /// What the last list was found for (its time and skin, the box).
     listing: Listing,
@@ -108,7 +106,7 @@ pub static TEST_EVERY_PARTICLE: NearWalls = NearWalls {
     listed: Vec::new(),
     any_unlisted: false,
     moving: Vec::new(),
-    listing: Listing::new(0.0, 0.0, 0.0, (DVec3::ZERO, DVec3::ZERO)),
+    listing: Listing::new(0.0, 0.0, (DVec3::ZERO, DVec3::ZERO)),
     near: Vec::new(),
     meshes: Vec::new(),
     mesh_slot: Vec::new(),
@@ -129,15 +127,13 @@ pub const MOVING_REACH_SKINS: f64 = 2.0;
 /// particle at every step.
 pub const MOVING_STEP_SHARE: f64 = 0.125;
 
-/// When and over what a list is found: the skin, the largest particle
-/// radius, the time the walls are placed for, the step `dt`, and the box
-/// every particle lies in (`lo, hi`; the domain's).
+/// When and over what a list is found: the skin, the time the walls are
+/// placed for, the step `dt`, and the box every particle lies in (`lo,
+/// hi`; the domain's).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Listing {
     /// The neighbour skin.
     pub skin: f64,
-    /// The largest particle radius.
-    pub largest_radius: f64,
     /// The time the walls are placed for.
     pub time: f64,
     /// The time step.
@@ -147,12 +143,11 @@ pub struct Listing {
 }
 
 impl Listing {
-    /// A listing with skin `skin` for particles of radius up to
-    /// `largest_radius` at time 0 in a step of `dt` over the box `bounds`.
-    pub const fn new(skin: f64, largest_radius: f64, dt: f64, bounds: (DVec3, DVec3)) -> Self {
+    /// A listing with skin `skin` at time 0 in a step of `dt` over the
+    /// box `bounds`.
+    pub const fn new(skin: f64, dt: f64, bounds: (DVec3, DVec3)) -> Self {
         Self {
             skin,
-            largest_radius,
             time: 0.0,
             dt,
             bounds,
@@ -264,16 +259,15 @@ impl NearWalls {
             let WallShape::Mesh { mesh, .. } = &m.base.shape else {
                 continue;
             };
-            // The farthest from the turn's axis a particle can lie and
-            // still come within reach before the rule rebuilds
+            // The farthest the mesh's points lie from its turn's axis:
+            // none moves farther than the turn's angle times that
             // ([`Self::moving_meshes_drift`]).
-            let within = m.motion.turn.map_or(f64::INFINITY, |turn| {
-                let extent = axis_extent(mesh, turn.point, turn.axis);
-                extent + at.largest_radius + MOVING_REACH_SKINS * skin
+            let extent = (m.motion.turn).map_or(f64::INFINITY, |turn| {
+                axis_extent(mesh, turn.point, turn.axis)
             });
             let step = (at.time, at.time + at.dt);
-            if m.motion.frame_drift(step, at.bounds, within) <= MOVING_STEP_SHARE * skin {
-                self.moving.push((i, within));
+            if m.motion.frame_drift(step, at.bounds, extent) <= MOVING_STEP_SHARE * skin {
+                self.moving.push((i, extent));
                 reach[m.index] = MOVING_REACH_SKINS * skin;
             }
         }
@@ -340,7 +334,7 @@ impl NearWalls {
         }
         let at = &self.listing;
         let drift = (self.moving.iter())
-            .map(|&(i, within)| (moving[i].motion).frame_drift((at.time, time), at.bounds, within))
+            .map(|&(i, extent)| (moving[i].motion).frame_drift((at.time, time), at.bounds, extent))
             .fold(0.0, f64::max);
         Some((MOVING_REACH_SKINS * at.skin, drift))
     }

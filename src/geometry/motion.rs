@@ -181,22 +181,30 @@ impl Motion {
 }
 
 impl Motion {
-    /// A bound on how far a point that lay in the box `lo..hi` at `t0`
-    /// has moved in the wall's own frame by `t`, besides its own
-    /// displacement: for a point `p` seen from the wall's frame, `p_b(t) =
-    /// c + R(Ωt)ᵀ (p(t) − c − d(t))`,
+    /// A bound on how much nearer the wall a point that lay in the box
+    /// `lo..hi` at `t0` can have come by `t`, besides its own displacement.
+    /// Two bounds hold, with the turn `R(Ωt)` about the axis through the
+    /// travelling point `c + d(t)` (turns about one axis commute, and
+    /// `|R(θ) v − v| = 2 |sin(θ/2)| |v⊥|`):
     ///
-    /// `|p_b(t) − p_b(t0)| ≤ |p(t) − p(t0)| + |d(t) − d(t0)| + 2 |sin(Ω (t − t0)/2)| ρ`,
+    /// - In the wall's own frame, where it stands still, a point `p` is at
+    ///   `p_b(t) = c + R(Ωt)ᵀ (p(t) − c − d(t))`, and
+    ///   `|p_b(t) − p_b(t0)| ≤ |p(t) − p(t0)| + |d(t) − d(t0)| + 2 |sin(Ω (t − t0)/2)| ρ`,
+    ///   with `ρ` the distance of `p(t0)` from the axis: at most the box's
+    ///   farthest corner's (a distance from a line is convex, so it is
+    ///   greatest at a corner).
+    /// - The wall's own points `q` each move by
+    ///   `|d(t) − d(t0) + (R(Ωt) − R(Ωt0)) (q − c)| ≤ |d(t) − d(t0)| + 2 |sin(Ω (t − t0)/2)| ρ`,
+    ///   with `ρ` the distance of `q` from the axis, at most `extent`,
+    ///   the caller's bound on the wall's points' distance from the axis
+    ///   (`f64::INFINITY`: none); a point's distance from the wall (the
+    ///   set of its points) shrinks by no more than the point's own
+    ///   displacement plus the largest of theirs.
     ///
-    /// where `ρ` is the distance of `p(t0)` from the turn's axis through
-    /// `c + d(t0)` (turns about one axis commute, and `|R(θ) v − v| = 2
-    /// |sin(θ/2)| |v⊥|`). The bound takes `2 |sin(x/2)| ≤ min(|x|, 2)` and
-    /// `ρ` at the box's farthest corner (a distance from a line is convex,
-    /// so it is greatest at a corner), or `within` where that is less: the
-    /// caller's bound on the distance from the axis of the points it asks
-    /// about (`f64::INFINITY`: none). The same on every rank: a function of
-    /// the times, the box and `within` alone.
-    pub fn frame_drift(&self, (t0, t): (f64, f64), (lo, hi): (DVec3, DVec3), within: f64) -> f64 {
+    /// The bound takes `2 |sin(x/2)| ≤ min(|x|, 2)` and the lesser `ρ`:
+    /// the box's farthest corner's or `extent`. The same on every rank: a
+    /// function of the times, the box and `extent` alone.
+    pub fn frame_drift(&self, (t0, t): (f64, f64), (lo, hi): (DVec3, DVec3), extent: f64) -> f64 {
         let (d0, _) = self.translation.at(t0);
         let (d, _) = self.translation.at(t);
         let turned = self.turn.map_or(0.0, |turn| {
@@ -208,7 +216,7 @@ impl Motion {
                     (v - turn.axis * turn.axis.dot(v)).length()
                 })
                 .fold(0.0, f64::max)
-                .min(within);
+                .min(extent);
             (turn.rate * (t - t0)).abs().min(2.0) * farthest
         });
         (d - d0).length() + turned
@@ -463,9 +471,41 @@ mod tests {
             corner <= bound && corner > 0.99 * bound,
             "{corner} of {bound}"
         );
-        // Points within 0.5 of the axis: their turn's drift, and no more.
+        // A wall within 0.5 of the axis: its turn's drift, and no more.
         let near_axis = turning.frame_drift((0.2, 0.21), bounds, 0.5);
         assert!((near_axis - 1.3 * 0.01 * 0.5).abs() < 1e-15, "{near_axis}");
+        // The wall's own points move no farther than the bound with its
+        // extent from the axis, however far the box reaches (here the box
+        // would allow 40 times more); its farthest vertex meets the bound
+        // to 1 % over a short turn.
+        let vertices = [DVec3::ZERO, DVec3::X, DVec3::Y];
+        let turn = m.turn.expect("a turn");
+        let off_axis = |q: DVec3| {
+            let d = q - turn.point;
+            (d - turn.axis * turn.axis.dot(d)).length()
+        };
+        let extent = vertices.map(off_axis).into_iter().fold(0.0, f64::max);
+        let wide = (DVec3::splat(-40.0), DVec3::splat(40.0));
+        let short = (0.2, 0.21);
+        let box_bound = turning.frame_drift(short, wide, f64::INFINITY);
+        assert!(box_bound > 40.0 * turning.frame_drift(short, wide, extent));
+        for motion in [&m, &turning] {
+            let pose = |t: f64| match motion.place(&base, t).shape {
+                WallShape::Mesh { pose, .. } => pose,
+                _ => unreachable!(),
+            };
+            for (t0, t) in [(0.0, 0.01), (0.2, 0.21), (0.2, 0.45), (0.5, 6.0)] {
+                let bound = motion.frame_drift((t0, t), wide, extent);
+                let moved = vertices
+                    .map(|q| (pose(t).place(q) - pose(t0).place(q)).length())
+                    .into_iter()
+                    .fold(0.0, f64::max);
+                assert!(moved <= bound, "t0 {t0}, t {t}: {moved} > {bound}");
+                if std::ptr::eq(motion, &turning) && t - t0 < 0.02 {
+                    assert!(moved > 0.99 * bound, "{moved} of {bound}");
+                }
+            }
+        }
         // Still: no drift.
         let still = Motion {
             translation: Translation::Velocity(DVec3::ZERO),
