@@ -274,6 +274,15 @@ pub fn halo_width(setup: &Setup) -> f64 {
     2.0 * setup.max_radius + setup.range_pad + setup.skin
 }
 
+/// How far beyond its own radius a particle can reach a partner before the
+/// next rebuild, `R_max + pad + skin`: a pair of radii `R_p`, `R_q` is
+/// listed within `R_p + R_q + pad + skin`, so a particle farther than its
+/// radius plus this from a face has no partner across it, and the halo
+/// ([`crate::parallel::halo::Halo::build`]) does not copy it there.
+pub fn halo_reach(setup: &Setup) -> f64 {
+    setup.max_radius + setup.range_pad + setup.skin
+}
+
 /// Where the initial particles lie, for cutting the decomposition: the
 /// box holding them whole and, per axis, a histogram of their centres over
 /// the box.

@@ -1,5 +1,6 @@
 //! The ghost halo. It holds, behind the owned particles, copies ("ghosts") of every
-//! particle within one interaction range of this rank's subdomain: periodic
+//! particle that a particle of this rank's subdomain can reach before the
+//! next rebuild (within its own radius plus `R_max + pad + skin`): periodic
 //! images of its own particles and particles of the adjacent ranks (and
 //! their periodic images). Both kinds go through the same code: a ghost is a
 //! particle record plus an integer image shift `s·L`, sent to whichever rank
@@ -178,10 +179,12 @@ pub struct Halo {
 
 impl Halo {
     /// Drop the old ghosts and create the new ones: every owned particle
-    /// within `width` of a face of another subdomain (or of its own, across
-    /// a periodic boundary) is copied there with its image shift.
-    /// Requires every subdomain to be at least `width` thick and every
-    /// periodic length to exceed `2 · width`. The new ghosts have no packed
+    /// within its radius plus `reach` of a face of another subdomain (or
+    /// of its own, across a periodic boundary) is copied there with its
+    /// image shift ([`crate::parallel::grid::halo_reach`]: no pair across
+    /// the face reaches one farther). With `width` the largest radius plus
+    /// `reach`, requires every subdomain to be at least `width` thick and
+    /// every periodic length to exceed `2 · width`. The new ghosts have no packed
     /// images yet ([`Particles::packed`] covers at most the owned
     /// particles): the caller refreshes them, or updates the halo. Collective.
     pub fn build(
@@ -190,7 +193,7 @@ impl Halo {
         domain: &Domain,
         decomp: &Decomposition,
         comm: &dyn Comm,
-        width: f64,
+        reach: f64,
     ) {
         p.truncate_ghosts();
         self.local_source.clear();
@@ -198,7 +201,7 @@ impl Halo {
         let peers = &self.peers;
         let l = domain.length();
         let ghosts_of = |k: usize, part: &mut Outgoing| {
-            let x = p.x[k];
+            let (x, width) = (p.x[k], p.radius[k] + reach);
             // Per axis: (slab, image multiple) choices, the particle's own slab first.
             let mut options = [[(0usize, 0i32); 3]; 3];
             let mut counts = [1usize; 3];
@@ -489,5 +492,114 @@ impl Halo {
     /// Ranks this rank exchanges ghosts with.
     pub fn peers(&self) -> &[usize] {
         &self.peers
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::parallel::comm::SerialComm;
+    use crate::state::particles::ParticleRecord;
+    use std::collections::HashSet;
+
+    /// On one rank with two periodic axes: every pair within `R_p + R_q +
+    /// pad + skin` across a periodic face finds each partner's image on the
+    /// other's side (pairs placed at the edge of that reach among them),
+    /// no image's source lies farther than its radius plus the reach from
+    /// the face it crosses, and particles within the full
+    /// halo width of a face but beyond their own reach make none.
+    #[test]
+    fn images_reach_every_partner_across_a_periodic_face_and_no_farther() {
+        let domain = Domain {
+            lo: DVec3::ZERO,
+            hi: DVec3::new(4.0, 3.0, 5.0),
+            periodic: [true, true, false],
+        };
+        let l = domain.length();
+        let (r_max, pad, skin) = (0.3, 0.01, 0.06);
+        let reach = r_max + pad + skin;
+        let mut state = 7u64;
+        let mut unit = move || {
+            state = (state.wrapping_mul(6_364_136_223_846_793_005))
+                .wrapping_add(1_442_695_040_888_963_407);
+            (state >> 11) as f64 / (1u64 << 53) as f64
+        };
+        let mut p = Particles::default();
+        for id in 0..800 {
+            let x = DVec3::new(unit(), unit(), unit()) * l;
+            p.push_owned(&ParticleRecord::resting(id, x, 0.1 + 0.2 * unit()));
+        }
+        // And pairs at the edge: a sphere of the largest radius at x = 0,
+        // a partner of another size whose image across x reaches it with
+        // 1e-4 to spare, so that it lies 2e-4 inside its own reach.
+        for m in 0..20u32 {
+            let (r, at) = (0.1 + 0.01 * f64::from(m), 0.1 + 0.14 * f64::from(m));
+            let inside = r + reach - 2e-4;
+            let x = DVec3::new(1e-4, at, 2.5);
+            p.push_owned(&ParticleRecord::resting(900 + 2 * u64::from(m), x, r_max));
+            let x = DVec3::new(l.x - inside, at, 2.5);
+            p.push_owned(&ParticleRecord::resting(901 + 2 * u64::from(m), x, r));
+        }
+        let mut halo = Halo::default();
+        let decomp = Decomposition::single(&domain);
+        halo.build(&mut p, &domain, &decomp, &SerialComm, reach);
+        let n = p.n_owned;
+        let shift_of = |g: usize| (p.shift_of(g) / l).round().as_ivec3().to_array();
+        let images: HashSet<(usize, [i32; 3])> = (n..p.len())
+            .map(|g| (halo.local_sources()[g - n] as usize, shift_of(g)))
+            .collect();
+        assert_eq!(images.len(), p.len() - n, "an image made twice");
+        for &(k, s) in &images {
+            let (x, r) = (p.x[k], p.radius[k]);
+            for a in 0..3 {
+                let from_face = match s[a] {
+                    1 => x[a],
+                    -1 => l[a] - x[a],
+                    _ => continue,
+                };
+                assert!(from_face < r + reach, "{k} imaged by {s:?} from {x}");
+            }
+        }
+        let mut pairs = 0;
+        for i in 0..n {
+            for j in 0..n {
+                for (sx, sy) in [
+                    (-1, -1),
+                    (-1, 0),
+                    (-1, 1),
+                    (0, -1),
+                    (0, 1),
+                    (1, -1),
+                    (1, 0),
+                    (1, 1),
+                ] {
+                    let s = [sx, sy, 0];
+                    let image = p.x[j] + DVec3::new(f64::from(sx), f64::from(sy), 0.0) * l;
+                    if (p.x[i] - image).length() < p.radius[i] + p.radius[j] + pad + skin {
+                        pairs += 1;
+                        assert!(images.contains(&(j, s)), "{j} imaged by {s:?} for {i}");
+                    }
+                }
+            }
+        }
+        assert!(pairs > 50, "{pairs} pairs across the faces");
+        // Imaged: exactly the particles within their own reach of a
+        // periodic face, fewer than within the halo width.
+        let near_a_face = |k: usize, width: f64| {
+            let x = p.x[k];
+            (0..2).any(|a| x[a] < width || l[a] - x[a] < width)
+        };
+        let sources: HashSet<usize> = images.iter().map(|&(k, _)| k).collect();
+        let within_reach: HashSet<usize> = (0..n)
+            .filter(|&k| near_a_face(k, p.radius[k] + reach))
+            .collect();
+        assert_eq!(sources, within_reach);
+        let width = 2.0 * r_max + pad + skin;
+        let within_width = (0..n).filter(|&k| near_a_face(k, width)).count();
+        assert!(
+            within_reach.len() + 40 < within_width,
+            "{} of {within_width} imaged",
+            within_reach.len()
+        );
     }
 }

@@ -10,7 +10,7 @@ use crate::geometry::motion::place_walls;
 use crate::insert::initial::Files;
 use crate::neighbor::{self, NeighborList};
 use crate::parallel::comm::Comm;
-use crate::parallel::grid::{halo_width, Decomposition};
+use crate::parallel::grid::{halo_reach, halo_width, Decomposition};
 use crate::parallel::halo::Halo;
 use crate::state::history::WallHistory;
 use crate::state::particles::{ParticleRecord, Particles};
@@ -200,7 +200,14 @@ impl Simulation {
         // Snapshot index of each local particle.
         let source: Vec<usize> = perm.iter().map(|&k| mine[k]).collect();
         let mut halo = Halo::default();
-        halo.build(&mut particles, &setup.domain, &decomp, comm.as_ref(), width);
+        let ghost_reach = halo_reach(&setup);
+        halo.build(
+            &mut particles,
+            &setup.domain,
+            &decomp,
+            comm.as_ref(),
+            ghost_reach,
+        );
         let mut neighbors = NeighborList::build(&particles, reach, h);
         let x_ref = particles.x[..n].to_vec();
         // Pair history: rows and records are both sorted by partner id.

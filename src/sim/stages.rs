@@ -15,7 +15,7 @@ use crate::integrate;
 use crate::neighbor;
 use crate::neighbor::carry::{HistoryRows, PairRecords};
 use crate::neighbor::trigger::{self, Foreseen, RebuildRule, ResidualScan};
-use crate::parallel::grid::halo_width;
+use crate::parallel::grid::{halo_reach, halo_width};
 use crate::parallel::migrate::migrate;
 use crate::rng::{PairNoise, Stream};
 use crate::state::pack::{Pack, Unpack};
@@ -574,8 +574,13 @@ impl Simulation {
         p.permute_owned(&perm);
         self.wall_history.reorder(&perm);
         let tc = Instant::now();
-        self.halo
-            .build(p, &s.domain, &self.decomp, self.comm.as_ref(), width);
+        self.halo.build(
+            p,
+            &s.domain,
+            &self.decomp,
+            self.comm.as_ref(),
+            halo_reach(s),
+        );
         self.timers.comm += tc.elapsed();
         self.neighbors
             .rebuild(p, s.range_pad + s.skin, s.laws.history_len);
