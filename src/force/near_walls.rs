@@ -57,7 +57,7 @@
 //! third of the force stage.
 
 use crate::geometry::mesh::{Contacts, TriMesh};
-use crate::geometry::motion::MovingWall;
+use crate::geometry::motion::{off_axis, MovingWall};
 use crate::geometry::walls::{Wall, WallShape};
 use crate::state::history::WallHistory;
 use crate::state::particles::Particles;
@@ -226,11 +226,10 @@ fn find_block(
 /// `point`: at a vertex, since a triangle's points lie between its corners
 /// and a distance from a line is convex.
 fn axis_extent(mesh: &TriMesh, point: DVec3, axis: DVec3) -> f64 {
-    let off_axis = |v: &DVec3| {
-        let d = *v - point;
-        (d - axis * axis.dot(d)).length()
-    };
-    mesh.vertices().iter().map(off_axis).fold(0.0, f64::max)
+    let vertices = mesh.vertices().iter();
+    vertices
+        .map(|&v| off_axis(v, point, axis))
+        .fold(0.0, f64::max)
 }
 
 impl NearWalls {

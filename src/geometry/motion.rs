@@ -108,6 +108,12 @@ pub struct Motion {
     pub turn: Option<Turn>,
 }
 
+/// The distance of `x` from the line through `point` along the unit `axis`.
+pub(crate) fn off_axis(x: DVec3, point: DVec3, axis: DVec3) -> f64 {
+    let d = x - point;
+    (d - axis * axis.dot(d)).length()
+}
+
 /// `v` turned by `angle` about the unit `axis` (Rodrigues' formula).
 pub(crate) fn rotate(v: DVec3, axis: DVec3, (sin, cos): (f64, f64)) -> DVec3 {
     v * cos + axis.cross(v) * sin + axis * (axis.dot(v) * (1.0 - cos))
@@ -212,8 +218,7 @@ impl Motion {
             let farthest = (0..8)
                 .map(|c| {
                     let pick = |a: usize| if c >> a & 1 == 0 { lo[a] } else { hi[a] };
-                    let v = DVec3::new(pick(0), pick(1), pick(2)) - on_axis;
-                    (v - turn.axis * turn.axis.dot(v)).length()
+                    off_axis(DVec3::new(pick(0), pick(1), pick(2)), on_axis, turn.axis)
                 })
                 .fold(0.0, f64::max)
                 .min(extent);
@@ -480,11 +485,10 @@ mod tests {
         // to 1 % over a short turn.
         let vertices = [DVec3::ZERO, DVec3::X, DVec3::Y];
         let turn = m.turn.expect("a turn");
-        let off_axis = |q: DVec3| {
-            let d = q - turn.point;
-            (d - turn.axis * turn.axis.dot(d)).length()
-        };
-        let extent = vertices.map(off_axis).into_iter().fold(0.0, f64::max);
+        let extent = (vertices
+            .map(|q| off_axis(q, turn.point, turn.axis))
+            .into_iter())
+        .fold(0.0, f64::max);
         let wide = (DVec3::splat(-40.0), DVec3::splat(40.0));
         let short = (0.2, 0.21);
         let box_bound = turning.frame_drift(short, wide, f64::INFINITY);
