@@ -478,6 +478,16 @@ mod tests {
         }
     }
 
+    /// A file of 100 bytes of 1 in a fresh directory (removed when the
+    /// returned guard drops), open for writing through its journal.
+    fn hundred_ones() -> (tempfile::TempDir, PathBuf, UndoFile) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f.h5");
+        std::fs::write(&path, [1u8; 100]).unwrap();
+        let f = UndoFile::open(&path, write_mode()).unwrap();
+        (dir, path, f)
+    }
+
     /// A pseudo-random sequence of writes and cuts; after a commit, more of
     /// them, then a "kill" (the handle dropped without commit): the file read
     /// back, and the file after [`recover`], equal the committed bytes.
@@ -545,10 +555,7 @@ mod tests {
 
     #[test]
     fn a_closed_file_leaves_no_journal_and_a_torn_record_is_ignored() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("f.h5");
-        std::fs::write(&path, [1u8; 100]).unwrap();
-        let mut f = UndoFile::open(&path, write_mode()).unwrap();
+        let (_dir, path, mut f) = hundred_ones();
         f.write_at(&[2; 10], 5).unwrap();
         f.commit().unwrap();
         f.close().unwrap();
@@ -571,10 +578,7 @@ mod tests {
     /// summed the new way in such a journal is not trusted.
     #[test]
     fn a_journal_summed_byte_by_byte_is_rolled_back() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("f.h5");
-        std::fs::write(&path, [1u8; 100]).unwrap();
-        let mut f = UndoFile::open(&path, write_mode()).unwrap();
+        let (_dir, path, mut f) = hundred_ones();
         f.write_at(&[3; 13], 50).unwrap();
         f.write_at(&[4; 3], 90).unwrap();
         drop(f);
