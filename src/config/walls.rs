@@ -48,11 +48,11 @@ pub(super) fn walls(cx: &Ctx, cfg: &[WallConfig], mats: &[Material]) -> Result<W
         let motion = motion(cx, &key, w)?;
         let mut push = |wall: Wall, name: String| {
             if let Some(motion) = &motion {
-                set.moving.push(MovingWall {
-                    index: set.walls.len(),
-                    base: wall.clone(),
-                    motion: motion.clone(),
-                });
+                set.moving.push(MovingWall::new(
+                    set.walls.len(),
+                    wall.clone(),
+                    motion.clone(),
+                ));
             }
             set.walls.push(wall);
             set.names.push(name);

@@ -57,7 +57,7 @@
 //! third of the force stage.
 
 use crate::geometry::mesh::{Contacts, TriMesh};
-use crate::geometry::motion::{off_axis, MovingWall};
+use crate::geometry::motion::MovingWall;
 use crate::geometry::walls::{Wall, WallShape};
 use crate::state::history::WallHistory;
 use crate::state::particles::Particles;
@@ -74,9 +74,8 @@ pub struct NearWalls {
     listed: Vec<bool>,
     /// Whether any wall is not listed (tested for every particle).
     any_unlisted: bool,
-    /// The moving meshes listed, by their index in the moving walls, each
-    /// with the farthest its points lie from its turn's axis.
-    moving: Vec<(usize, f64)>,
+    /// The moving meshes listed, by their index in the moving walls.
+    moving: Vec<usize>,
     /// What the last list was found for (its time and skin, the box).
     listing: Listing,
     /// Per owned particle, in the order of the last rebuild: whether it
@@ -222,16 +221,6 @@ fn find_block(
     block
 }
 
-/// The largest distance of `mesh` (at rest) from the axis `axis` through
-/// `point`: at a vertex, since a triangle's points lie between its corners
-/// and a distance from a line is convex.
-fn axis_extent(mesh: &TriMesh, point: DVec3, axis: DVec3) -> f64 {
-    let vertices = mesh.vertices().iter();
-    vertices
-        .map(|&v| off_axis(v, point, axis))
-        .fold(0.0, f64::max)
-}
-
 impl NearWalls {
     /// Find the owned particles of `p` within their radius plus the skin
     /// of a wall of `walls` that never moves (`moving` are those that do)
@@ -255,18 +244,13 @@ impl NearWalls {
         self.moving.clear();
         for (i, m) in moving.iter().enumerate() {
             reach[m.index] = f64::NAN;
-            let WallShape::Mesh { mesh, .. } = &m.base.shape else {
+            if !matches!(m.base.shape, WallShape::Mesh { .. }) {
                 continue;
-            };
-            // The farthest the mesh's points lie from its turn's axis:
-            // none moves farther than the turn's angle times that
-            // ([`Self::moving_meshes_drift`]).
-            let extent = (m.motion.turn).map_or(f64::INFINITY, |turn| {
-                axis_extent(mesh, turn.point, turn.axis)
-            });
+            }
             let step = (at.time, at.time + at.dt);
-            if m.motion.frame_drift(step, at.bounds, extent) <= MOVING_STEP_SHARE * skin {
-                self.moving.push((i, extent));
+            let drift = m.motion.frame_drift(step, at.bounds, m.turn_extent());
+            if drift <= MOVING_STEP_SHARE * skin {
+                self.moving.push(i);
                 reach[m.index] = MOVING_REACH_SKINS * skin;
             }
         }
@@ -333,7 +317,9 @@ impl NearWalls {
         }
         let at = &self.listing;
         let drift = (self.moving.iter())
-            .map(|&(i, extent)| (moving[i].motion).frame_drift((at.time, time), at.bounds, extent))
+            .map(|&i| {
+                (moving[i].motion).frame_drift((at.time, time), at.bounds, moving[i].turn_extent())
+            })
             .fold(0.0, f64::max);
         Some((MOVING_REACH_SKINS * at.skin, drift))
     }

@@ -568,14 +568,14 @@ fn cluster_walls() -> (Vec<Wall>, Vec<MovingWall>) {
         plane(DVec3::new(5.35, 0.0, 0.0), -DVec3::X),
         plane(DVec3::new(0.0, -0.5, 0.0), DVec3::Y),
     ];
-    let moving = vec![MovingWall {
-        index: 2,
-        base: walls[2].clone(),
-        motion: Motion {
+    let moving = vec![MovingWall::new(
+        2,
+        walls[2].clone(),
+        Motion {
             translation: Translation::Still,
             turn: None,
         },
-    }];
+    )];
     (walls, moving)
 }
 
@@ -642,11 +642,7 @@ fn a_moving_mesh_listed_in_its_own_frame_gives_the_bits_of_the_search() {
             rate: 0.5 * speed,
         }),
     };
-    moving.push(MovingWall {
-        index: 3,
-        base: walls[3].clone(),
-        motion: motion(1.0),
-    });
+    moving.push(MovingWall::new(3, walls[3].clone(), motion(1.0)));
     let at = cluster_listing();
     // Its drift in a step, with the whole box's corners as far from the
     // axis as a particle can be, passes the share that lists it: it is
@@ -699,10 +695,10 @@ fn a_moving_mesh_list_holds_to_the_edge_of_the_rule() {
     use crate::geometry::motion::{place_walls, Motion, Translation, Turn};
     use crate::neighbor::trigger::FIXED_REACH;
     let lid = bumpy_lid();
-    let moving = vec![MovingWall {
-        index: 0,
-        base: lid.clone(),
-        motion: Motion {
+    let moving = vec![MovingWall::new(
+        0,
+        lid.clone(),
+        Motion {
             translation: Translation::Velocity(DVec3::new(0.1, 0.0, -0.5)),
             turn: Some(Turn {
                 axis: DVec3::new(1.0, 0.3, 0.0).normalize(),
@@ -710,7 +706,7 @@ fn a_moving_mesh_list_holds_to_the_edge_of_the_rule() {
                 rate: 0.9,
             }),
         },
-    }];
+    )];
     let at = cluster_listing();
     let (lo, hi) = at.bounds;
     let mut p = Particles::default();

@@ -229,7 +229,7 @@ impl Motion {
 }
 
 /// A wall that moves: its index among the walls, its place at rest and
-/// its motion.
+/// its motion ([`MovingWall::new`]).
 #[derive(Debug, Clone, PartialEq)]
 pub struct MovingWall {
     /// Index among the walls.
@@ -238,6 +238,39 @@ pub struct MovingWall {
     pub base: Wall,
     /// Its motion.
     pub motion: Motion,
+    /// [`Self::turn_extent`], found once: the base never changes (a rank
+    /// keeps a moving mesh whole).
+    turn_extent: f64,
+}
+
+impl MovingWall {
+    /// Wall `index` of the walls, `base` at rest, moving by `motion`.
+    pub fn new(index: usize, base: Wall, motion: Motion) -> Self {
+        let turn_extent = match (&base.shape, motion.turn) {
+            (WallShape::Mesh { mesh, .. }, Some(turn)) => mesh
+                .vertices()
+                .iter()
+                .map(|&v| off_axis(v, turn.point, turn.axis))
+                .fold(0.0, f64::max),
+            _ => f64::INFINITY,
+        };
+        Self {
+            index,
+            base,
+            motion,
+            turn_extent,
+        }
+    }
+
+    /// For a mesh that turns, the largest distance of its points at rest
+    /// from the turn's axis: at a vertex, since a triangle's points lie
+    /// between its corners and a distance from a line is convex. No point
+    /// of it moves farther than the turn's angle times that (the `extent`
+    /// of [`Motion::frame_drift`]). Infinite for any other wall (the box
+    /// bounds its drift instead).
+    pub fn turn_extent(&self) -> f64 {
+        self.turn_extent
+    }
 }
 
 /// Place every moving wall of `walls` at time `t`.
@@ -371,11 +404,7 @@ mod tests {
         let (dt, steps) = (1e-5, 12_345u64);
         // Placed from the step alone: the same bits however it was reached.
         let mut walls = vec![base.clone()];
-        let moving = [MovingWall {
-            index: 0,
-            base: base.clone(),
-            motion: m.clone(),
-        }];
+        let moving = [MovingWall::new(0, base.clone(), m.clone())];
         for step in [3, 12_345, 7] {
             place_walls(&mut walls, &moving, step as f64 * dt);
         }
@@ -480,15 +509,17 @@ mod tests {
         let near_axis = turning.frame_drift((0.2, 0.21), bounds, 0.5);
         assert!((near_axis - 1.3 * 0.01 * 0.5).abs() < 1e-15, "{near_axis}");
         // The wall's own points move no farther than the bound with its
-        // extent from the axis, however far the box reaches (here the box
-        // would allow 40 times more); its farthest vertex meets the bound
-        // to 1 % over a short turn.
+        // extent from the axis (MovingWall::turn_extent), however far the
+        // box reaches (here the box would allow 40 times more); its
+        // farthest vertex meets the bound to 1 % over a short turn.
         let vertices = [DVec3::ZERO, DVec3::X, DVec3::Y];
+        let extent = MovingWall::new(0, base.clone(), m.clone()).turn_extent();
         let turn = m.turn.expect("a turn");
-        let extent = (vertices
-            .map(|q| off_axis(q, turn.point, turn.axis))
-            .into_iter())
-        .fold(0.0, f64::max);
+        let farthest = vertices.map(|q| off_axis(q, turn.point, turn.axis));
+        assert!(farthest.contains(&extent), "{extent} of {farthest:?}");
+        assert!(farthest.iter().all(|&d| d <= extent));
+        let still_plane = MovingWall::new(0, plane(DVec3::ZERO, DVec3::X), m.clone());
+        assert_eq!(still_plane.turn_extent(), f64::INFINITY);
         let wide = (DVec3::splat(-40.0), DVec3::splat(40.0));
         let short = (0.2, 0.21);
         let box_bound = turning.frame_drift(short, wide, f64::INFINITY);

@@ -604,14 +604,14 @@ pub(crate) mod tests {
         WallScene {
             walls: vec![floor.clone(), drum],
             moving: if moving {
-                vec![MovingWall {
-                    index: 0,
-                    base: floor,
-                    motion: Motion {
+                vec![MovingWall::new(
+                    0,
+                    floor,
+                    Motion {
                         translation: Translation::Velocity(DVec3::new(0.0, 0.0, 100.0)),
                         turn: None,
                     },
-                }]
+                )]
             } else {
                 Vec::new()
             },
