@@ -515,7 +515,17 @@ impl Simulation {
     /// Fit the bed's flow to the displacements since the last rebuild,
     /// before the positions are wrapped ([`neighbor::flow`]), for the
     /// rebuild rule to foresee until the next. Collective.
+    ///
+    /// A second rebuild on the same step (the one a rebalance makes to
+    /// move the particles to their new owners) has no displacement to fit:
+    /// the flow fitted at the first stands. A fit over no steps would drop
+    /// it (to zero), the rule would then call the next rebuilds on other
+    /// steps than a run without that rebalance (one rank, or other cuts),
+    /// and the positions would be wrapped on other steps: other bits.
     fn fit_flow(&mut self) {
+        if self.step == self.rebuilt_at {
+            return;
+        }
         let s = &self.setup;
         let steps = self.step - self.rebuilt_at;
         let x = &self.particles.x[..self.particles.n_owned];
