@@ -27,7 +27,7 @@ mod verlet;
 #[cfg(test)]
 mod tests;
 
-use glam::DVec3;
+use glam::{DVec3, DVec4};
 use verlet::BuildScratch;
 
 pub use cells::spatial_order;
@@ -161,6 +161,27 @@ impl NeighborList {
     #[inline(always)]
     pub fn jobs(&self) -> &PairJobs {
         &self.jobs
+    }
+
+    /// The partners in contact summed over the owned particles' rows (the
+    /// sum of [`VerletRows::touching`]), in one flat pass over the pair
+    /// jobs a block at a time, with no loop per row: a job whose spheres
+    /// overlap counts for its evaluator, and again for its partner where
+    /// that is owned (its row lists the pair too).
+    pub fn touching(&self, packed: &[DVec4]) -> usize {
+        let n = self.rows.owned();
+        let offsets = self.jobs.offsets();
+        let (partners, owners) = (self.jobs.partners(), self.jobs.owners());
+        let mut count = 0;
+        for first in (0..n).step_by(BLOCK) {
+            for j in offsets[first]..offsets[(first + BLOCK).min(n)] {
+                let q = partners[j] as usize;
+                let me = packed[first + owners[j] as usize];
+                let sides = 1 + usize::from(q < n);
+                count += sides * usize::from(verlet::overlapping(me, packed[q]));
+            }
+        }
+        count
     }
 
     /// The contact history, one record per job.

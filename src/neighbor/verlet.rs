@@ -34,6 +34,16 @@ pub struct VerletRows {
     particles: usize,
 }
 
+/// Whether two spheres overlap, from their packed images (position with
+/// any periodic shift, and radius): `|x_b − x_a| < R_a + R_b`, without a
+/// branch.
+#[inline(always)]
+pub fn overlapping(a: DVec4, b: DVec4) -> bool {
+    let d = b - a;
+    let reach = a.w + b.w;
+    d.x * d.x + d.y * d.y + d.z * d.z < reach * reach
+}
+
 impl VerletRows {
     /// Empty rows for `n` owned particles.
     pub(super) fn empty(n: usize) -> Self {
@@ -89,6 +99,16 @@ impl VerletRows {
     /// The partners (local indices) of owned particle `p`, in row order.
     pub fn row_partners(&self, p: usize) -> &[u32] {
         &self.partner[self.row(p)]
+    }
+
+    /// How many partners of owned particle `p` overlap it
+    /// (`|x_q − x_p| < R_p + R_q`), from the packed images
+    /// ([`Particles::packed`]).
+    pub fn touching(&self, p: usize, packed: &[DVec4]) -> usize {
+        let me = packed[p];
+        (self.row_partners(p).iter())
+            .map(|&q| usize::from(overlapping(me, packed[q as usize])))
+            .sum()
     }
 
     /// The number of entries of owned particle `p`'s row whose partner's

@@ -2,7 +2,8 @@
 //! during the run so that every rank carries about the same cost.
 //!
 //! At a neighbour-list rebuild at least `every` steps after the last check,
-//! every rank sums the cost of its owned particles ([`particle_cost`]). The
+//! every rank sums the cost of its owned particles ([`cost`] of each one's
+//! [`Load`]: its partners apart and in contact, the walls within its reach). The
 //! imbalance is the largest rank's cost over the mean (`max / mean`). Above
 //! `tolerance`, the cuts along each axis with more than one slab move to the
 //! quantiles of a global histogram of the cost along that axis
@@ -23,23 +24,80 @@
 use crate::parallel::grid::Decomposition;
 use glam::DVec3;
 
-/// The cost of one particle before its pairs (integration, sorting, the
-/// halo, its share of rebuilds), in units of one neighbour-list partner
-/// (half a pair job). Measured with Hertz–Mindlin and EPSD rolling, one
-/// thread, rebuilds every 9 steps (2026-11-26): a lattice of particles with
-/// no partner takes 30 ns per particle-step, a touching lattice with 6
-/// partners each 127 ns, so a partner costs 16 ns and a particle about 2.
-pub const PARTICLE_WEIGHT: u64 = 2;
+/// What particles have to do a step, counted at a rebuild or a thermo
+/// row: the input of [`cost`], which is linear in it (the cost of a sum of
+/// loads is the sum of their costs).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Load {
+    /// The particles.
+    pub particles: usize,
+    /// Their neighbour-list partners apart (within reach, not overlapping).
+    pub apart: usize,
+    /// Their partners in contact (overlapping; a contact of two owned
+    /// particles counts once for each).
+    pub touching: usize,
+    /// Walls within a mobile particle's radius plus the skin, other than
+    /// meshes (none for a frozen particle, which no wall pushes).
+    pub walls: usize,
+    /// Mesh walls within a mobile particle's radius plus the skin.
+    pub meshes: usize,
+}
 
-/// The cost of a mesh wall within reach of a particle: its contact search
-/// (an estimate, not measured: a few partners' work).
-pub const MESH_WEIGHT: u64 = 4;
+impl std::ops::AddAssign for Load {
+    fn add_assign(&mut self, o: Self) {
+        self.particles += o.particles;
+        self.apart += o.apart;
+        self.touching += o.touching;
+        self.walls += o.walls;
+        self.meshes += o.meshes;
+    }
+}
 
-/// The cost of one particle with `partners` entries in its neighbour-list
-/// row and `meshes` mesh walls within reach:
-/// `PARTICLE_WEIGHT + partners + MESH_WEIGHT · meshes`.
-pub fn particle_cost(partners: usize, meshes: usize) -> u64 {
-    PARTICLE_WEIGHT + partners as u64 + MESH_WEIGHT * meshes as u64
+// The weights, in units of about a nanosecond of a step on the development
+// machine (AMD EPYC, one thread, 2026-12-06; docs/performance.md). Only
+// their ratios matter. Measured on 32,768 spheres in a periodic simple
+// cubic lattice, at rest, one rebuild in 1,000 steps: with no partners
+// (spacing 1.3 d) 6.7 ns a particle-step, six partners apart each (1.03 d)
+// 10.3 ns, six in contact each (0.995 d) 81.8 ns under Hooke + spring-
+// slider and 94 ns under Hertz + Mindlin + EPSD rolling + EDEM spinning
+// (from a base of 7.5): a partner apart costs 0.5-0.6 ns, one in contact
+// 12.5-14.5 ns. On the chute (one rank, 12 rebuilds in 2,000 steps), a
+// contact costs about 8 ns per partner, a partner apart 0.6 ns plus 0.3
+// for its share of the rebuilds, a particle about 7 ns. A layer of 4,096
+// spheres 0.02 d above a floor: 7.1 ns a particle-step with no floor, 14
+// more with a plane, 19 more with a mesh of 2,048 triangles.
+
+/// The cost of one particle before its partners and walls (the two half
+/// steps, its share of the rebuilds' sorting and halo, the output).
+pub const PARTICLE_WEIGHT: u64 = 6;
+
+/// The cost of a neighbour-list partner apart: the filter that finds it
+/// apart, and its share of the rebuilds' search and job layout.
+pub const APART_WEIGHT: u64 = 1;
+
+/// The cost of a partner in contact: the contact law, the history, the
+/// sums of force and torque (per partner: a contact between two owned
+/// particles is counted in both their rows).
+pub const TOUCHING_WEIGHT: u64 = 10;
+
+/// The cost of a wall within reach of a mobile particle (a plane, a
+/// cylinder, a disc): its test every step.
+pub const WALL_WEIGHT: u64 = 14;
+
+/// The cost of a mesh wall within reach of a mobile particle: the test of
+/// its listed triangles every step.
+pub const MESH_WEIGHT: u64 = 19;
+
+/// The cost of `load` a step:
+/// `PARTICLE_WEIGHT · particles + APART_WEIGHT · apart + TOUCHING_WEIGHT ·
+/// touching + WALL_WEIGHT · walls + MESH_WEIGHT · meshes`. A whole
+/// number, so that sums over ranks are exact in any order.
+pub fn cost(load: Load) -> u64 {
+    PARTICLE_WEIGHT * load.particles as u64
+        + APART_WEIGHT * load.apart as u64
+        + TOUCHING_WEIGHT * load.touching as u64
+        + WALL_WEIGHT * load.walls as u64
+        + MESH_WEIGHT * load.meshes as u64
 }
 
 /// Bins per axis of the cost histograms: cuts fall between bin edges by
@@ -303,8 +361,30 @@ mod tests {
     }
 
     #[test]
-    fn cost_counts_partners_and_meshes() {
-        assert_eq!(particle_cost(0, 0), PARTICLE_WEIGHT);
-        assert_eq!(particle_cost(10, 2), PARTICLE_WEIGHT + 10 + 2 * MESH_WEIGHT);
+    fn cost_weighs_particles_partners_walls_and_meshes_and_adds_up() {
+        let one = Load {
+            particles: 1,
+            ..Load::default()
+        };
+        assert_eq!(cost(one), PARTICLE_WEIGHT);
+        let busy = Load {
+            particles: 1,
+            apart: 10,
+            touching: 3,
+            walls: 1,
+            meshes: 2,
+        };
+        assert_eq!(
+            cost(busy),
+            PARTICLE_WEIGHT
+                + 10 * APART_WEIGHT
+                + 3 * TOUCHING_WEIGHT
+                + WALL_WEIGHT
+                + 2 * MESH_WEIGHT
+        );
+        let mut both = one;
+        both += busy;
+        assert_eq!(cost(both), cost(one) + cost(busy));
+        assert_eq!(both.particles, 2);
     }
 }
