@@ -240,34 +240,36 @@ mod tests {
     use crate::config::Setup;
     use crate::parallel::comm::SerialComm;
 
-    /// Two rows of ten spheres along a periodic x (period 0.101 m), each
-    /// 0.1 mm from the next, the last from the first through the periodic
-    /// face, above a floor 0.1 mm below them; every other pair closing at
-    /// 0.1 m/s, the pair across the face among them.
-    fn chains() -> String {
-        let (r, pitch) = (0.005, 0.0101);
-        let mut positions = Vec::new();
-        let mut velocities = Vec::new();
-        for row in 0..2 {
-            for i in 0..10 {
-                let x = r + 0.00005 + pitch * i as f64;
-                let y = 0.02 + pitch * row as f64;
-                positions.push(format!("[{x:?}, {y:?}, 0.0051]"));
-                let vx = if i % 2 == 0 { -0.05 } else { 0.05 };
-                velocities.push(format!("[{vx:?}, 0.0, 0.0]"));
-            }
-        }
+    /// A config of glass spheres of `radius` given by position and
+    /// velocity (`spheres`), Hooke contacts, no gravity, in a box from the
+    /// origin to `hi` periodic along `periodic`, with the config lines
+    /// `extra` (further laws, walls, the skin's line in `[domain]` first).
+    fn spheres_config(
+        name: &str,
+        (hi, periodic): ([f64; 3], [bool; 3]),
+        radius: f64,
+        spheres: &[(DVec3, DVec3)],
+        (domain_extra, extra): (&str, &str),
+    ) -> String {
+        let list = |v: &dyn Fn(&(DVec3, DVec3)) -> DVec3| {
+            let items: Vec<String> = spheres
+                .iter()
+                .map(|s| format!("{:?}", v(s).to_array()))
+                .collect();
+            items.join(", ")
+        };
         format!(
             r#"
 [run]
-name = "chains"
+name = "{name}"
 dt = 1e-5
 steps = 1000
 
 [domain]
 lo = [0.0, 0.0, 0.0]
-hi = [0.101, 0.05, 0.05]
-periodic = [true, false, false]
+hi = {hi:?}
+periodic = {periodic:?}
+{domain_extra}
 
 [[material]]
 name = "glass"
@@ -275,71 +277,61 @@ density = 2500.0
 
 [contact]
 normal = {{ model = "hooke", stiffness = 1e4, restitution = 0.8 }}
-tangential = {{ model = "spring_slider", friction = 0.5, stiffness_ratio = 0.3 }}
-
-[[wall]]
-kind = "plane"
-point = [0.0, 0.0, 0.0]
-normal = [0.0, 0.0, 1.0]
-material = "glass"
+{extra}
 
 [[particles]]
 kind = "list"
 material = "glass"
-radius = {r:?}
+radius = {radius:?}
 position = [{}]
 velocity = [{}]
 "#,
-            positions.join(", "),
-            velocities.join(", ")
+            list(&|s| s.0),
+            list(&|s| s.1)
         )
     }
 
     /// 48 spheres apart in a box periodic along x and y, open along z,
     /// sheared: `v_x = 5 z` per second, no gravity, no contacts.
     fn sheared() -> String {
-        let mut positions = Vec::new();
-        let mut velocities = Vec::new();
-        for k in 0..48 {
-            let (i, j, l) = (k % 4, k / 4 % 2, k / 8);
-            let x = [
-                0.005 + 0.01 * i as f64,
-                0.005 + 0.01 * j as f64,
-                0.005 + 0.01 * l as f64,
-            ];
-            positions.push(format!("[{:?}, {:?}, {:?}]", x[0], x[1], x[2]));
-            velocities.push(format!("[{:?}, 0.0, 0.0]", 5.0 * x[2]));
-        }
-        format!(
-            r#"
-[run]
-name = "sheared"
-dt = 1e-5
-steps = 1000
+        let spheres: Vec<(DVec3, DVec3)> = (0..48)
+            .map(|k| {
+                let at = DVec3::new((k % 4) as f64, (k / 4 % 2) as f64, (k / 8) as f64);
+                let x = DVec3::splat(0.005) + 0.01 * at;
+                (x, DVec3::new(5.0 * x.z, 0.0, 0.0))
+            })
+            .collect();
+        let box_ = ([0.04, 0.02, 0.1], [true, true, false]);
+        spheres_config("sheared", box_, 0.002, &spheres, ("skin = 0.001", ""))
+    }
 
-[domain]
-lo = [0.0, 0.0, 0.0]
-hi = [0.04, 0.02, 0.1]
-periodic = [true, true, false]
-skin = 0.001
+    /// Two rows of ten spheres along a periodic x (period 0.101 m), each
+    /// 0.1 mm from the next, the last from the first through the periodic
+    /// face, above a floor 0.1 mm below them; every other pair closing at
+    /// 0.1 m/s, the pair across the face among them.
+    fn chains() -> String {
+        let (r, pitch) = (0.005, 0.0101);
+        let spheres: Vec<(DVec3, DVec3)> = (0..20)
+            .map(|k| {
+                let (i, row) = (k % 10, k / 10);
+                let x = DVec3::new(
+                    r + 0.00005 + pitch * i as f64,
+                    0.02 + pitch * row as f64,
+                    0.0051,
+                );
+                let vx = if i % 2 == 0 { -0.05 } else { 0.05 };
+                (x, DVec3::new(vx, 0.0, 0.0))
+            })
+            .collect();
+        let floor = r#"tangential = { model = "spring_slider", friction = 0.5, stiffness_ratio = 0.3 }
 
-[[material]]
-name = "glass"
-density = 2500.0
-
-[contact]
-normal = {{ model = "hooke", stiffness = 1e4, restitution = 0.8 }}
-
-[[particles]]
-kind = "list"
-material = "glass"
-radius = 0.002
-position = [{}]
-velocity = [{}]
-"#,
-            positions.join(", "),
-            velocities.join(", ")
-        )
+[[wall]]
+kind = "plane"
+point = [0.0, 0.0, 0.0]
+normal = [0.0, 0.0, 1.0]
+material = "glass""#;
+        let box_ = ([0.101, 0.05, 0.05], [true, false, false]);
+        spheres_config("chains", box_, r, &spheres, ("", floor))
     }
 
     #[test]
