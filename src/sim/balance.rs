@@ -45,14 +45,18 @@ impl Balancer {
 impl Simulation {
     /// What owned particle `k` has to do a step besides its partners:
     /// itself, and unless it is frozen the walls within its radius plus the
-    /// skin.
+    /// skin. Only a particle the force stage tests against the walls
+    /// ([`NearWalls::any_for`], the listing of the last rebuild, which
+    /// holds every particle within that reach of a wall) is looked at.
+    ///
+    /// [`NearWalls::any_for`]: crate::force::NearWalls::any_for
     fn own_load(&self, k: usize) -> Load {
         let p = &self.particles;
         let mut load = Load {
             particles: 1,
             ..Load::default()
         };
-        if p.frozen[k] {
+        if p.frozen[k] || !self.near_walls.any_for(k) {
             return load;
         }
         let (x, r, skin) = (p.x[k], p.radius[k], self.setup.skin);
@@ -96,18 +100,14 @@ impl Simulation {
         let p = &self.particles;
         let touching = self.neighbors.touching(&p.packed);
         let mut load = Load {
-            particles: p.n_owned,
             apart: self.neighbors.rows().entries() - touching,
             touching,
             ..Load::default()
         };
-        if !self.setup.walls.is_empty() {
-            for k in 0..p.n_owned {
-                load += Load {
-                    particles: 0,
-                    ..self.own_load(k)
-                };
-            }
+        if self.setup.walls.is_empty() {
+            load.particles = p.n_owned;
+        } else {
+            (0..p.n_owned).for_each(|k| load += self.own_load(k));
         }
         cost(load)
     }
